@@ -1,0 +1,28 @@
+/* Structural equality and hashing with TVM's meaning: variables and buffers bound
+ * inside the compared objects (params, loop vars, block iter vars, let vars, Relax
+ * binding vars, alloc buffers) are equal up to renaming, mapped by binding position;
+ * names of bound things are ignored; GlobalVar names, attrs and literals are
+ * compared. Free variables must be the same node. */
+#ifndef TJ_IR_STRUCT_EQUAL_H
+#define TJ_IR_STRUCT_EQUAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/module.h"
+
+/* When `why` is non-NULL and the result is false, a short description of the first
+ * difference (with a path, e.g. "main: binding 'lv': call args[1]: dtype float16 vs
+ * float32") is written into why (why_len bytes). */
+bool tj_struct_equal_module(const tj_module_t *a, const tj_module_t *b, char *why, size_t why_len);
+bool tj_struct_equal_prim_func(const tj_prim_func_t *a, const tj_prim_func_t *b, char *why, size_t why_len);
+bool tj_struct_equal_rx_func(const tj_rx_func_t *a, const tj_rx_func_t *b, char *why, size_t why_len);
+bool tj_struct_equal_tir_expr(const tj_tir_expr_t *a, const tj_tir_expr_t *b);
+bool tj_struct_equal_sinfo(const tj_sinfo_t *a, const tj_sinfo_t *b);
+
+/* Hashes consistent with the equalities above (equal => same hash). */
+uint64_t tj_struct_hash_prim_func(const tj_prim_func_t *f);
+uint64_t tj_struct_hash_rx_func(const tj_rx_func_t *f);
+
+#endif

@@ -1,0 +1,92 @@
+/* An executable: compiled kernels, the list of calls that runs Relax `main`, and a
+ * static memory plan. Built by jit/ (or by tests with interpreter kernels); run by the
+ * executor. Immutable once built, so tj_executable_run may be called from several
+ * threads at once: each run gets its own intermediate storage. */
+#ifndef TJ_RUNTIME_EXECUTABLE_H
+#define TJ_RUNTIME_EXECUTABLE_H
+
+#include <ffi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/tensor.h"
+#include "support/status.h"
+
+typedef enum tj_value_kind {
+  TJ_VALUE_INPUT,        /* a parameter of main; `index` = parameter position */
+  TJ_VALUE_CONSTANT,     /* data in const_data */
+  TJ_VALUE_INTERMEDIATE, /* lives in the per-run workspace at `offset` */
+  TJ_VALUE_OUTPUT,       /* returned to the caller; `index` = output position */
+} tj_value_kind_t;
+
+typedef struct tj_value_desc {
+  const char *name;  /* the Relax var name, for messages and --print-memory-plan */
+  tj_dtype_t dtype;
+  int ndim;
+  int64_t shape[TJ_MAX_NDIM];
+  tj_value_kind_t kind;
+  int index;
+  size_t offset;     /* INTERMEDIATE: byte offset in the workspace (64-byte aligned) */
+  size_t nbytes;
+  const void *const_data;
+} tj_value_desc_t;
+
+/* A kernel follows the one C signature: void f(void *buf0, ..., void *bufN-1, int64_t s0, ...).
+ * `cif` is prepared once when the kernel is added and reused by every call. */
+typedef struct tj_kernel {
+  const char *name;
+  void (*fn)(void);
+  int n_buffers;   /* pointer parameters */
+  int n_scalars;   /* trailing int64 parameters */
+  ffi_cif cif;
+  ffi_type **arg_types;
+} tj_kernel_t;
+
+typedef struct tj_call {
+  int kernel;
+  int n_args;
+  const int *args;          /* value ids, one per buffer parameter */
+  const int64_t *scalars;   /* n_scalars values of the kernel */
+  const char *binding;      /* the Relax binding name, for messages */
+} tj_call_t;
+
+typedef struct tj_executable tj_executable_t;
+
+/* ---- building (used by jit/ and tests) ---- */
+tj_status_t *tj_executable_create(tj_executable_t **out_exe);
+void tj_executable_free(tj_executable_t *exe);
+/* Adds a kernel and prepares its cif; returns its id in *out_id. The executable does
+ * not own `fn`'s code (the JIT does); `owner` is released by tj_executable_free through
+ * `release` (may be NULL). */
+tj_status_t *tj_executable_add_kernel(tj_executable_t *exe, const char *name, void (*fn)(void), int n_buffers,
+                                      int n_scalars, int *out_id);
+tj_status_t *tj_executable_add_value(tj_executable_t *exe, const tj_value_desc_t *desc, int *out_id);
+tj_status_t *tj_executable_add_call(tj_executable_t *exe, int kernel, int n_args, const int *args,
+                                    const int64_t *scalars, const char *binding);
+/* Keeps `resource` alive as long as the executable and releases it at free. */
+tj_status_t *tj_executable_own(tj_executable_t *exe, void *resource, void (*release)(void *));
+/* Plans intermediate storage by liveness (values whose lifetimes do not overlap share
+ * bytes) once all calls are added. */
+tj_status_t *tj_executable_plan_memory(tj_executable_t *exe);
+
+/* ---- inspection ---- */
+int tj_executable_num_inputs(const tj_executable_t *exe);
+int tj_executable_num_outputs(const tj_executable_t *exe);
+const tj_value_desc_t *tj_executable_input(const tj_executable_t *exe, int i);
+const tj_value_desc_t *tj_executable_output(const tj_executable_t *exe, int i);
+int tj_executable_num_calls(const tj_executable_t *exe);
+int tj_executable_num_kernels(const tj_executable_t *exe);
+size_t tj_executable_workspace_bytes(const tj_executable_t *exe);
+size_t tj_executable_unplanned_bytes(const tj_executable_t *exe);
+/* Human-readable memory plan (each intermediate's slot, total vs unplanned). */
+char *tj_executable_memory_plan_text(const tj_executable_t *exe);
+
+/* ---- running ---- */
+/* Checks each input's dtype and shape (message names the parameter, expected and
+ * given), allocates outputs (caller frees each *out_outputs[i] with tj_tensor_free)
+ * and runs the calls in order. Thread-safe. */
+tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
+                               int n_outputs, tj_tensor_t **out_outputs);
+
+#endif

@@ -1,0 +1,25 @@
+/* The one allocation hook of the library. Every allocation tvmjit makes goes through
+ * these functions, so tests can make the Nth allocation fail and check that each error
+ * path is clean. Thread-safe. */
+#ifndef TJ_SUPPORT_ALLOC_H
+#define TJ_SUPPORT_ALLOC_H
+
+#include <stddef.h>
+
+void *tj_malloc(size_t size);
+void *tj_calloc(size_t count, size_t size);
+void *tj_realloc(void *ptr, size_t size);
+/* 64-byte aligned; free with tj_aligned_free. */
+void *tj_aligned_alloc(size_t size);
+void tj_aligned_free(void *ptr);
+void tj_free(void *ptr);
+char *tj_strdup(const char *s);
+
+/* Failure injection for tests: after `n` more successful allocations, every further
+ * allocation fails until tj_alloc_fail_reset() is called. n < 0 disables injection. */
+void tj_alloc_fail_after(long n);
+void tj_alloc_fail_reset(void);
+/* Number of allocations made since the last reset (successful or not). */
+long tj_alloc_count(void);
+
+#endif

@@ -1,0 +1,31 @@
+/* Shared helpers for the Check suites. */
+#ifndef TJ_TESTS_TESTUTIL_H
+#define TJ_TESTS_TESTUTIL_H
+
+#include <check.h>
+#include <stddef.h>
+
+#include "ir/module.h"
+#include "support/status.h"
+
+/* Path of ../shared (TVMJIT_SHARED_DIR), or NULL when it does not exist: tests that
+ * need it then skip. */
+const char *tu_shared_dir(void);
+/* Path of the source tree (TVMJIT_SOURCE_DIR, else "."). */
+const char *tu_source_dir(void);
+/* Reads a whole file; NULL if missing. Free with free(). */
+char *tu_read_file(const char *path, size_t *out_len);
+/* Fails the test with the status text when status is not NULL (and frees it). */
+#define TU_OK(expr)                                                                        \
+  do {                                                                                     \
+    tj_status_t *tu_s_ = (expr);                                                           \
+    if (tu_s_) {                                                                           \
+      const char *tu_t_ = tj_status_text(tu_s_);                                           \
+      ck_abort_msg("%s failed: %s", #expr, tu_t_);                                         \
+    }                                                                                      \
+  } while (0)
+/* Runs a suite made of one test case per function given; returns the exit code.
+ * Honours SKIP (77) when the whole suite needs ../shared and it is absent. */
+int tu_run_suite(Suite *suite);
+
+#endif

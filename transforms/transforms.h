@@ -1,0 +1,33 @@
+/* Everything transforms/ offers: TVM's Relax passes with TVM's names and meaning
+ * (docs/tvm-semantics.md §1-§5), the pass manager, and TIR lowering for the JIT.
+ * Each pass is a plain function from one module to the next; the input is never
+ * modified and the output shares unchanged nodes with it. */
+#ifndef TJ_TRANSFORMS_TRANSFORMS_H
+#define TJ_TRANSFORMS_TRANSFORMS_H
+
+#include "ir/module.h"
+#include "support/status.h"
+
+typedef struct tj_pass_context {
+  tj_arena_t *arena;   /* owns every node the passes create */
+  int opt_level;       /* PassContext opt_level; TVM's default 2 */
+  int fuse_max_depth;  /* relax.FuseOps.max_depth; default 256 */
+} tj_pass_context_t;
+
+void tj_pass_context_init(tj_pass_context_t *ctx, tj_arena_t *arena);
+
+/* ToMixedPrecision(out_dtype="float32", fp16_input_names=None). */
+tj_status_t *tj_to_mixed_precision(const tj_pass_context_t *ctx, const tj_module_t *in, const char *out_dtype,
+                                   int n_fp16_inputs, const char *const *fp16_input_names,
+                                   const tj_module_t **out);
+tj_status_t *tj_legalize_ops(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
+tj_status_t *tj_annotate_tir_op_pattern(const tj_pass_context_t *ctx, const tj_module_t *in,
+                                        const tj_module_t **out);
+/* fuse_opt_level -1 = ctx->opt_level. */
+tj_status_t *tj_fuse_ops(const tj_pass_context_t *ctx, const tj_module_t *in, int fuse_opt_level,
+                         const tj_module_t **out);
+tj_status_t *tj_fuse_tir(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
+tj_status_t *tj_dead_code_elimination(const tj_pass_context_t *ctx, const tj_module_t *in,
+                                      const tj_module_t **out);
+
+#endif
