@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs tvmjit's dependencies (Debian packages), then configures and builds it.
+# Safe to run again: packages already present are not reinstalled and the build is
+# incremental. Usage: ./setup.sh [--sanitize] [--build-dir DIR]
+set -euo pipefail
+cd "$(dirname "$0")"
+
+BUILD_DIR=build
+CMAKE_ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sanitize) BUILD_DIR=build-asan; CMAKE_ARGS+=(-DTVMJIT_SANITIZE=ON) ;;
+    --build-dir) BUILD_DIR="$2"; shift ;;
+    --werror) CMAKE_ARGS+=(-DTVMJIT_WERROR=ON) ;;
+    -h|--help) sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+PACKAGES=(build-essential cmake pkg-config llvm-19-dev libffi-dev check libsubunit-dev libzip-dev
+          libxxhash-dev zlib1g-dev python3-numpy)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CMAKE_ARGS[@]}" >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+echo "setup.sh: built $BUILD_DIR/tvmjit"

@@ -1,0 +1,41 @@
+#include "tools/cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+void cli_report(tj_status_t *status) {
+  if (!status) return;
+  fprintf(stderr, "tvmjit: %s\n", tj_status_text(status));
+  tj_status_free(status);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "tvmjit %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nsee 'tvmjit %s --help'\n", cmd);
+  va_end(ap);
+  return CLI_USAGE;
+}
+
+bool cli_option(int argc, char **argv, int *i, const char *name, bool takes_value, const char **value) {
+  const char *arg = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, name, n) != 0) return false;
+  const char *rest = arg + 2 + n;
+  if (*rest == '=') {
+    *value = rest + 1;
+    return true;
+  }
+  if (*rest != '\0') return false;
+  *value = NULL;
+  if (takes_value && *i + 1 < argc) *value = argv[++*i];
+  return true;
+}
+
+bool cli_wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
+  return false;
+}
