@@ -1,0 +1,192 @@
+/* tvmjit.h: the one public header of tvmjit, a JIT runtime for TVMScript tensor programs.
+ *
+ * Tutorial: load a model, make tensors, call, read the result, free.
+ *
+ *   #include <tvmjit.h>
+ *
+ *   tvmjit_instance_t *inst = NULL;
+ *   tvmjit_module_t *mod = NULL;
+ *   tvmjit_function_t *main_fn = NULL;
+ *   tvmjit_status_t *st = tvmjit_instance_create(NULL, &inst);   // LLVM, threads, cache
+ *
+ *   tvmjit_module_options_t opts;
+ *   tvmjit_module_options_init(&opts);       // passes "default", no mixed precision
+ *   if (!st) st = tvmjit_module_load_file(inst, "model.rx", &opts, &mod);  // parse+passes+JIT
+ *   if (!st) st = tvmjit_module_get_function(mod, "main", &main_fn);
+ *
+ *   int64_t shape[4] = {16, 32, 32, 16};
+ *   tvmjit_tensor_t *x = NULL;               // wraps my_data without copying
+ *   if (!st) st = tvmjit_tensor_wrap(TVMJIT_FLOAT16, 4, shape, my_data, &x);
+ *   ...                                      // one tensor per parameter of main
+ *   tvmjit_tensor_t *y = NULL;
+ *   if (!st) st = tvmjit_function_call(main_fn, n_inputs, inputs, 1, &y);
+ *   if (!st) use(tvmjit_tensor_data(y));     // y owns its memory
+ *
+ *   if (st) { fprintf(stderr, "%s\n", tvmjit_status_message(st)); tvmjit_status_free(st); }
+ *   tvmjit_tensor_free(y); tvmjit_tensor_free(x);
+ *   tvmjit_module_free(mod);                 // also frees main_fn
+ *   tvmjit_instance_free(inst);
+ *
+ * Conventions: every fallible call returns a status, NULL on success; a non-NULL status
+ * belongs to the caller, who frees it with tvmjit_status_free. Output parameters
+ * (out_*) are written only on success. The library never prints and never aborts on bad
+ * input. Thread safety is stated on each handle.
+ */
+#ifndef TVMJIT_H
+#define TVMJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum tvmjit_code {
+  TVMJIT_OK = 0,
+  TVMJIT_INVALID_ARGUMENT = 1, /* bad value from the caller: shape, dtype, option */
+  TVMJIT_PARSE_ERROR = 2,      /* malformed TVMScript */
+  TVMJIT_VERIFY_ERROR = 3,     /* ill-formed module, or a pass broke it */
+  TVMJIT_UNSUPPORTED = 4,      /* valid input tvmjit does not handle */
+  TVMJIT_IO_ERROR = 5,         /* file system or file format */
+  TVMJIT_OUT_OF_MEMORY = 6,
+  TVMJIT_NOT_FOUND = 7,        /* unknown function, parameter or key */
+  TVMJIT_INTERNAL = 8,         /* a bug in tvmjit: please report it */
+  TVMJIT_COMPILE_ERROR = 9,    /* LLVM failed */
+} tvmjit_code_t;
+
+/* An error: a code, a message and the context each layer added. */
+typedef struct tj_status tvmjit_status_t;
+
+tvmjit_code_t tvmjit_status_code(const tvmjit_status_t *status);
+/* The full message, outermost context first. Owned by the status. */
+const char *tvmjit_status_message(tvmjit_status_t *status);
+void tvmjit_status_free(tvmjit_status_t *status);
+
+/* ---------------------------------------------------------------- tensors */
+
+typedef enum tvmjit_dtype {
+  TVMJIT_FLOAT16, TVMJIT_FLOAT32, TVMJIT_FLOAT64,
+  TVMJIT_INT8, TVMJIT_INT16, TVMJIT_INT32, TVMJIT_INT64,
+  TVMJIT_UINT8, TVMJIT_UINT16, TVMJIT_UINT32, TVMJIT_UINT64,
+  TVMJIT_BOOL,
+} tvmjit_dtype_t;
+
+#define TVMJIT_MAX_NDIM 8
+
+/* A dense row-major array. Either owns 64-byte aligned memory (tvmjit_tensor_new, and
+ * every output) or borrows the caller's memory (tvmjit_tensor_wrap: no copy; the caller
+ * keeps it alive and frees it). A tensor may be read by several threads at once. */
+typedef struct tvmjit_tensor tvmjit_tensor_t;
+
+/* A new zero-filled tensor. */
+tvmjit_status_t *tvmjit_tensor_new(tvmjit_dtype_t dtype, int ndim, const int64_t *shape,
+                                   tvmjit_tensor_t **out_tensor);
+/* Wraps `data` (ndim <= TVMJIT_MAX_NDIM; at least numel * element-size bytes). */
+tvmjit_status_t *tvmjit_tensor_wrap(tvmjit_dtype_t dtype, int ndim, const int64_t *shape, void *data,
+                                    tvmjit_tensor_t **out_tensor);
+void tvmjit_tensor_free(tvmjit_tensor_t *tensor); /* NULL is fine; never frees borrowed data */
+tvmjit_dtype_t tvmjit_tensor_dtype(const tvmjit_tensor_t *tensor);
+int tvmjit_tensor_ndim(const tvmjit_tensor_t *tensor);
+const int64_t *tvmjit_tensor_shape(const tvmjit_tensor_t *tensor);
+void *tvmjit_tensor_data(const tvmjit_tensor_t *tensor);
+size_t tvmjit_tensor_nbytes(const tvmjit_tensor_t *tensor);
+/* TVM's name of a dtype ("float16") and the reverse (returns 0 on success, -1 if unknown). */
+const char *tvmjit_dtype_name(tvmjit_dtype_t dtype);
+int tvmjit_dtype_from_name(const char *name, tvmjit_dtype_t *out_dtype);
+
+/* .npy files (format 1-3, little-endian, C order) and .npz archives. Writes go to a
+ * temporary file renamed into place: a failure never leaves a half-written file. */
+tvmjit_status_t *tvmjit_tensor_load_npy(const char *path, tvmjit_tensor_t **out_tensor);
+tvmjit_status_t *tvmjit_tensor_save_npy(const char *path, const tvmjit_tensor_t *tensor);
+/* Loads every member of an .npz; names are the member names without ".npy". The arrays
+ * and names belong to the caller: free with tvmjit_npz_free. */
+tvmjit_status_t *tvmjit_npz_load(const char *path, int *out_count, char ***out_names,
+                                 tvmjit_tensor_t ***out_tensors);
+void tvmjit_npz_free(int count, char **names, tvmjit_tensor_t **tensors);
+tvmjit_status_t *tvmjit_npz_save(const char *path, int count, const char *const *names,
+                                 const tvmjit_tensor_t *const *tensors);
+
+/* ---------------------------------------------------------------- instance */
+
+/* Process-level state: LLVM initialisation, the JIT, the thread pool, the kernel cache.
+ * Create one per process (or per independent user) and share it; loading modules into
+ * one instance from several threads is safe. */
+typedef struct tvmjit_instance tvmjit_instance_t;
+
+typedef struct tvmjit_instance_options {
+  int num_threads;        /* 0 = TVMJIT_NUM_THREADS or the number of cores */
+} tvmjit_instance_options_t;
+
+void tvmjit_instance_options_init(tvmjit_instance_options_t *options);
+/* options may be NULL (defaults). */
+tvmjit_status_t *tvmjit_instance_create(const tvmjit_instance_options_t *options,
+                                        tvmjit_instance_t **out_instance);
+/* Free after every module of the instance. */
+void tvmjit_instance_free(tvmjit_instance_t *instance);
+
+/* ---------------------------------------------------------------- modules */
+
+typedef struct tvmjit_module_options {
+  /* Pass pipeline: "default" (LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR),
+   * "none", or a list in TVM's spelling: "ToMixedPrecision(out_dtype=\"float16\"),LegalizeOps". */
+  const char *passes;
+  /* NULL, "float32" or "float16": put ToMixedPrecision(out_dtype=...) first. */
+  const char *mixed_precision;
+  int verify_each;               /* run the verifier after every pass (default 1) */
+  /* Instruments: where to print IR (NULL = nowhere) and which. */
+  FILE *ir_dump;
+  const char *print_ir_before;   /* a pass name, or NULL */
+  const char *print_ir_after;    /* a pass name, or NULL */
+  int print_ir_after_all;
+  int time_passes;               /* collect per-pass times, see tvmjit_module_report */
+} tvmjit_module_options_t;
+
+/* A compiled model: the IR after the passes, the JIT'd kernels and executables of its
+ * functions. Calling its functions from several threads at once is safe. */
+typedef struct tvmjit_module tvmjit_module_t;
+
+void tvmjit_module_options_init(tvmjit_module_options_t *options);
+/* Reads, verifies, runs the passes and compiles. options may be NULL (defaults). */
+tvmjit_status_t *tvmjit_module_load_file(tvmjit_instance_t *instance, const char *path,
+                                         const tvmjit_module_options_t *options, tvmjit_module_t **out_module);
+/* The same from text in memory; `name` is used in messages (like a file name). */
+tvmjit_status_t *tvmjit_module_load_string(tvmjit_instance_t *instance, const char *name, const char *text,
+                                           size_t length, const tvmjit_module_options_t *options,
+                                           tvmjit_module_t **out_module);
+void tvmjit_module_free(tvmjit_module_t *module);
+/* Pass times and compile statistics (kernels compiled, cache hits, milliseconds) as text
+ * owned by the module. */
+const char *tvmjit_module_report(const tvmjit_module_t *module);
+
+/* ---------------------------------------------------------------- functions */
+
+/* A Relax function of a module, ready to call. Owned by the module (do not free).
+ * tvmjit_function_call is thread-safe and reentrant. */
+typedef struct tvmjit_function tvmjit_function_t;
+
+tvmjit_status_t *tvmjit_module_get_function(tvmjit_module_t *module, const char *name,
+                                            tvmjit_function_t **out_function);
+int tvmjit_function_num_inputs(const tvmjit_function_t *function);
+int tvmjit_function_num_outputs(const tvmjit_function_t *function);
+/* Name, dtype and shape of input i (pointers owned by the function). Returns -1 when i
+ * is out of range. */
+int tvmjit_function_input_info(const tvmjit_function_t *function, int i, const char **out_name,
+                               tvmjit_dtype_t *out_dtype, int *out_ndim, const int64_t **out_shape);
+int tvmjit_function_output_info(const tvmjit_function_t *function, int i, tvmjit_dtype_t *out_dtype,
+                                int *out_ndim, const int64_t **out_shape);
+/* Runs the function. inputs: one tensor per parameter, in order; each is checked against
+ * the parameter's dtype and shape. out_outputs receives n_outputs new tensors owned by
+ * the caller. */
+tvmjit_status_t *tvmjit_function_call(const tvmjit_function_t *function, int n_inputs,
+                                      const tvmjit_tensor_t *const *inputs, int n_outputs,
+                                      tvmjit_tensor_t **out_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMJIT_H */
