@@ -94,6 +94,9 @@ int tvmjit_tensor_ndim(const tvmjit_tensor_t *tensor);
 const int64_t *tvmjit_tensor_shape(const tvmjit_tensor_t *tensor);
 void *tvmjit_tensor_data(const tvmjit_tensor_t *tensor);
 size_t tvmjit_tensor_nbytes(const tvmjit_tensor_t *tensor);
+/* Copies src into dst (same shape), converting each element to dst's dtype
+ * (float16 rounds to nearest even). */
+tvmjit_status_t *tvmjit_tensor_convert(const tvmjit_tensor_t *src, tvmjit_tensor_t *dst);
 /* TVM's name of a dtype ("float16") and the reverse (returns 0 on success, -1 if unknown). */
 const char *tvmjit_dtype_name(tvmjit_dtype_t dtype);
 int tvmjit_dtype_from_name(const char *name, tvmjit_dtype_t *out_dtype);
@@ -178,6 +181,9 @@ int tvmjit_function_input_info(const tvmjit_function_t *function, int i, const c
                                tvmjit_dtype_t *out_dtype, int *out_ndim, const int64_t **out_shape);
 int tvmjit_function_output_info(const tvmjit_function_t *function, int i, tvmjit_dtype_t *out_dtype,
                                 int *out_ndim, const int64_t **out_shape);
+/* The static memory plan: each intermediate's slot and size, and the total against
+ * the unplanned total. Text owned by the function. */
+const char *tvmjit_function_memory_plan(const tvmjit_function_t *function);
 /* Runs the function. inputs: one tensor per parameter, in order; each is checked against
  * the parameter's dtype and shape. out_outputs receives n_outputs new tensors owned by
  * the caller. */
