@@ -1,0 +1,180 @@
+/* FlattenBuffers: every buffer becomes 1-D and every index one int64 offset (lower.h).
+ * The flat buffer keeps the original's data var, so codegen can find a buffer's
+ * storage from its data var whether it is a parameter or an allocation. */
+#include <string.h>
+
+#include "ir/visit.h"
+#include "transforms/tir/lower.h"
+
+typedef struct flat_pair {
+  const tj_buffer_t *from, *to;
+} flat_pair_t;
+
+typedef struct flatten_ctx {
+  const char *func_name;
+  tj_status_t *error;
+  int n, cap;
+  flat_pair_t *pairs; /* arena-allocated, grown by doubling */
+} flatten_ctx_t;
+
+static void *fail(tj_tir_mutator_t *m, tj_status_t *status) {
+  flatten_ctx_t *c = m->ctx;
+  if (!c->error) c->error = status;
+  m->failed = true;
+  return NULL;
+}
+
+static void *oom(tj_tir_mutator_t *m) { return fail(m, tj_status_new(TJ_ERR_OUT_OF_MEMORY, "FlattenBuffers: out of memory")); }
+
+static const tj_tir_expr_t *as_i64(tj_arena_t *a, const tj_tir_expr_t *e) {
+  if (!e) return NULL;
+  if (e->dtype.code == TJ_DT_INT && e->dtype.bits == 64) return e;
+  int64_t v;
+  if (tj_tir_is_const_int(e, &v)) return tj_tir_i64(a, v);
+  return tj_tir_cast(a, tj_dtype_with_lanes(TJ_I64, e->dtype.lanes), e);
+}
+
+/* x * y and x + y with the trivial cases folded, so simple kernels stay readable. */
+static const tj_tir_expr_t *mul_i64(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  int64_t vx, vy;
+  bool cx = tj_tir_is_const_int(x, &vx), cy = tj_tir_is_const_int(y, &vy);
+  if (cx && cy) return tj_tir_i64(a, vx * vy);
+  if ((cx && vx == 0) || (cy && vy == 1)) return x;
+  if ((cy && vy == 0) || (cx && vx == 1)) return y;
+  return tj_tir_binary(a, TJ_TIR_MUL, x, y);
+}
+
+static const tj_tir_expr_t *add_i64(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  int64_t vx, vy;
+  bool cx = tj_tir_is_const_int(x, &vx), cy = tj_tir_is_const_int(y, &vy);
+  if (cx && cy) return tj_tir_i64(a, vx + vy);
+  if (cx && vx == 0) return y;
+  if (cy && vy == 0) return x;
+  return tj_tir_binary(a, TJ_TIR_ADD, x, y);
+}
+
+static const tj_buffer_t *make_flat(tj_tir_mutator_t *m, const tj_buffer_t *b) {
+  tj_arena_t *a = m->arena;
+  tj_buffer_t *nb = TJ_ARENA_NEW(a, tj_buffer_t);
+  const tj_tir_expr_t **shape = TJ_ARENA_ARRAY(a, const tj_tir_expr_t *, 1);
+  if (!nb || !shape) return oom(m);
+  *nb = *b;
+  /* Extent of the flat view: the product of the dims (row-major), or for a strided
+   * buffer the offset of the last element + 1. */
+  const tj_tir_expr_t *n = tj_tir_i64(a, 1);
+  if (b->strides) {
+    n = tj_tir_i64(a, 1);
+    for (int i = 0; i < b->ndim; i++)
+      n = add_i64(a, n, mul_i64(a, add_i64(a, as_i64(a, b->shape[i]), tj_tir_i64(a, -1)), as_i64(a, b->strides[i])));
+  } else {
+    for (int i = 0; i < b->ndim; i++) n = mul_i64(a, n, as_i64(a, b->shape[i]));
+  }
+  if (!n) return oom(m);
+  shape[0] = n;
+  nb->ndim = 1;
+  nb->shape = shape;
+  nb->strides = NULL;
+  nb->elem_offset = NULL;
+  nb->n_axis_separators = 0;
+  nb->axis_separators = NULL;
+  return nb;
+}
+
+static const tj_buffer_t *flat_buffer(tj_tir_mutator_t *m, const tj_buffer_t *b) {
+  flatten_ctx_t *c = m->ctx;
+  for (int i = 0; i < c->n; i++)
+    if (c->pairs[i].from == b || c->pairs[i].to == b) return c->pairs[i].to;
+  if (b->n_axis_separators > 0)
+    return fail(m, tj_status_new(TJ_ERR_UNSUPPORTED,
+                                 "FlattenBuffers: '%s': buffer '%s' has axis_separators (multi-dimensional "
+                                 "physical storage), which the CPU JIT does not support",
+                                 c->func_name, b->name));
+  if (c->n == c->cap) {
+    int cap = c->cap ? c->cap * 2 : 16;
+    flat_pair_t *p = TJ_ARENA_ARRAY(m->arena, flat_pair_t, cap);
+    if (!p) return oom(m);
+    if (c->n) memcpy(p, c->pairs, sizeof(*p) * (size_t)c->n);
+    c->pairs = p;
+    c->cap = cap;
+  }
+  const tj_buffer_t *nb = make_flat(m, b);
+  if (!nb) return NULL;
+  c->pairs[c->n++] = (flat_pair_t){b, nb};
+  return nb;
+}
+
+/* The one int64 offset for `indices` into `b` (row-major unless b has strides). A
+ * vector (ramp) index is allowed in the last dimension only. */
+static const tj_tir_expr_t *linear_index(tj_tir_mutator_t *m, const tj_buffer_t *b, int n,
+                                         const tj_tir_expr_t *const *indices) {
+  flatten_ctx_t *c = m->ctx;
+  tj_arena_t *a = m->arena;
+  if (n != b->ndim)
+    return fail(m, tj_status_new(TJ_ERR_VERIFY, "FlattenBuffers: '%s': buffer '%s' has %d dims but is indexed with %d",
+                                 c->func_name, b->name, b->ndim, n));
+  const tj_tir_expr_t *scalar = tj_tir_i64(a, 0);
+  const tj_tir_expr_t *ramp = NULL;
+  for (int i = 0; i < n; i++) {
+    const tj_tir_expr_t *idx = tj_tir_mutate_expr(m, indices[i]);
+    if (!idx) return NULL;
+    const tj_tir_expr_t *stride = b->strides ? as_i64(a, b->strides[i]) : NULL;
+    if (!b->strides) scalar = mul_i64(a, scalar, as_i64(a, b->shape[i]));
+    if (idx->dtype.lanes > 1) {
+      if (idx->kind != TJ_TIR_RAMP || i != n - 1)
+        return fail(m, tj_status_new(TJ_ERR_UNSUPPORTED,
+                                     "FlattenBuffers: '%s': vector index into '%s' must be a ramp in the last "
+                                     "dimension",
+                                     c->func_name, b->name));
+      ramp = idx;
+      continue;
+    }
+    scalar = add_i64(a, scalar, stride ? mul_i64(a, as_i64(a, idx), stride) : as_i64(a, idx));
+  }
+  if (b->elem_offset) scalar = add_i64(a, scalar, as_i64(a, b->elem_offset));
+  if (ramp) {
+    const tj_tir_expr_t *s = as_i64(a, ramp->ramp.stride);
+    if (b->strides) s = mul_i64(a, s, as_i64(a, b->strides[n - 1]));
+    scalar = tj_tir_ramp(a, add_i64(a, scalar, as_i64(a, ramp->ramp.base)), s, ramp->dtype.lanes);
+  }
+  return scalar ? scalar : oom(m);
+}
+
+static const tj_tir_expr_t *flatten_expr(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
+  if (e->kind != TJ_TIR_BUFFER_LOAD) return NULL;
+  const tj_buffer_t *fb = flat_buffer(m, e->load.buffer);
+  if (!fb) return NULL;
+  const tj_tir_expr_t *idx = linear_index(m, e->load.buffer, e->load.n_indices, e->load.indices);
+  if (!idx) return NULL;
+  const tj_tir_expr_t *r = tj_tir_load(m->arena, fb, 1, &idx);
+  return r ? r : oom(m);
+}
+
+static const tj_tir_stmt_t *flatten_stmt(tj_tir_mutator_t *m, const tj_tir_stmt_t *s) {
+  if (s->kind != TJ_TIR_BUFFER_STORE) return NULL;
+  const tj_buffer_t *fb = flat_buffer(m, s->store.buffer);
+  if (!fb) return NULL;
+  const tj_tir_expr_t *idx = linear_index(m, s->store.buffer, s->store.n_indices, s->store.indices);
+  const tj_tir_expr_t *val = idx ? tj_tir_mutate_expr(m, s->store.value) : NULL;
+  if (!val) return m->failed ? NULL : oom(m);
+  const tj_tir_stmt_t *r = tj_tir_store(m->arena, fb, 1, &idx, val);
+  return r ? r : oom(m);
+}
+
+tj_status_t *tj_tir_flatten_buffers(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                    const tj_prim_func_t **out) {
+  flatten_ctx_t c = {.func_name = name ? name : "?"};
+  tj_tir_mutator_t m = {.arena = arena, .expr = flatten_expr, .stmt = flatten_stmt, .buffer = flat_buffer, .ctx = &c};
+  tj_prim_func_t *nf = TJ_ARENA_NEW(arena, tj_prim_func_t);
+  const tj_buffer_t **map = TJ_ARENA_ARRAY(arena, const tj_buffer_t *, f->n_params > 0 ? f->n_params : 1);
+  if (!nf || !map) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "FlattenBuffers: out of memory");
+  for (int i = 0; i < f->n_params && !m.failed; i++)
+    map[i] = f->buffer_map && f->buffer_map[i] ? flat_buffer(&m, f->buffer_map[i]) : NULL;
+  const tj_tir_stmt_t *body = m.failed ? NULL : tj_tir_mutate_stmt(&m, f->body);
+  if (c.error) return c.error;
+  if (m.failed || !body) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "FlattenBuffers: out of memory");
+  *nf = *f;
+  nf->buffer_map = map;
+  nf->body = body;
+  *out = nf;
+  return NULL;
+}

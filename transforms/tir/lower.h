@@ -1,0 +1,45 @@
+/* TIR-to-TIR lowering for the JIT: a sequence of small passes, each a plain function
+ * from one PrimFunc to the next (the input is never modified; unchanged subtrees are
+ * shared). A CPU schedule (loop order, tiling, vectorize, parallel) slots in between
+ * the passes later without touching codegen.
+ *
+ *   LowerBlocks     every BlockRealize becomes its body: iter vars replaced by their
+ *                   bound values, T.where as an `if`, T.init guarded by
+ *                   `r0 == min0 && ...` over the reduce iter vars, alloc_buffers as
+ *                   TJ_TIR_ALLOCATE around the block's statement.
+ *   FlattenBuffers  every buffer becomes one-dimensional; indices become row-major
+ *                   (or strided) int64 arithmetic.
+ *
+ * After tj_tir_lower the function has no blocks, every load/store has one int64 index,
+ * and each buffer is either a parameter (buffer_map) or introduced by an ALLOCATE.
+ * Integer FLOOR_DIV/FLOOR_MOD and `tir.if_then_else` keep their TIR meaning; codegen
+ * implements them (floor semantics; only the chosen branch is evaluated). */
+#ifndef TJ_TRANSFORMS_TIR_LOWER_H
+#define TJ_TRANSFORMS_TIR_LOWER_H
+
+#include <stdbool.h>
+
+#include "ir/tir.h"
+#include "support/status.h"
+
+/* Allocations at most this big with a static size live on the stack; larger or
+ * symbolic ones on the heap (freed when the ALLOCATE's body ends). */
+#define TJ_TIR_STACK_ALLOC_LIMIT (64 * 1024)
+
+/* The pipeline: LowerBlocks then FlattenBuffers, then tj_tir_check_lowered.
+ * `name` is used in messages only. Nodes are allocated in `arena`. */
+tj_status_t *tj_tir_lower(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                          const tj_prim_func_t **out_lowered);
+
+tj_status_t *tj_tir_lower_blocks(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                 const tj_prim_func_t **out);
+tj_status_t *tj_tir_flatten_buffers(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                    const tj_prim_func_t **out);
+
+/* Checks the lowered form described above; the status names the offending node. */
+tj_status_t *tj_tir_check_lowered(const tj_prim_func_t *f, const char *name);
+
+/* The placement policy for an ALLOCATE'd (flat) buffer: true = stack. */
+bool tj_tir_alloc_on_stack(const tj_buffer_t *buffer);
+
+#endif
