@@ -1,0 +1,181 @@
+/* Layout manipulation: relax.permute_dims and relax.reshape. */
+#include "ir/op_common.h"
+
+/* ---------------- permute_dims ---------------- */
+
+static const char *const permute_attrs[] = {"axes", NULL};
+
+static tj_status_t *normalize_permute(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("permute_dims", given, permute_attrs));
+  tj_attr_builder_t b = {0};
+  const tj_attr_value_t *v = tj_attrs_get(given, "axes");
+  if (!v || v->kind == TJ_ATTR_NONE) {
+    tj_attr_value_t none = {.kind = TJ_ATTR_NONE};
+    tj_attr_builder_add(&b, "axes", none);
+  } else {
+    int64_t axes[TJ_OP_MAX_NDIM];
+    int n;
+    TJ_RETURN_IF_ERROR(tj_op_read_ints("permute_dims", given, "axes", TJ_OP_MAX_NDIM, axes, &n));
+    tj_attr_builder_add(&b, "axes", tj_op_int_list(arena, n, axes, TJ_I32));
+  }
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_permute(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("permute_dims", call, 0, "the input", &x));
+  int ndim = x->tensor.ndim;
+  const tj_attr_value_t *v = tj_attrs_get(call->call.attrs, "axes");
+  bool reverse = !v || v->kind != TJ_ATTR_LIST;
+  if (ndim < 0) {
+    int n = reverse ? -1 : v->list.n;
+    return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, n, NULL, x->tensor.vdevice), NULL;
+  }
+  if (ndim > TJ_OP_MAX_NDIM) return tj_op_error("permute_dims: more than %d dimensions", TJ_OP_MAX_NDIM);
+  int perm[TJ_OP_MAX_NDIM];
+  if (reverse) {
+    for (int i = 0; i < ndim; i++) perm[i] = ndim - 1 - i;
+  } else {
+    if (v->list.n != ndim)
+      return tj_op_error("permute_dims: axes has %d entries but the input is %d-D; give one axis per dimension",
+                         v->list.n, ndim);
+    bool seen[TJ_OP_MAX_NDIM] = {false};
+    for (int i = 0; i < ndim; i++) {
+      TJ_RETURN_IF_ERROR(tj_op_axis("permute_dims", v->list.items[i].i, ndim, &perm[i]));
+      if (seen[perm[i]]) return tj_op_error("permute_dims: axis %d appears twice in axes", perm[i]);
+      seen[perm[i]] = true;
+    }
+  }
+  if (!x->tensor.shape) return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, ndim, NULL, x->tensor.vdevice), NULL;
+  const tj_tir_expr_t *shape[TJ_OP_MAX_NDIM];
+  for (int i = 0; i < ndim; i++) shape[i] = x->tensor.shape[perm[i]];
+  *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, ndim, shape, x->tensor.vdevice);
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "permute_dims: out of memory");
+}
+
+static const char *const permute_args[] = {"x"};
+
+const tj_op_def_t tj_op_permute_dims = {
+    .name = "relax.permute_dims", .script_name = "R.permute_dims", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_permute, .infer = infer_permute,
+    .arg_names = permute_args, .positional_attrs = permute_attrs,
+};
+
+/* ---------------- reshape ---------------- */
+
+static const tj_tir_expr_t *product(tj_arena_t *a, int n, const tj_tir_expr_t *const *dims, int skip) {
+  const tj_tir_expr_t *p = NULL;
+  int64_t acc = 1;
+  for (int i = 0; i < n; i++) {
+    int64_t v;
+    if (i == skip) continue;
+    if (tj_tir_is_const_int(dims[i], &v)) acc *= v;
+    else p = p ? tj_tir_binary(a, TJ_TIR_MUL, p, dims[i]) : dims[i];
+  }
+  if (!p) return tj_tir_i64(a, acc);
+  return acc == 1 ? p : tj_tir_binary(a, TJ_TIR_MUL, p, tj_tir_i64(a, acc));
+}
+
+/* Reads the script's new shape (ShapeExpr, or a tuple of int PrimValues) as int64 exprs. */
+static tj_status_t *shape_values(tj_arena_t *a, const tj_rx_expr_t *shape, int *out_n, const tj_tir_expr_t **out) {
+  int n = shape->kind == TJ_RX_SHAPE_EXPR ? shape->shape_expr.n : shape->tuple.n;
+  if (n > TJ_OP_MAX_NDIM) return tj_op_error("reshape: more than %d dimensions", TJ_OP_MAX_NDIM);
+  for (int i = 0; i < n; i++) {
+    const tj_tir_expr_t *v;
+    if (shape->kind == TJ_RX_SHAPE_EXPR) {
+      v = shape->shape_expr.values[i];
+    } else {
+      const tj_rx_expr_t *f = shape->tuple.fields[i];
+      if (f->kind != TJ_RX_PRIM_VALUE || !tj_dtype_is_int(f->prim_value.value->dtype))
+        return tj_op_error("reshape: the new shape must be a tuple of integers, entry %d is not", i);
+      v = f->prim_value.value;
+    }
+    int64_t c;
+    if (tj_tir_is_const_int(v, &c) && v->dtype.bits != 64) v = tj_tir_i64(a, c);
+    if (!v) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "reshape: out of memory");
+    out[i] = v;
+  }
+  *out_n = n;
+  return NULL;
+}
+
+tj_status_t *tj_op_reshape_canonical_shape(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *data,
+                                           const tj_rx_expr_t *shape, const tj_rx_expr_t **out_shape) {
+  if (shape->kind != TJ_RX_SHAPE_EXPR && shape->kind != TJ_RX_TUPLE) return *out_shape = shape, NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_tir_expr_t *dims[TJ_OP_MAX_NDIM];
+  int n = 0, infer_at = -1;
+  TJ_RETURN_IF_ERROR(shape_values(a, shape, &n, dims));
+  for (int i = 0; i < n; i++) {
+    int64_t c;
+    if (!tj_tir_is_const_int(dims[i], &c)) continue;
+    if (c == -1 && infer_at >= 0) return tj_op_error("reshape: at most one -1 is allowed in the new shape");
+    if (c == -1) infer_at = i;
+    else if (c < 1) return tj_op_error("reshape: new shape extents must be positive or -1, got %lld", (long long)c);
+  }
+  if (infer_at >= 0) {
+    const tj_sinfo_t *ds = data->sinfo;
+    if (!tj_sinfo_is_tensor(ds) || !ds->tensor.shape)
+      return tj_op_error("reshape: -1 in the new shape needs the input shape to be known");
+    const tj_tir_expr_t *total = product(a, ds->tensor.ndim, ds->tensor.shape, -1);
+    const tj_tir_expr_t *known = product(a, n, dims, infer_at);
+    int64_t t, k;
+    if (tj_tir_is_const_int(total, &t) && tj_tir_is_const_int(known, &k)) {
+      if (k == 0 || t % k != 0)
+        return tj_op_error("reshape: cannot infer -1: %lld elements do not split into groups of %lld", (long long)t,
+                           (long long)k);
+      dims[infer_at] = tj_tir_i64(a, t / k);
+    } else {
+      dims[infer_at] = tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_FLOOR_DIV, total, known));
+    }
+  }
+  const tj_rx_expr_t *e = tj_rx_shape_expr(a, n, dims);
+  e = tj_rx_with_sinfo(a, e, tj_sinfo_shape(a, n, dims));
+  if (!e) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "reshape: out of memory");
+  *out_shape = e;
+  return NULL;
+}
+
+static tj_status_t *infer_reshape(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("reshape", call, 0, "the input", &x));
+  const tj_rx_expr_t *shape = call->call.args[1];
+  const tj_sinfo_t *ss = shape->sinfo;
+  int n;
+  const tj_tir_expr_t *const *values;
+  if (shape->kind == TJ_RX_SHAPE_EXPR) {
+    n = shape->shape_expr.n;
+    values = shape->shape_expr.values;
+  } else if (ss && ss->kind == TJ_SINFO_SHAPE) {
+    n = ss->shape.ndim;
+    values = ss->shape.values;
+  } else {
+    return tj_op_error("reshape: the new shape must be a shape (e.g. R.shape([8, 3]) or (8, 3))");
+  }
+  if (x->tensor.shape && values && n >= 0) {
+    const tj_tir_expr_t *before = product(ctx->arena, x->tensor.ndim, x->tensor.shape, -1);
+    const tj_tir_expr_t *after = product(ctx->arena, n, values, -1);
+    int64_t b, f;
+    if (tj_tir_is_const_int(before, &b) && tj_tir_is_const_int(after, &f) && b != f) {
+      tj_strbuf_t sb;
+      tj_strbuf_init(&sb);
+      tj_strbuf_append(&sb, "reshape: cannot reshape ");
+      tj_op_format_shape(&sb, x->tensor.ndim, x->tensor.shape);
+      tj_strbuf_printf(&sb, " (%lld elements) into ", (long long)b);
+      tj_op_format_shape(&sb, n, values);
+      tj_strbuf_printf(&sb, " (%lld elements)", (long long)f);
+      tj_status_t *s = tj_op_error("%s", sb.data ? sb.data : "reshape: element counts differ");
+      tj_strbuf_free(&sb);
+      return s;
+    }
+  }
+  *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, n, values, x->tensor.vdevice);
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "reshape: out of memory");
+}
+
+static const char *const reshape_args[] = {"x", "shape"};
+
+const tj_op_def_t tj_op_reshape = {
+    .name = "relax.reshape", .script_name = "R.reshape", .min_args = 2, .max_args = 2,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_reshape, .arg_names = reshape_args,
+};
