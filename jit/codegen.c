@@ -1,0 +1,670 @@
+/* Lowered TIR -> LLVM IR through the LLVM-C API.
+ *
+ * Numerics follow the IR exactly: float16 values are LLVM `half` and every half
+ * operation is a half operation (LLVM computes it in f32 with F16C and rounds the
+ * result to half, which is the correctly rounded half result); no fast-math flags and
+ * no FP contraction, so results match a per-op reference bit for bit.
+ * `tir.if_then_else` is a branch plus a phi: only the chosen side runs (padding reads
+ * out of bounds on the other side). Integer floor div/mod have floor semantics. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jit/internal.h"
+#include "support/alloc.h"
+#include "transforms/tir/lower.h"
+
+typedef struct var_binding {
+  const tj_tir_expr_t *var;
+  LLVMValueRef value;
+} var_binding_t;
+
+typedef struct cg {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMBuilderRef alloca_b; /* positioned before the entry block's branch */
+  LLVMValueRef fn;
+  const char *name;
+  tj_status_t *err;
+  var_binding_t *vars;
+  int n_vars, cap_vars;
+  LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_ptr, t_void;
+} cg_t;
+
+__attribute__((format(printf, 3, 4))) static LLVMValueRef cg_fail(cg_t *c, tj_code_t code, const char *fmt, ...) {
+  if (!c->err) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->err = tj_status_new(code, "codegen '%s': %s", c->name, msg);
+  }
+  return NULL;
+}
+
+static bool bind(cg_t *c, const tj_tir_expr_t *var, LLVMValueRef v) {
+  if (c->n_vars == c->cap_vars) {
+    int cap = c->cap_vars ? c->cap_vars * 2 : 64;
+    var_binding_t *p = tj_realloc(c->vars, sizeof(*p) * (size_t)cap);
+    if (!p) return cg_fail(c, TJ_ERR_OUT_OF_MEMORY, "out of memory"), false;
+    c->vars = p;
+    c->cap_vars = cap;
+  }
+  c->vars[c->n_vars++] = (var_binding_t){var, v};
+  return true;
+}
+
+static LLVMValueRef lookup(cg_t *c, const tj_tir_expr_t *var) {
+  for (int i = c->n_vars - 1; i >= 0; i--)
+    if (c->vars[i].var == var) return c->vars[i].value;
+  return cg_fail(c, TJ_ERR_UNSUPPORTED, "variable '%s' is not bound (symbolic shapes are not supported yet)",
+                 var->var.name);
+}
+
+/* ---------------- types ---------------- */
+
+static LLVMTypeRef scalar_type(cg_t *c, tj_dtype_t d) {
+  switch ((tj_dtype_code_t)d.code) {
+    case TJ_DT_FLOAT:
+      if (d.bits == 16) return LLVMHalfTypeInContext(c->ctx);
+      if (d.bits == 32) return LLVMFloatTypeInContext(c->ctx);
+      if (d.bits == 64) return LLVMDoubleTypeInContext(c->ctx);
+      return NULL;
+    case TJ_DT_INT: case TJ_DT_UINT: return LLVMIntTypeInContext(c->ctx, d.bits);
+    case TJ_DT_BOOL: return c->t_i1;
+    case TJ_DT_HANDLE: return c->t_ptr;
+    default: return NULL;
+  }
+}
+
+static LLVMTypeRef value_type(cg_t *c, tj_dtype_t d) {
+  LLVMTypeRef t = scalar_type(c, d);
+  if (!t) {
+    char buf[TJ_DTYPE_BUFSIZE];
+    return (LLVMTypeRef)cg_fail(c, TJ_ERR_UNSUPPORTED, "dtype %s", tj_dtype_str(d, buf));
+  }
+  return d.lanes > 1 ? LLVMVectorType(t, d.lanes) : t;
+}
+
+/* In memory a bool is one byte. */
+static LLVMTypeRef storage_type(cg_t *c, tj_dtype_t d) {
+  return d.code == TJ_DT_BOOL ? c->t_i8 : value_type(c, tj_dtype_element(d));
+}
+
+static bool is_signed(tj_dtype_t d) { return d.code == TJ_DT_INT; }
+
+static LLVMValueRef const_int(cg_t *c, tj_dtype_t d, int64_t v) {
+  LLVMValueRef s = LLVMConstInt(scalar_type(c, d), (unsigned long long)v, 1);
+  if (d.lanes <= 1) return s;
+  LLVMValueRef elems[64];
+  if (d.lanes > 64) return cg_fail(c, TJ_ERR_UNSUPPORTED, "vectors wider than 64 lanes");
+  for (int i = 0; i < d.lanes; i++) elems[i] = s;
+  return LLVMConstVector(elems, d.lanes);
+}
+
+/* ---------------- expressions ---------------- */
+
+static LLVMValueRef gen_expr(cg_t *c, const tj_tir_expr_t *e);
+
+static LLVMValueRef gen_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueRef v) {
+  LLVMTypeRef t = value_type(c, to);
+  if (!t || !v) return NULL;
+  if (tj_dtype_eq(from, to)) return v;
+  LLVMBuilderRef b = c->b;
+  if (to.code == TJ_DT_BOOL) {
+    if (from.code == TJ_DT_FLOAT) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+  }
+  if (from.code == TJ_DT_BOOL) {
+    if (to.code == TJ_DT_FLOAT) return LLVMBuildUIToFP(b, v, t, "");
+    return LLVMBuildZExt(b, v, t, "");
+  }
+  bool from_f = from.code == TJ_DT_FLOAT, to_f = to.code == TJ_DT_FLOAT;
+  if (from_f && to_f) return to.bits > from.bits ? LLVMBuildFPExt(b, v, t, "") : LLVMBuildFPTrunc(b, v, t, "");
+  if (from_f) return is_signed(to) ? LLVMBuildFPToSI(b, v, t, "") : LLVMBuildFPToUI(b, v, t, "");
+  if (to_f) return is_signed(from) ? LLVMBuildSIToFP(b, v, t, "") : LLVMBuildUIToFP(b, v, t, "");
+  if (to.bits == from.bits) return v;
+  if (to.bits < from.bits) return LLVMBuildTrunc(b, v, t, "");
+  return is_signed(from) ? LLVMBuildSExt(b, v, t, "") : LLVMBuildZExt(b, v, t, "");
+}
+
+/* Integer floor division / modulo from truncating ones: adjust when the remainder is
+ * non-zero and its sign differs from the divisor's. */
+static LLVMValueRef gen_floor_int(cg_t *c, bool want_div, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y) {
+  LLVMBuilderRef b = c->b;
+  if (!is_signed(d)) return want_div ? LLVMBuildUDiv(b, x, y, "") : LLVMBuildURem(b, x, y, "");
+  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(x));
+  LLVMValueRef r = LLVMBuildSRem(b, x, y, "");
+  LLVMValueRef nonzero = LLVMBuildICmp(b, LLVMIntNE, r, zero, "");
+  LLVMValueRef sign_differs = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, y, ""), zero, "");
+  LLVMValueRef adjust = LLVMBuildAnd(b, nonzero, sign_differs, "");
+  if (!want_div) return LLVMBuildAdd(b, r, LLVMBuildSelect(b, adjust, y, zero, ""), "");
+  LLVMValueRef q = LLVMBuildSDiv(b, x, y, "");
+  return LLVMBuildSub(b, q, LLVMBuildZExt(b, adjust, LLVMTypeOf(x), ""), "");
+}
+
+static LLVMValueRef call_intrinsic(cg_t *c, const char *name, LLVMTypeRef overload, LLVMValueRef *args, int n) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (!id) return NULL;
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->mod, id, &overload, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, &overload, 1);
+  return LLVMBuildCall2(c->b, fty, fn, args, (unsigned)n, "");
+}
+
+static LLVMValueRef gen_floor_float(cg_t *c, bool want_div, LLVMValueRef x, LLVMValueRef y) {
+  LLVMValueRef q = LLVMBuildFDiv(c->b, x, y, "");
+  LLVMValueRef fq = call_intrinsic(c, "llvm.floor", LLVMTypeOf(q), &q, 1);
+  if (want_div) return fq;
+  return LLVMBuildFSub(c->b, x, LLVMBuildFMul(c->b, fq, y, ""), "");
+}
+
+static LLVMValueRef gen_compare(cg_t *c, tj_tir_expr_kind_t k, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y) {
+  static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealONE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+  static const LLVMIntPredicate sp[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+  static const LLVMIntPredicate up[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+  int i = (int)k - (int)TJ_TIR_EQ;
+  if (d.code == TJ_DT_FLOAT) return LLVMBuildFCmp(c->b, fp[i], x, y, "");
+  return LLVMBuildICmp(c->b, is_signed(d) ? sp[i] : up[i], x, y, "");
+}
+
+static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
+  LLVMValueRef x = gen_expr(c, e->binary.a);
+  LLVMValueRef y = x ? gen_expr(c, e->binary.b) : NULL;
+  if (!y) return NULL;
+  tj_dtype_t d = e->binary.a->dtype;
+  if (!tj_dtype_eq(d, e->binary.b->dtype)) {
+    char b1[TJ_DTYPE_BUFSIZE], b2[TJ_DTYPE_BUFSIZE];
+    return cg_fail(c, TJ_ERR_VERIFY, "%s of %s and %s: operands must have the same dtype",
+                   tj_tir_expr_kind_name(e->kind), tj_dtype_str(d, b1), tj_dtype_str(e->binary.b->dtype, b2));
+  }
+  LLVMBuilderRef b = c->b;
+  bool f = d.code == TJ_DT_FLOAT, s = is_signed(d);
+  if (tj_tir_kind_is_compare(e->kind)) return gen_compare(c, e->kind, d, x, y);
+  switch (e->kind) {
+    case TJ_TIR_ADD: return f ? LLVMBuildFAdd(b, x, y, "") : s ? LLVMBuildNSWAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
+    case TJ_TIR_SUB: return f ? LLVMBuildFSub(b, x, y, "") : s ? LLVMBuildNSWSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
+    case TJ_TIR_MUL: return f ? LLVMBuildFMul(b, x, y, "") : s ? LLVMBuildNSWMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
+    case TJ_TIR_DIV: return f ? LLVMBuildFDiv(b, x, y, "") : s ? LLVMBuildSDiv(b, x, y, "") : LLVMBuildUDiv(b, x, y, "");
+    case TJ_TIR_MOD: return f ? LLVMBuildFRem(b, x, y, "") : s ? LLVMBuildSRem(b, x, y, "") : LLVMBuildURem(b, x, y, "");
+    case TJ_TIR_FLOOR_DIV: return f ? gen_floor_float(c, true, x, y) : gen_floor_int(c, true, d, x, y);
+    case TJ_TIR_FLOOR_MOD: return f ? gen_floor_float(c, false, x, y) : gen_floor_int(c, false, d, x, y);
+    /* TVM: min(a, b) = a < b ? a : b, max(a, b) = a > b ? a : b. */
+    case TJ_TIR_MIN: return LLVMBuildSelect(b, gen_compare(c, TJ_TIR_LT, d, x, y), x, y, "");
+    case TJ_TIR_MAX: return LLVMBuildSelect(b, gen_compare(c, TJ_TIR_GT, d, x, y), x, y, "");
+    case TJ_TIR_AND: return LLVMBuildAnd(b, x, y, "");
+    case TJ_TIR_OR: return LLVMBuildOr(b, x, y, "");
+    default: return cg_fail(c, TJ_ERR_INTERNAL, "unknown binary kind %d", (int)e->kind);
+  }
+}
+
+static LLVMValueRef buffer_base(cg_t *c, const tj_buffer_t *buf) { return lookup(c, buf->data); }
+
+static LLVMValueRef element_ptr(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, LLVMValueRef index) {
+  return LLVMBuildInBoundsGEP2(c->b, storage_type(c, buf->dtype), base, &index, 1, "");
+}
+
+static bool is_contiguous_ramp(const tj_tir_expr_t *idx) {
+  int64_t s;
+  return idx->kind == TJ_TIR_RAMP && tj_tir_is_const_int(idx->ramp.stride, &s) && s == 1;
+}
+
+static LLVMValueRef load_scalar(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, LLVMValueRef index) {
+  LLVMValueRef v = LLVMBuildLoad2(c->b, storage_type(c, buf->dtype), element_ptr(c, buf, base, index), "");
+  LLVMSetAlignment(v, (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
+  if (buf->dtype.code == TJ_DT_BOOL) v = LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstNull(c->t_i8), "");
+  return v;
+}
+
+static LLVMValueRef gen_load(cg_t *c, const tj_tir_expr_t *e) {
+  const tj_buffer_t *buf = e->load.buffer;
+  LLVMValueRef base = buffer_base(c, buf);
+  if (!base) return NULL;
+  const tj_tir_expr_t *idx = e->load.indices[0];
+  if (e->dtype.lanes <= 1) {
+    LLVMValueRef i = gen_expr(c, idx);
+    return i ? load_scalar(c, buf, base, i) : NULL;
+  }
+  if (is_contiguous_ramp(idx) && buf->dtype.code != TJ_DT_BOOL) {
+    LLVMValueRef i = gen_expr(c, idx->ramp.base);
+    if (!i) return NULL;
+    LLVMValueRef v = LLVMBuildLoad2(c->b, value_type(c, e->dtype), element_ptr(c, buf, base, i), "");
+    LLVMSetAlignment(v, (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
+    return v;
+  }
+  LLVMValueRef iv = gen_expr(c, idx);
+  if (!iv) return NULL;
+  LLVMValueRef v = LLVMGetUndef(value_type(c, e->dtype));
+  for (int l = 0; l < e->dtype.lanes; l++) {
+    LLVMValueRef lane = LLVMConstInt(c->t_i32, (unsigned)l, 0);
+    LLVMValueRef x = load_scalar(c, buf, base, LLVMBuildExtractElement(c->b, iv, lane, ""));
+    v = LLVMBuildInsertElement(c->b, v, x, lane, "");
+  }
+  return v;
+}
+
+/* cond ? a : b evaluating only the chosen side: branch + phi. */
+static LLVMValueRef gen_if_then_else(cg_t *c, const tj_tir_expr_t *e) {
+  if (e->call.n_args != 3) return cg_fail(c, TJ_ERR_VERIFY, "tir.if_then_else takes 3 arguments, got %d", e->call.n_args);
+  if (e->call.args[0]->dtype.lanes > 1)
+    return cg_fail(c, TJ_ERR_UNSUPPORTED, "tir.if_then_else with a vector condition");
+  LLVMValueRef cond = gen_expr(c, e->call.args[0]);
+  if (!cond) return NULL;
+  LLVMBasicBlockRef then_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "ite.then");
+  LLVMBasicBlockRef else_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "ite.else");
+  LLVMBasicBlockRef merge_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "ite.end");
+  LLVMBuildCondBr(c->b, cond, then_bb, else_bb);
+  LLVMPositionBuilderAtEnd(c->b, then_bb);
+  LLVMValueRef tv = gen_expr(c, e->call.args[1]);
+  if (!tv) return NULL;
+  LLVMBasicBlockRef then_end = LLVMGetInsertBlock(c->b);
+  LLVMBuildBr(c->b, merge_bb);
+  LLVMPositionBuilderAtEnd(c->b, else_bb);
+  LLVMValueRef fv = gen_expr(c, e->call.args[2]);
+  if (!fv) return NULL;
+  LLVMBasicBlockRef else_end = LLVMGetInsertBlock(c->b);
+  LLVMBuildBr(c->b, merge_bb);
+  LLVMPositionBuilderAtEnd(c->b, merge_bb);
+  LLVMValueRef phi = LLVMBuildPhi(c->b, LLVMTypeOf(tv), "");
+  LLVMValueRef vals[2] = {tv, fv};
+  LLVMBasicBlockRef bbs[2] = {then_end, else_end};
+  LLVMAddIncoming(phi, vals, bbs, 2);
+  return phi;
+}
+
+/* A libm function on float16/32 (the f suffix, half promoted) or float64. */
+static LLVMValueRef call_libm(cg_t *c, const char *base, tj_dtype_t d, LLVMValueRef *args, int n) {
+  if (d.lanes > 1) return cg_fail(c, TJ_ERR_UNSUPPORTED, "vector call of %s", base);
+  bool dbl = d.bits == 64;
+  LLVMTypeRef t = dbl ? LLVMDoubleTypeInContext(c->ctx) : LLVMFloatTypeInContext(c->ctx);
+  char name[64];
+  snprintf(name, sizeof name, "%s%s", base, dbl ? "" : "f");
+  LLVMTypeRef params[2] = {t, t};
+  LLVMTypeRef fty = LLVMFunctionType(t, params, (unsigned)n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(c->mod, name);
+  if (!fn) fn = LLVMAddFunction(c->mod, name, fty);
+  LLVMValueRef cargs[2];
+  for (int i = 0; i < n; i++) cargs[i] = d.bits == 16 ? LLVMBuildFPExt(c->b, args[i], t, "") : args[i];
+  LLVMValueRef r = LLVMBuildCall2(c->b, fty, fn, cargs, (unsigned)n, "");
+  return d.bits == 16 ? LLVMBuildFPTrunc(c->b, r, scalar_type(c, d), "") : r;
+}
+
+typedef struct math_op {
+  const char *tir, *llvm, *libm;
+  int n_args;
+} math_op_t;
+
+static const math_op_t math_ops[] = {
+    {"tir.exp", "llvm.exp", "exp", 1},         {"tir.exp2", "llvm.exp2", "exp2", 1},
+    {"tir.exp10", "llvm.exp10", "exp10", 1},   {"tir.log", "llvm.log", "log", 1},
+    {"tir.log2", "llvm.log2", "log2", 1},      {"tir.log10", "llvm.log10", "log10", 1},
+    {"tir.sqrt", "llvm.sqrt", "sqrt", 1},      {"tir.sin", "llvm.sin", "sin", 1},
+    {"tir.cos", "llvm.cos", "cos", 1},         {"tir.tan", NULL, "tan", 1},
+    {"tir.fabs", "llvm.fabs", "fabs", 1},      {"tir.floor", "llvm.floor", "floor", 1},
+    {"tir.ceil", "llvm.ceil", "ceil", 1},      {"tir.trunc", "llvm.trunc", "trunc", 1},
+    {"tir.round", "llvm.nearbyint", "nearbyint", 1}, {"tir.nearbyint", "llvm.nearbyint", "nearbyint", 1},
+    {"tir.pow", "llvm.pow", "pow", 2},         {"tir.copysign", "llvm.copysign", "copysign", 2},
+    {"tir.tanh", NULL, "tanh", 1},             {"tir.erf", NULL, "erf", 1},
+    {"tir.log1p", NULL, "log1p", 1},           {"tir.expm1", NULL, "expm1", 1},
+    {"tir.atan", NULL, "atan", 1},             {"tir.asin", NULL, "asin", 1},
+    {"tir.acos", NULL, "acos", 1},             {"tir.sinh", NULL, "sinh", 1},
+    {"tir.cosh", NULL, "cosh", 1},             {"tir.atan2", NULL, "atan2", 2},
+    {"tir.fmod", NULL, "fmod", 2},             {"tir.hypot", NULL, "hypot", 2},
+};
+
+static LLVMValueRef gen_math(cg_t *c, const tj_tir_expr_t *e, const math_op_t *op) {
+  if (e->call.n_args != op->n_args)
+    return cg_fail(c, TJ_ERR_VERIFY, "%s takes %d argument(s), got %d", op->tir, op->n_args, e->call.n_args);
+  if (e->dtype.code != TJ_DT_FLOAT) return cg_fail(c, TJ_ERR_UNSUPPORTED, "%s on a non-float dtype", op->tir);
+  LLVMValueRef args[2];
+  for (int i = 0; i < op->n_args; i++)
+    if (!(args[i] = gen_expr(c, e->call.args[i]))) return NULL;
+  if (op->llvm) {
+    LLVMValueRef r = call_intrinsic(c, op->llvm, value_type(c, e->dtype), args, op->n_args);
+    if (r) return r;
+  }
+  return call_libm(c, op->libm, e->dtype, args, op->n_args);
+}
+
+static LLVMValueRef gen_unary_arg(cg_t *c, const tj_tir_expr_t *e) {
+  if (e->call.n_args != 1) return cg_fail(c, TJ_ERR_VERIFY, "%s takes 1 argument, got %d", e->call.op, e->call.n_args);
+  return gen_expr(c, e->call.args[0]);
+}
+
+static LLVMValueRef gen_float_special(cg_t *c, const tj_tir_expr_t *e) {
+  const char *op = e->call.op;
+  LLVMValueRef x = gen_unary_arg(c, e);
+  if (!x) return NULL;
+  tj_dtype_t d = e->call.args[0]->dtype;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMBuilderRef b = c->b;
+  if (strcmp(op, "tir.rsqrt") == 0) /* TVM: 1 / sqrt(x), two rounded ops */
+    return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), call_intrinsic(c, "llvm.sqrt", t, &x, 1), "");
+  if (strcmp(op, "tir.sigmoid") == 0) {
+    LLVMValueRef nx = LLVMBuildFNeg(b, x, "");
+    LLVMValueRef ex = call_intrinsic(c, "llvm.exp", t, &nx, 1);
+    return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), ex, ""), "");
+  }
+  if (d.code != TJ_DT_FLOAT) return cg_fail(c, TJ_ERR_UNSUPPORTED, "%s on a non-float dtype", op);
+  if (strcmp(op, "tir.isnan") == 0) return LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+  LLVMValueRef ax = call_intrinsic(c, "llvm.fabs", t, &x, 1);
+  LLVMValueRef inf = LLVMConstReal(t, 1.0 / 0.0);
+  if (strcmp(op, "tir.isinf") == 0) return LLVMBuildFCmp(b, LLVMRealOEQ, ax, inf, "");
+  return LLVMBuildFCmp(b, LLVMRealOLT, ax, inf, ""); /* tir.isfinite */
+}
+
+static LLVMValueRef gen_bitwise(cg_t *c, const tj_tir_expr_t *e) {
+  const char *op = e->call.op;
+  if (strcmp(op, "tir.bitwise_not") == 0) {
+    LLVMValueRef x = gen_unary_arg(c, e);
+    return x ? LLVMBuildNot(c->b, x, "") : NULL;
+  }
+  if (e->call.n_args != 2) return cg_fail(c, TJ_ERR_VERIFY, "%s takes 2 arguments, got %d", op, e->call.n_args);
+  LLVMValueRef x = gen_expr(c, e->call.args[0]);
+  LLVMValueRef y = x ? gen_expr(c, e->call.args[1]) : NULL;
+  if (!y) return NULL;
+  if (strcmp(op, "tir.bitwise_and") == 0) return LLVMBuildAnd(c->b, x, y, "");
+  if (strcmp(op, "tir.bitwise_or") == 0) return LLVMBuildOr(c->b, x, y, "");
+  if (strcmp(op, "tir.bitwise_xor") == 0) return LLVMBuildXor(c->b, x, y, "");
+  if (strcmp(op, "tir.shift_left") == 0) return LLVMBuildShl(c->b, x, y, "");
+  return is_signed(e->dtype) ? LLVMBuildAShr(c->b, x, y, "") : LLVMBuildLShr(c->b, x, y, ""); /* shift_right */
+}
+
+static LLVMValueRef gen_call(cg_t *c, const tj_tir_expr_t *e) {
+  const char *op = e->call.op;
+  if (strcmp(op, "tir.if_then_else") == 0) return gen_if_then_else(c, e);
+  for (size_t i = 0; i < sizeof math_ops / sizeof math_ops[0]; i++)
+    if (strcmp(op, math_ops[i].tir) == 0) return gen_math(c, e, &math_ops[i]);
+  if (!strcmp(op, "tir.rsqrt") || !strcmp(op, "tir.sigmoid") || !strcmp(op, "tir.isnan") ||
+      !strcmp(op, "tir.isinf") || !strcmp(op, "tir.isfinite"))
+    return gen_float_special(c, e);
+  if (!strcmp(op, "tir.likely")) return gen_unary_arg(c, e);
+  if (!strcmp(op, "tir.reinterpret")) {
+    LLVMValueRef x = gen_unary_arg(c, e);
+    return x ? LLVMBuildBitCast(c->b, x, value_type(c, e->dtype), "") : NULL;
+  }
+  if (!strncmp(op, "tir.bitwise_", 12) || !strcmp(op, "tir.shift_left") || !strcmp(op, "tir.shift_right"))
+    return gen_bitwise(c, e);
+  return cg_fail(c, TJ_ERR_UNSUPPORTED, "intrinsic '%s' is not supported by the JIT", op);
+}
+
+static LLVMValueRef gen_broadcast(cg_t *c, LLVMValueRef s, int lanes) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(s), (unsigned)lanes);
+  LLVMValueRef v = LLVMBuildInsertElement(c->b, LLVMGetUndef(vt), s, LLVMConstInt(c->t_i32, 0, 0), "");
+  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(c->t_i32, (unsigned)lanes));
+  return LLVMBuildShuffleVector(c->b, v, LLVMGetUndef(vt), mask, "");
+}
+
+static LLVMValueRef gen_ramp(cg_t *c, const tj_tir_expr_t *e) {
+  LLVMValueRef base = gen_expr(c, e->ramp.base);
+  LLVMValueRef stride = base ? gen_expr(c, e->ramp.stride) : NULL;
+  if (!stride) return NULL;
+  int lanes = e->dtype.lanes;
+  if (lanes > 64) return cg_fail(c, TJ_ERR_UNSUPPORTED, "vectors wider than 64 lanes");
+  LLVMValueRef steps[64];
+  for (int i = 0; i < lanes; i++) steps[i] = LLVMConstInt(LLVMTypeOf(base), (unsigned long long)i, 0);
+  LLVMValueRef offs = LLVMBuildMul(c->b, gen_broadcast(c, stride, lanes), LLVMConstVector(steps, (unsigned)lanes), "");
+  return LLVMBuildAdd(c->b, gen_broadcast(c, base, lanes), offs, "");
+}
+
+static LLVMValueRef gen_expr(cg_t *c, const tj_tir_expr_t *e) {
+  if (c->err) return NULL;
+  switch (e->kind) {
+    case TJ_TIR_INT_IMM:
+      if (e->dtype.code == TJ_DT_FLOAT) return LLVMConstReal(value_type(c, e->dtype), (double)e->int_imm);
+      return const_int(c, e->dtype, e->dtype.code == TJ_DT_BOOL ? e->int_imm != 0 : e->int_imm);
+    case TJ_TIR_FLOAT_IMM: {
+      LLVMTypeRef t = value_type(c, e->dtype);
+      return t ? LLVMConstReal(t, e->float_imm) : NULL;
+    }
+    case TJ_TIR_STRING_IMM: return cg_fail(c, TJ_ERR_UNSUPPORTED, "string literal \"%s\" in a kernel", e->string_imm);
+    case TJ_TIR_VAR: return lookup(c, e);
+    case TJ_TIR_NOT: {
+      LLVMValueRef x = gen_expr(c, e->unary.operand);
+      return x ? LLVMBuildNot(c->b, x, "") : NULL;
+    }
+    case TJ_TIR_CAST: return gen_cast(c, e->unary.operand->dtype, e->dtype, gen_expr(c, e->unary.operand));
+    case TJ_TIR_SELECT: {
+      LLVMValueRef cond = gen_expr(c, e->select.cond);
+      LLVMValueRef t = cond ? gen_expr(c, e->select.true_value) : NULL;
+      LLVMValueRef f = t ? gen_expr(c, e->select.false_value) : NULL;
+      return f ? LLVMBuildSelect(c->b, cond, t, f, "") : NULL;
+    }
+    case TJ_TIR_BUFFER_LOAD: return gen_load(c, e);
+    case TJ_TIR_LET: {
+      LLVMValueRef v = gen_expr(c, e->let.value);
+      if (!v || !bind(c, e->let.var, v)) return NULL;
+      return gen_expr(c, e->let.body);
+    }
+    case TJ_TIR_CALL: return gen_call(c, e);
+    case TJ_TIR_RAMP: return gen_ramp(c, e);
+    case TJ_TIR_BROADCAST: {
+      LLVMValueRef s = gen_expr(c, e->broadcast.value);
+      return s ? gen_broadcast(c, s, e->dtype.lanes) : NULL;
+    }
+    default: return gen_binary(c, e);
+  }
+}
+
+/* ---------------- statements ---------------- */
+
+static bool gen_stmt(cg_t *c, const tj_tir_stmt_t *s);
+
+static void store_scalar(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, LLVMValueRef index, LLVMValueRef v) {
+  if (buf->dtype.code == TJ_DT_BOOL) v = LLVMBuildZExt(c->b, v, c->t_i8, "");
+  LLVMValueRef st = LLVMBuildStore(c->b, v, element_ptr(c, buf, base, index));
+  LLVMSetAlignment(st, (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
+}
+
+static bool gen_store(cg_t *c, const tj_tir_stmt_t *s) {
+  const tj_buffer_t *buf = s->store.buffer;
+  const tj_tir_expr_t *idx = s->store.indices[0];
+  LLVMValueRef base = buffer_base(c, buf);
+  LLVMValueRef v = base ? gen_expr(c, s->store.value) : NULL;
+  if (!v) return false;
+  if (!tj_dtype_eq(tj_dtype_element(s->store.value->dtype), tj_dtype_element(buf->dtype))) {
+    char b1[TJ_DTYPE_BUFSIZE], b2[TJ_DTYPE_BUFSIZE];
+    return cg_fail(c, TJ_ERR_VERIFY, "store of %s into %s buffer '%s'", tj_dtype_str(s->store.value->dtype, b1),
+                   tj_dtype_str(buf->dtype, b2), buf->name), false;
+  }
+  int lanes = s->store.value->dtype.lanes;
+  if (lanes <= 1) {
+    LLVMValueRef i = gen_expr(c, idx);
+    if (!i) return false;
+    store_scalar(c, buf, base, i, v);
+    return true;
+  }
+  if (is_contiguous_ramp(idx) && buf->dtype.code != TJ_DT_BOOL) {
+    LLVMValueRef i = gen_expr(c, idx->ramp.base);
+    if (!i) return false;
+    LLVMValueRef st = LLVMBuildStore(c->b, v, element_ptr(c, buf, base, i));
+    LLVMSetAlignment(st, (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
+    return true;
+  }
+  LLVMValueRef iv = gen_expr(c, idx);
+  if (!iv) return false;
+  for (int l = 0; l < lanes; l++) {
+    LLVMValueRef lane = LLVMConstInt(c->t_i32, (unsigned)l, 0);
+    store_scalar(c, buf, base, LLVMBuildExtractElement(c->b, iv, lane, ""), LLVMBuildExtractElement(c->b, v, lane, ""));
+  }
+  return true;
+}
+
+/* for (v = min; v < min + extent; ++v) body. Parallel/vectorized/unrolled kinds run
+ * serially for now (a schedule pass will lower them). */
+static bool gen_for(cg_t *c, const tj_tir_stmt_t *s) {
+  tj_dtype_t vt = s->loop.var->dtype;
+  LLVMValueRef min = gen_cast(c, s->loop.min->dtype, vt, gen_expr(c, s->loop.min));
+  LLVMValueRef ext = min ? gen_cast(c, s->loop.extent->dtype, vt, gen_expr(c, s->loop.extent)) : NULL;
+  if (!ext) return false;
+  bool sgn = is_signed(vt);
+  LLVMValueRef end = sgn ? LLVMBuildNSWAdd(c->b, min, ext, "") : LLVMBuildAdd(c->b, min, ext, "");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
+  LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "for.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "for.body");
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "for.end");
+  LLVMBuildBr(c->b, header);
+  LLVMPositionBuilderAtEnd(c->b, header);
+  LLVMValueRef iv = LLVMBuildPhi(c->b, LLVMTypeOf(min), s->loop.var->var.name);
+  LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, sgn ? LLVMIntSLT : LLVMIntULT, iv, end, ""), body, exit);
+  LLVMPositionBuilderAtEnd(c->b, body);
+  if (!bind(c, s->loop.var, iv) || !gen_stmt(c, s->loop.body)) return false;
+  LLVMValueRef one = LLVMConstInt(LLVMTypeOf(iv), 1, 0);
+  LLVMValueRef next = sgn ? LLVMBuildNSWAdd(c->b, iv, one, "") : LLVMBuildAdd(c->b, iv, one, "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(c->b);
+  LLVMBuildBr(c->b, header);
+  LLVMValueRef vals[2] = {min, next};
+  LLVMBasicBlockRef bbs[2] = {pre, latch};
+  LLVMAddIncoming(iv, vals, bbs, 2);
+  LLVMPositionBuilderAtEnd(c->b, exit);
+  return true;
+}
+
+static bool gen_if(cg_t *c, const tj_tir_stmt_t *s) {
+  LLVMValueRef cond = gen_expr(c, s->if_.cond);
+  if (!cond) return false;
+  LLVMBasicBlockRef then_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "if.then");
+  LLVMBasicBlockRef else_bb = s->if_.else_stmt ? LLVMAppendBasicBlockInContext(c->ctx, c->fn, "if.else") : NULL;
+  LLVMBasicBlockRef end_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "if.end");
+  LLVMBuildCondBr(c->b, cond, then_bb, else_bb ? else_bb : end_bb);
+  LLVMPositionBuilderAtEnd(c->b, then_bb);
+  if (!gen_stmt(c, s->if_.then_stmt)) return false;
+  LLVMBuildBr(c->b, end_bb);
+  if (else_bb) {
+    LLVMPositionBuilderAtEnd(c->b, else_bb);
+    if (!gen_stmt(c, s->if_.else_stmt)) return false;
+    LLVMBuildBr(c->b, end_bb);
+  }
+  LLVMPositionBuilderAtEnd(c->b, end_bb);
+  return true;
+}
+
+static LLVMValueRef helper_fn(cg_t *c, const char *name, LLVMTypeRef *out_ty) {
+  bool is_alloc = strcmp(name, TJ_JIT_HELPER_ALLOC) == 0;
+  LLVMTypeRef param = is_alloc ? c->t_i64 : c->t_ptr;
+  *out_ty = LLVMFunctionType(is_alloc ? c->t_ptr : c->t_void, &param, 1, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(c->mod, name);
+  return fn ? fn : LLVMAddFunction(c->mod, name, *out_ty);
+}
+
+/* Small static buffers: an alloca in the entry block. Others: the heap helper, freed
+ * when the body ends; when the allocation fails the body is skipped (the helper
+ * records the failure for tj_jit_take_kernel_alloc_failures). */
+static bool gen_allocate(cg_t *c, const tj_tir_stmt_t *s) {
+  const tj_buffer_t *buf = s->allocate.buffer;
+  LLVMTypeRef et = storage_type(c, buf->dtype);
+  if (!et) return false;
+  if (tj_tir_alloc_on_stack(buf)) {
+    int64_t n = 0;
+    tj_buffer_static_size(buf, &n);
+    LLVMValueRef a = LLVMBuildAlloca(c->alloca_b, LLVMArrayType2(et, (uint64_t)(n > 0 ? n : 1)), buf->name);
+    LLVMSetAlignment(a, 64);
+    return bind(c, buf->data, a) && gen_stmt(c, s->allocate.body);
+  }
+  LLVMValueRef n = gen_cast(c, buf->shape[0]->dtype, TJ_I64, gen_expr(c, buf->shape[0]));
+  if (!n) return false;
+  LLVMValueRef bytes = LLVMBuildMul(c->b, n, LLVMConstInt(c->t_i64, tj_dtype_bytes(buf->dtype), 0), "");
+  LLVMTypeRef alloc_ty, free_ty;
+  LLVMValueRef alloc_fn = helper_fn(c, TJ_JIT_HELPER_ALLOC, &alloc_ty);
+  LLVMValueRef free_fn = helper_fn(c, TJ_JIT_HELPER_FREE, &free_ty);
+  LLVMValueRef p = LLVMBuildCall2(c->b, alloc_ty, alloc_fn, &bytes, 1, buf->name);
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "alloc.ok");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "alloc.end");
+  LLVMBuildCondBr(c->b, LLVMBuildIsNull(c->b, p, ""), done, run);
+  LLVMPositionBuilderAtEnd(c->b, run);
+  if (!bind(c, buf->data, p) || !gen_stmt(c, s->allocate.body)) return false;
+  LLVMBuildCall2(c->b, free_ty, free_fn, &p, 1, "");
+  LLVMBuildBr(c->b, done);
+  LLVMPositionBuilderAtEnd(c->b, done);
+  return true;
+}
+
+static bool gen_stmt(cg_t *c, const tj_tir_stmt_t *s) {
+  if (c->err) return false;
+  switch (s->kind) {
+    case TJ_TIR_FOR: return gen_for(c, s);
+    case TJ_TIR_BUFFER_STORE: return gen_store(c, s);
+    case TJ_TIR_LET_STMT: {
+      LLVMValueRef v = gen_expr(c, s->let.value);
+      return v && bind(c, s->let.var, v) && gen_stmt(c, s->let.body);
+    }
+    case TJ_TIR_IF: return gen_if(c, s);
+    case TJ_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++)
+        if (!gen_stmt(c, s->seq.stmts[i])) return false;
+      return true;
+    case TJ_TIR_EVALUATE: return gen_expr(c, s->evaluate.value) != NULL;
+    case TJ_TIR_ALLOCATE: return gen_allocate(c, s);
+    case TJ_TIR_BLOCK_REALIZE:
+      return cg_fail(c, TJ_ERR_INTERNAL, "block '%s' reached codegen: lower the function first (tj_tir_lower)",
+                     s->realize.block->name), false;
+    default: return cg_fail(c, TJ_ERR_INTERNAL, "unknown statement kind %d", (int)s->kind), false;
+  }
+}
+
+/* ---------------- the function ---------------- */
+
+static void add_enum_attr(cg_t *c, LLVMValueRef fn, unsigned index, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(c->ctx, kind, 0));
+}
+
+/* Binds params: buffers to pointer args (in param order), scalars to trailing i64s. */
+static bool bind_params(cg_t *c, const tj_prim_func_t *f, int n_buffers) {
+  int next_buf = 0, next_scalar = n_buffers;
+  for (int i = 0; i < f->n_params; i++) {
+    const tj_buffer_t *buf = f->buffer_map ? f->buffer_map[i] : NULL;
+    const tj_tir_expr_t *p = f->params[i];
+    if (buf) {
+      LLVMValueRef arg = LLVMGetParam(c->fn, (unsigned)next_buf++);
+      if (!bind(c, p, arg) || !bind(c, buf->data, arg)) return false;
+      continue;
+    }
+    tj_dtype_t d = p->dtype;
+    if (d.lanes != 1 || (d.code != TJ_DT_INT && d.code != TJ_DT_UINT && d.code != TJ_DT_BOOL))
+      return cg_fail(c, TJ_ERR_UNSUPPORTED, "scalar parameter '%s': only integer scalars are passed (as int64)",
+                     p->var.name), false;
+    LLVMValueRef arg = LLVMGetParam(c->fn, (unsigned)next_scalar++);
+    if (!bind(c, p, gen_cast(c, TJ_I64, d, arg))) return false;
+  }
+  return true;
+}
+
+tj_status_t *tj_codegen_kernel(LLVMModuleRef mod, const tj_prim_func_t *f, const char *symbol, int *out_n_buffers,
+                               int *out_n_scalars) {
+  cg_t c = {.mod = mod, .ctx = LLVMGetModuleContext(mod), .name = symbol};
+  c.t_i1 = LLVMInt1TypeInContext(c.ctx);
+  c.t_i8 = LLVMInt8TypeInContext(c.ctx);
+  c.t_i32 = LLVMInt32TypeInContext(c.ctx);
+  c.t_i64 = LLVMInt64TypeInContext(c.ctx);
+  c.t_ptr = LLVMPointerTypeInContext(c.ctx, 0);
+  c.t_void = LLVMVoidTypeInContext(c.ctx);
+  int n_buffers = 0, n_scalars = 0;
+  for (int i = 0; i < f->n_params; i++) (f->buffer_map && f->buffer_map[i]) ? n_buffers++ : n_scalars++;
+  LLVMTypeRef *params = tj_malloc(sizeof(LLVMTypeRef) * (size_t)(f->n_params > 0 ? f->n_params : 1));
+  if (!params) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "codegen '%s': out of memory", symbol);
+  for (int i = 0; i < f->n_params; i++) params[i] = i < n_buffers ? c.t_ptr : c.t_i64;
+  c.fn = LLVMAddFunction(mod, symbol, LLVMFunctionType(c.t_void, params, (unsigned)f->n_params, 0));
+  tj_free(params);
+  add_enum_attr(&c, c.fn, LLVMAttributeFunctionIndex, "nounwind");
+  /* call_tir is destination-passing: outputs are fresh, so no pointer aliases a
+   * written one (two read-only params may share storage, which noalias allows). */
+  for (int i = 0; i < n_buffers; i++) add_enum_attr(&c, c.fn, (unsigned)i + 1, "noalias");
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c.ctx, c.fn, "entry");
+  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c.ctx, c.fn, "start");
+  c.b = LLVMCreateBuilderInContext(c.ctx);
+  c.alloca_b = LLVMCreateBuilderInContext(c.ctx);
+  LLVMPositionBuilderAtEnd(c.b, entry);
+  LLVMValueRef br = LLVMBuildBr(c.b, start);
+  LLVMPositionBuilderBefore(c.alloca_b, br);
+  LLVMPositionBuilderAtEnd(c.b, start);
+  if (bind_params(&c, f, n_buffers) && gen_stmt(&c, f->body)) LLVMBuildRetVoid(c.b);
+  LLVMDisposeBuilder(c.b);
+  LLVMDisposeBuilder(c.alloca_b);
+  tj_free(c.vars);
+  if (c.err) return c.err;
+  *out_n_buffers = n_buffers;
+  *out_n_scalars = n_scalars;
+  return NULL;
+}

@@ -1,0 +1,59 @@
+/* jit/-internal declarations that need LLVM-C types (kept out of jit.h so users of
+ * the JIT do not see LLVM headers). */
+#ifndef TJ_JIT_INTERNAL_H
+#define TJ_JIT_INTERNAL_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "jit/jit.h"
+
+/* target.c: initialises the native target once per process (thread-safe). */
+tj_status_t *tj_jit_target_init(void);
+/* A new target machine for the host CPU name and full feature string; the caller
+ * disposes it. One per compiling thread: a target machine is not thread-safe. */
+tj_status_t *tj_jit_target_machine(int opt_level, LLVMTargetMachineRef *out_tm);
+
+/* codegen.c: builds `symbol` for a lowered kernel into `mod` (which has the host
+ * data layout and triple). Does not verify. */
+tj_status_t *tj_codegen_kernel(LLVMModuleRef mod, const tj_prim_func_t *lowered, const char *symbol,
+                               int *out_n_buffers, int *out_n_scalars);
+
+/* emit.c: tj_jit_emit_object with a caller-provided target machine (NULL = make one)
+ * and per-phase times added into `acc` (may be NULL). */
+tj_status_t *tj_jit_emit_object_with(const tj_prim_func_t *lowered, const char *symbol, int opt_level,
+                                     LLVMTargetMachineRef tm, tj_jit_object_t *out_obj, tj_jit_stats_t *acc);
+/* Monotonic clock in milliseconds. */
+double tj_jit_now_ms(void);
+
+/* engine.c / compile.c: the JIT object. */
+#include <pthread.h>
+#include <llvm-c/LLJIT.h>
+
+typedef struct tj_jit_entry {
+  uint64_t text_hash;
+  char *text;   /* canonical text of the lowered kernel: the table key */
+  char *symbol;
+  void (*fn)(void);
+  int n_buffers, n_scalars;
+} tj_jit_entry_t;
+
+struct tj_jit {
+  LLVMOrcLLJITRef lljit;
+  pthread_mutex_t lock;        /* guards everything below and adds to the JIT */
+  char session_error[1024];    /* last error the execution session reported */
+  tj_jit_entry_t *entries;
+  int n_entries, cap_entries;
+  tj_jit_stats_t stats;
+};
+
+/* engine.c: adds an object and looks its kernel up; caller holds jit->lock. */
+tj_status_t *tj_jit_add_object_locked(tj_jit_t *jit, const tj_jit_object_t *obj, void (**out_fn)(void));
+
+/* The runtime helpers kernels call, registered in the JIT as absolute symbols. */
+#define TJ_JIT_HELPER_ALLOC "tvmjit_kernel_alloc"
+#define TJ_JIT_HELPER_FREE "tvmjit_kernel_free"
+void *tj_jit_helper_alloc(int64_t nbytes);
+void tj_jit_helper_free(void *p);
+
+#endif

@@ -1,0 +1,107 @@
+/* Everything jit/ offers: lowered TIR -> LLVM IR (LLVM-C only), optimisation for the
+ * host CPU, object emission, the ORC LLJIT engine, and the compile driver that turns a
+ * Relax `main` made of call_tir bindings into an executable.
+ *
+ * Compile path, in steps a disk cache can slot between:
+ *   PrimFunc --tj_tir_lower--> lowered TIR --tj_jit_emit_object--> object bytes
+ *            (+ canonical text, the cache key)  --tj_jit_add_object--> code address
+ *
+ * Kernel ABI (every kernel): void sym(void *buf0, ..., void *bufN-1, int64_t s0, ...)
+ * one pointer per buffer parameter in parameter order, then one int64 per scalar
+ * parameter in parameter order. Pointers are `noalias`: outputs never alias inputs
+ * (call_tir is destination-passing). Buffers are dense row-major; the kernel needs no
+ * alignment beyond the element size. Kernels are reentrant and thread-safe. */
+#ifndef TJ_JIT_JIT_H
+#define TJ_JIT_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/module.h"
+#include "runtime/executable.h"
+#include "support/status.h"
+
+typedef struct tj_jit tj_jit_t;
+
+/* Counters; times are wall-clock milliseconds. */
+typedef struct tj_jit_stats {
+  int kernels_requested; /* PrimFunc compilations asked for (one per distinct callee per module) */
+  int kernels_compiled;  /* of which actually compiled (not found in the in-memory table) */
+  double lower_ms;       /* TIR lowering */
+  double codegen_ms;     /* LLVM IR build + verify */
+  double optimize_ms;    /* LLVMRunPasses */
+  double emit_ms;        /* object emission */
+  double link_ms;        /* add object + lookup */
+  double total_ms;       /* the whole tj_jit_compile_module call(s) */
+} tj_jit_stats_t;
+
+typedef struct tj_jit_options {
+  int opt_level;          /* 0..3 (LLVM default<Ox> and codegen level); default 3 */
+  tj_jit_stats_t *stats;  /* optional: receives this call's counters on success */
+} tj_jit_options_t;
+
+/* Initialises LLVM's native target once per process and creates one LLJIT. */
+tj_status_t *tj_jit_create(tj_jit_t **out_jit);
+/* Frees the JIT and all its code: executables made by it must be freed first. */
+void tj_jit_free(tj_jit_t *jit);
+/* Cumulative counters of this JIT. */
+void tj_jit_get_stats(const tj_jit_t *jit, tj_jit_stats_t *out_stats);
+
+/* Compiles every PrimFunc that `function` (normally "main") calls and builds the
+ * executable: main's params are INPUT values, call_tir results INTERMEDIATE, returned
+ * values OUTPUT, one call per call_tir binding, then the memory plan. Structurally
+ * identical PrimFuncs compile once per JIT (table keyed by tj_struct_hash_prim_func and
+ * the lowered kernel's canonical text). The executable uses code owned by `jit`.
+ * Thread-safe: several threads may compile with one JIT. */
+tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const char *function,
+                                   const tj_jit_options_t *opts, tj_executable_t **out_exe);
+
+/* ---- one kernel ---- */
+typedef struct tj_jit_kernel {
+  const char *symbol;  /* owned by the JIT */
+  void (*fn)(void);
+  int n_buffers, n_scalars;
+} tj_jit_kernel_t;
+
+/* Lowers, compiles and links one PrimFunc (or finds it in the table); `name` is the
+ * PrimFunc's name, used for the symbol and messages. */
+tj_status_t *tj_jit_compile_prim_func(tj_jit_t *jit, const tj_prim_func_t *f, const char *name,
+                                      const tj_jit_options_t *opts, tj_jit_kernel_t *out_kernel);
+
+/* An object file for one lowered kernel, and the text that identifies it. */
+typedef struct tj_jit_object {
+  char *symbol;         /* the kernel's symbol in the object */
+  char *canonical_text; /* lowered kernel, vars numbered: equal text = same kernel */
+  void *bytes;          /* the ELF object */
+  size_t size;
+  int n_buffers, n_scalars;
+} tj_jit_object_t;
+void tj_jit_object_free(tj_jit_object_t *obj); /* frees the fields, not obj itself */
+
+/* The canonical text of a lowered PrimFunc (caller frees with tj_free); NULL on OOM.
+ * Variable and buffer names are replaced by their definition order; literals exact. */
+char *tj_jit_kernel_text(const tj_prim_func_t *lowered);
+
+/* Host target description, fixed per process: triple, CPU name and feature string
+ * (part of any cache key). */
+const char *tj_jit_host_triple(void);
+const char *tj_jit_host_cpu(void);
+const char *tj_jit_host_features(void);
+
+/* Builds the LLVM module for a lowered kernel, verifies, optimises and emits an object
+ * (one target machine per call, so threads may call this concurrently). */
+tj_status_t *tj_jit_emit_object(const tj_prim_func_t *lowered, const char *symbol, int opt_level,
+                                tj_jit_object_t *out_obj);
+/* The unoptimised (or optimised, opt_level > 0) LLVM IR text, for debugging and tests.
+ * Caller frees with tj_free. */
+tj_status_t *tj_jit_llvm_ir(const tj_prim_func_t *lowered, const char *symbol, int opt_level, char **out_ir);
+/* Adds an object to the JIT and looks its kernel up. Copies the bytes. */
+tj_status_t *tj_jit_add_object(tj_jit_t *jit, const tj_jit_object_t *obj, void (**out_fn)(void));
+
+/* Heap allocations inside kernels (ALLOCATE over 64 KiB or symbolic) that failed on
+ * this thread since the last call; the kernel skips its body when one fails. Reset
+ * by reading. */
+int tj_jit_take_kernel_alloc_failures(void);
+
+#endif

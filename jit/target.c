@@ -1,0 +1,61 @@
+/* The host target: LLVM native target initialisation (once per process), the host
+ * triple, CPU name and full feature string, and target machines built from them.
+ * Never a CPU name alone: that could enable features the host lacks (SIGILL), and
+ * without the feature string half falls back to slow libcalls (llvm-notes §2). */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <llvm-c/Target.h>
+
+#include "jit/internal.h"
+
+static pthread_once_t target_once = PTHREAD_ONCE_INIT;
+static bool target_ok;
+static char target_error[256];
+/* Process-lifetime strings from LLVM (never freed: part of the process's identity). */
+static char *host_triple, *host_cpu, *host_features;
+static LLVMTargetRef host_target;
+
+static void target_init_once(void) {
+  if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+    snprintf(target_error, sizeof target_error, "LLVM has no native target for this host");
+    return;
+  }
+  host_triple = LLVMGetDefaultTargetTriple();
+  host_cpu = LLVMGetHostCPUName();
+  host_features = LLVMGetHostCPUFeatures();
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(host_triple, &host_target, &err)) {
+    snprintf(target_error, sizeof target_error, "no LLVM target for triple '%s': %s", host_triple, err ? err : "?");
+    LLVMDisposeMessage(err);
+    return;
+  }
+  target_ok = true;
+}
+
+tj_status_t *tj_jit_target_init(void) {
+  pthread_once(&target_once, target_init_once);
+  return target_ok ? NULL : tj_status_new(TJ_ERR_COMPILE, "JIT target: %s", target_error);
+}
+
+const char *tj_jit_host_triple(void) { return tj_jit_target_init() ? "" : host_triple; }
+const char *tj_jit_host_cpu(void) { return tj_jit_target_init() ? "" : host_cpu; }
+const char *tj_jit_host_features(void) { return tj_jit_target_init() ? "" : host_features; }
+
+static LLVMCodeGenOptLevel codegen_level(int opt_level) {
+  if (opt_level <= 0) return LLVMCodeGenLevelNone;
+  if (opt_level == 1) return LLVMCodeGenLevelLess;
+  if (opt_level == 2) return LLVMCodeGenLevelDefault;
+  return LLVMCodeGenLevelAggressive;
+}
+
+tj_status_t *tj_jit_target_machine(int opt_level, LLVMTargetMachineRef *out_tm) {
+  TJ_RETURN_IF_ERROR(tj_jit_target_init());
+  /* Small code model + PIC: calls to helpers go through JITLink's PLT stubs. */
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(host_target, host_triple, host_cpu, host_features,
+                                                    codegen_level(opt_level), LLVMRelocPIC, LLVMCodeModelSmall);
+  if (!tm) return tj_status_new(TJ_ERR_COMPILE, "cannot create an LLVM target machine for %s (%s)", host_triple, host_cpu);
+  *out_tm = tm;
+  return NULL;
+}
