@@ -1,3 +1,234 @@
-/* STUB: replaced by the verifier. */
+/* The verifier's entry point: module-level checks (names, global symbols), the
+ * problem report, and small shared helpers. Relax structure is in verify_relax.c,
+ * call checks in verify_calls.c, PrimFuncs in verify_tir.c. */
 #include "ir/verify.h"
-tj_status_t *tj_verify_module(const tj_module_t *m) { return NULL; }
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/sinfo.h"
+#include "ir/verify_internal.h"
+#include "support/alloc.h"
+
+/* More lines than this are summarised: a broken pass can produce thousands. */
+#define MAX_PROBLEMS 200
+
+/* ---------- pointer map ---------- */
+
+void tj_verify_ptrset_init(tj_verify_ptrset_t *s) { memset(s, 0, sizeof *s); }
+
+void tj_verify_ptrset_free(tj_verify_ptrset_t *s) {
+  tj_free(s->keys);
+  tj_free(s->values);
+  memset(s, 0, sizeof *s);
+}
+
+static int slot_of(const tj_verify_ptrset_t *s, const void *key) {
+  uintptr_t h = (uintptr_t)key;
+  h ^= h >> 17;
+  h *= 0x9E3779B97F4A7C15ull;
+  int i = (int)(h >> 7) & (s->cap - 1);
+  while (s->keys[i] && s->keys[i] != key) i = (i + 1) & (s->cap - 1);
+  return i;
+}
+
+static bool grow(tj_verify_ptrset_t *s) {
+  int cap = s->cap ? s->cap * 2 : 64;
+  tj_verify_ptrset_t bigger = {.cap = cap};
+  bigger.keys = tj_calloc((size_t)cap, sizeof *bigger.keys);
+  bigger.values = tj_calloc((size_t)cap, sizeof *bigger.values);
+  if (!bigger.keys || !bigger.values) {
+    tj_free(bigger.keys);
+    tj_free(bigger.values);
+    s->failed = true;
+    return false;
+  }
+  for (int i = 0; i < s->cap; i++)
+    if (s->keys[i]) {
+      int j = slot_of(&bigger, s->keys[i]);
+      bigger.keys[j] = s->keys[i];
+      bigger.values[j] = s->values[i];
+      bigger.n++;
+    }
+  tj_free(s->keys);
+  tj_free(s->values);
+  bigger.failed = s->failed;
+  *s = bigger;
+  return true;
+}
+
+void tj_verify_ptrset_put(tj_verify_ptrset_t *s, const void *key, int value) {
+  if (!key) return;
+  if ((s->n + 1) * 2 > s->cap && !grow(s)) return;
+  int i = slot_of(s, key);
+  if (!s->keys[i]) {
+    s->keys[i] = key;
+    s->n++;
+  }
+  s->values[i] = value;
+}
+
+int tj_verify_ptrset_get(const tj_verify_ptrset_t *s, const void *key, int dflt) {
+  if (!key || !s->cap) return dflt;
+  int i = slot_of(s, key);
+  return s->keys[i] ? s->values[i] : dflt;
+}
+
+const tj_func_entry_t *tj_verify_find_func(const tj_module_t *m, const char *name) {
+  for (int i = 0; name && m->funcs && i < m->n_funcs; i++)
+    if (m->funcs[i].name && strcmp(m->funcs[i].name, name) == 0) return &m->funcs[i];
+  return NULL;
+}
+
+/* ---------- report ---------- */
+
+static bool already_reported(const tj_verify_report_t *r, const char *line, size_t len) {
+  const char *text = r->lines.data;
+  if (!text) return false;
+  for (const char *p = text; (p = strstr(p, line)) != NULL; p++)
+    if ((p == text || p[-1] == '\n') && (p[len] == '\n' || p[len] == '\0')) return true;
+  return false;
+}
+
+void tj_verify_problem(tj_verify_report_t *r, const char *fmt, ...) {
+  char *line;
+  va_list ap;
+  va_start(ap, fmt);
+  char small[512];
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n < sizeof small) {
+    line = small;
+  } else {
+    va_start(ap, fmt);
+    line = tj_arena_alloc(r->scratch, (size_t)n + 1);
+    if (line) vsnprintf(line, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    if (!line) {
+      r->out_of_memory = true;
+      return;
+    }
+  }
+  if (already_reported(r, line, (size_t)n)) return;
+  r->n_problems++;
+  if (r->n_problems > MAX_PROBLEMS) return;
+  if (r->lines.len) tj_strbuf_append(&r->lines, "\n");
+  tj_strbuf_append(&r->lines, line);
+}
+
+const char *tj_verify_fmt_sinfo(tj_verify_report_t *r, const tj_sinfo_t *s) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  tj_sinfo_format_short(&sb, s);
+  const char *out = sb.data ? tj_arena_strdup(r->scratch, sb.data) : NULL;
+  tj_strbuf_free(&sb);
+  return out ? out : "?";
+}
+
+const char *tj_verify_fmt_buffer(tj_verify_report_t *r, const tj_buffer_t *b) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  tj_sinfo_format_buffer(&sb, b);
+  const char *out = sb.data ? tj_arena_strdup(r->scratch, sb.data) : NULL;
+  tj_strbuf_free(&sb);
+  return out ? out : "?";
+}
+
+const char *tj_verify_fmt_dtype(tj_verify_report_t *r, tj_dtype_t dt) {
+  char buf[TJ_DTYPE_BUFSIZE];
+  const char *out = tj_arena_strdup(r->scratch, tj_dtype_is_void(dt) ? "?" : tj_dtype_str(dt, buf));
+  return out ? out : "?";
+}
+
+const tj_sinfo_t *tj_verify_sinfo_of(tj_verify_report_t *r, const tj_rx_expr_t *e, tj_status_t **out_error) {
+  if (out_error) *out_error = NULL;
+  if (!e) return NULL;
+  if (e->sinfo) return e->sinfo;
+  const tj_sinfo_t *s = NULL;
+  tj_status_t *st = tj_rx_infer_sinfo(&r->infer, e, &s);
+  if (st) {
+    if (out_error) *out_error = st;
+    else tj_status_free(st);
+    return NULL;
+  }
+  return s;
+}
+
+/* Function signatures for inference: Relax functions by their params and return,
+ * PrimFuncs as opaque (they take tensors and scalars directly, as in TVM). */
+static const tj_sinfo_t *module_sinfo(void *ctx, const char *name) {
+  tj_verify_report_t *r = ctx;
+  const tj_func_entry_t *f = tj_verify_find_func(r->module, name);
+  if (!f) return NULL;
+  if (f->is_prim || !f->relax) return tj_sinfo_func(r->scratch, -1, NULL, tj_sinfo_object(r->scratch), false);
+  return tj_rx_func_sinfo(r->scratch, f->relax);
+}
+
+/* ---------- module-level checks ---------- */
+
+static void check_names(tj_verify_report_t *r) {
+  const tj_module_t *m = r->module;
+  for (int i = 0; i < m->n_funcs; i++) {
+    const tj_func_entry_t *f = &m->funcs[i];
+    if (!f->name || !*f->name) {
+      tj_verify_problem(r, "module: function %d has no name", i);
+      continue;
+    }
+    for (int j = 0; j < i; j++)
+      if (m->funcs[j].name && strcmp(m->funcs[j].name, f->name) == 0) {
+        tj_verify_problem(r, "module: function name '%s' is defined more than once", f->name);
+        break;
+      }
+    if ((f->is_prim && !f->prim) || (!f->is_prim && !f->relax)) {
+      tj_verify_problem(r, "%s: the function has no body", f->name);
+      continue;
+    }
+    const tj_attr_value_t *gs = tj_attrs_get(f->is_prim ? f->prim->attrs : f->relax->attrs, "global_symbol");
+    if (gs && gs->kind != TJ_ATTR_STR)
+      tj_verify_problem(r, "%s: global_symbol is not a string", f->name);
+    else if (gs && strcmp(gs->s, f->name) != 0)
+      tj_verify_problem(r, "%s: global_symbol '%s' differs from the function name", f->name, gs->s);
+  }
+}
+
+static bool is_primitive(const tj_rx_func_t *f) {
+  const tj_attr_value_t *v = tj_attrs_get(f->attrs, "Primitive");
+  return v && (v->kind != TJ_ATTR_INT || v->i != 0);
+}
+
+tj_status_t *tj_verify_module(const tj_module_t *m) {
+  if (!m) return tj_status_new(TJ_ERR_VERIFY, "module: no module to verify");
+  tj_verify_report_t r = {.module = m, .scratch = tj_arena_create()};
+  if (!r.scratch) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory while verifying the module");
+  r.infer = (tj_infer_ctx_t){.arena = r.scratch, .global_sinfo = module_sinfo, .global_ctx = &r};
+  tj_strbuf_init(&r.lines);
+  tj_verify_ptrset_t all_params;
+  tj_verify_ptrset_init(&all_params);
+
+  check_names(&r);
+  for (int i = 0; i < m->n_funcs; i++) {
+    const tj_func_entry_t *f = &m->funcs[i];
+    const char *name = f->name ? f->name : "?";
+    if (f->is_prim && f->prim) tj_verify_prim_func(&r, name, f->prim);
+    if (!f->is_prim && f->relax) {
+      tj_verify_relax_func(&r, name, f->relax, &all_params);
+      if (is_primitive(f->relax)) tj_verify_primitive_func(&r, name, f->relax);
+    }
+  }
+
+  tj_status_t *st = NULL;
+  if (r.out_of_memory || r.lines.failed || all_params.failed || tj_arena_failed(r.scratch)) {
+    st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory while verifying the module");
+  } else if (r.n_problems) {
+    if (r.n_problems > MAX_PROBLEMS)
+      tj_strbuf_printf(&r.lines, "\n... and %d more problems", r.n_problems - MAX_PROBLEMS);
+    st = tj_status_new(TJ_ERR_VERIFY, "%s", r.lines.data ? r.lines.data : "ill-formed module");
+  }
+  tj_verify_ptrset_free(&all_params);
+  tj_strbuf_free(&r.lines);
+  tj_arena_free(r.scratch);
+  return st;
+}
