@@ -1,0 +1,165 @@
+/* R.nn.layer_norm → topi.nn.layer_norm (`layer_norm`), docs/tvm-semantics.md §2.3.
+ *
+ * We implement the one-pass form of TVM at the conformance commit (and of the seed
+ * module): a tuple reduction `<data>_red_temp` computing Σx and Σx² into the root
+ * buffers `<data>_red_temp_v0/_v1` (float32 when data is float16), then
+ * `T_layer_norm` with mean = Σx / n and var = Σx² / n − mean². As in TVM at that
+ * commit a division by a literal n is written as a multiplication by 1/n
+ * (`x * T.float32(0.05)`), while a non-literal n (float16 products such as
+ * `T.float16(4) * T.float16(5)`, or symbolic extents) stays a division.
+ *
+ * Known limitation, kept on purpose for conformance: E[x²] − E[x]² cancels
+ * catastrophically when |mean| ≫ std (TVM issue #19592, fixed upstream by the
+ * two-pass form of PR #19643: Σx, mean, Σ(x − mean)², then var = that / n). The
+ * two-pass form would be a drop-in alternative here (same inputs, same output
+ * block) if accuracy on such inputs matters more than matching TVM 0.18's IR.
+ * center/scale are not consulted (gamma and beta are always applied), as in TVM. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transforms/legalize/legalize.h"
+
+/* mean-style division: by a literal it is a multiplication by the reciprocal. */
+static const tj_tir_expr_t *div_extent(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *n) {
+  if (!x || !n) return NULL;
+  n = tj_lg_cast(a, x->dtype, n);
+  if (n && n->kind == TJ_TIR_FLOAT_IMM && n->float_imm != 0)
+    return tj_tir_binary(a, TJ_TIR_MUL, x, tj_tir_float(a, x->dtype, 1.0 / n->float_imm));
+  return tj_lg_bin(a, TJ_TIR_DIV, x, n);
+}
+
+static int cmp_int(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }
+
+typedef struct ln_plan {
+  int ndim, n_axes;
+  int axes[TJ_LG_MAX_ITERS]; /* sorted, non-negative */
+  bool reduced[TJ_LG_MAX_ITERS];
+  double epsilon;
+  tj_dtype_t dtype, acc_dtype;
+} ln_plan_t;
+
+static bool plan(const tj_rx_expr_t *call, const tj_sinfo_t *xs, ln_plan_t *p) {
+  memset(p, 0, sizeof *p);
+  p->ndim = xs->tensor.ndim;
+  p->dtype = xs->tensor.dtype;
+  if (p->ndim < 1 || p->ndim > TJ_LG_MAX_ITERS) return false;
+  if (!tj_dtype_eq(p->dtype, TJ_F32) && !tj_dtype_eq(p->dtype, TJ_F16)) return false;
+  p->acc_dtype = TJ_F32;
+  if (tj_dtype_eq(p->dtype, TJ_F32)) p->acc_dtype = p->dtype;
+  int64_t axes[TJ_LG_MAX_ITERS];
+  int n = tj_lg_attr_ints(call->call.attrs, "axes", axes, TJ_LG_MAX_ITERS);
+  if (n <= 0) return false;
+  for (int i = 0; i < n; i++) {
+    if (!tj_lg_axis(axes[i], p->ndim, &p->axes[i]) || p->reduced[p->axes[i]]) return false;
+    p->reduced[p->axes[i]] = true;
+  }
+  p->n_axes = n;
+  qsort(p->axes, (size_t)n, sizeof p->axes[0], cmp_int);
+  const tj_attr_value_t *eps = tj_attrs_get(call->call.attrs, "epsilon");
+  p->epsilon = eps && eps->kind == TJ_ATTR_FLOAT ? eps->f : 1e-5;
+  return true;
+}
+
+/* The `<data>_red_temp` tuple reduction; returns the two accumulators. */
+static void emit_red_temp(tj_lg_te_t *te, const tj_buffer_t *x, const ln_plan_t *p, const tj_buffer_t **out_v0,
+                          const tj_buffer_t **out_v1) {
+  tj_arena_t *a = te->arena;
+  const tj_tir_expr_t *ext[TJ_LG_MAX_ITERS + 1], *tshape[TJ_LG_MAX_ITERS];
+  tj_iter_kind_t kinds[TJ_LG_MAX_ITERS + 1];
+  const char *names[TJ_LG_MAX_ITERS + 1];
+  int ns = 0;
+  for (int d = 0; d < p->ndim; d++)
+    if (!p->reduced[d]) tshape[ns++] = x->shape[d];
+  bool padded = ns == 0; /* atleast1d: a reduction over every axis keeps shape (1,) */
+  if (padded) tshape[ns++] = tj_tir_i64(a, 1);
+  int n = 0;
+  for (int i = 0; i < ns; i++) {
+    ext[n] = tshape[i];
+    kinds[n] = TJ_ITER_SPATIAL;
+    names[n++] = tj_arena_printf(a, "ax%d", i);
+  }
+  for (int i = 0; i < p->n_axes; i++) {
+    ext[n] = x->shape[p->axes[i]];
+    kinds[n] = TJ_ITER_REDUCE;
+    names[n++] = tj_arena_printf(a, "k%d", p->axes[i]);
+  }
+  const char *base = tj_arena_printf(a, "%s_red_temp", x->name);
+  const tj_buffer_t *v0 = tj_lg_alloc(te, tj_arena_printf(a, "%s_v0", base), p->acc_dtype, ns, tshape);
+  const tj_buffer_t *v1 = tj_lg_alloc(te, tj_arena_printf(a, "%s_v1", base), p->acc_dtype, ns, tshape);
+  *out_v0 = v0;
+  *out_v1 = v1;
+  tj_lg_stage_t st;
+  tj_lg_stage_begin(te, &st, base, n, ext, kinds, names);
+  if (te->failed) return;
+  const tj_tir_expr_t *eval[TJ_LG_MAX_ITERS];
+  int si = 0, ri = ns;
+  for (int d = 0; d < p->ndim; d++) eval[d] = p->reduced[d] ? st.iv[ri++] : st.iv[si++];
+  const tj_tir_expr_t *const *ridx = st.iv; /* the spatial iterators index the accumulators */
+  const tj_tir_expr_t *x0 = tj_lg_cast(a, p->acc_dtype, tj_lg_load(a, x, p->ndim, eval));
+  const tj_tir_expr_t *x1 = tj_lg_cast(a, p->acc_dtype, tj_lg_load(a, x, p->ndim, eval));
+  const tj_tir_expr_t *x2 = tj_lg_cast(a, p->acc_dtype, tj_lg_load(a, x, p->ndim, eval));
+  const tj_tir_expr_t *l0 = tj_tir_var(a, tj_arena_printf(a, "v_%s", v0 ? v0->name : "v0"), p->acc_dtype);
+  const tj_tir_expr_t *l1 = tj_tir_var(a, tj_arena_printf(a, "v_%s", v1 ? v1->name : "v1"), p->acc_dtype);
+  const tj_tir_stmt_t *inits[2] = {tj_lg_store(a, v0, ns, ridx, tj_lg_zero(a, p->acc_dtype)),
+                                   tj_lg_store(a, v1, ns, ridx, tj_lg_zero(a, p->acc_dtype))};
+  const tj_tir_stmt_t *stores[2] = {tj_lg_store(a, v0, ns, ridx, l0), tj_lg_store(a, v1, ns, ridx, l1)};
+  if (!inits[0] || !inits[1] || !stores[0] || !stores[1]) {
+    te->failed = true;
+    return;
+  }
+  const tj_tir_expr_t *sum0 = tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, v0, ns, ridx), x0);
+  const tj_tir_expr_t *sq = x1 && x2 ? tj_tir_binary(a, TJ_TIR_MUL, x1, x2) : NULL;
+  const tj_tir_expr_t *sum1 = sq ? tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, v1, ns, ridx), sq) : NULL;
+  const tj_tir_stmt_t *body = tj_tir_let_stmt(a, l0, sum0, tj_tir_let_stmt(a, l1, sum1, tj_tir_seq(a, 2, stores)));
+  tj_lg_stage_end(te, &st, tj_tir_seq(a, 2, inits), body);
+}
+
+tj_status_t *tj_legalize_layer_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  if (call->call.n_args != 3) return NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
+  if (!tj_lg_tensor_known(xs)) return NULL;
+  for (int i = 1; i < 3; i++) {
+    const tj_sinfo_t *s = tj_lg_arg_sinfo(a, call->call.args[i]);
+    if (!tj_lg_tensor_known(s) || !tj_dtype_eq(s->tensor.dtype, xs->tensor.dtype)) return NULL;
+  }
+  ln_plan_t p;
+  if (!plan(call, xs, &p)) return NULL;
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  const tj_buffer_t *gamma = tj_lg_placeholder(&te, call->call.args[1]);
+  const tj_buffer_t *beta = tj_lg_placeholder(&te, call->call.args[2]);
+  if (!x || !gamma || !beta || gamma->ndim != p.n_axes || beta->ndim != p.n_axes)
+    return te.failed ? tj_lg_te_finish(&te, "layer_norm", NULL, out_expr) : NULL;
+  const tj_buffer_t *v0 = NULL, *v1 = NULL;
+  emit_red_temp(&te, x, &p, &v0, &v1);
+  if (te.failed) return tj_lg_te_finish(&te, "layer_norm", NULL, out_expr);
+
+  const tj_sinfo_t *out_sinfo = tj_lg_call_sinfo(call, xs);
+  const tj_buffer_t *out = tj_lg_output(&te, "T_layer_norm", p.dtype, x->ndim, x->shape);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(&te, &st, "T_layer_norm", x->ndim, x->shape, "ax");
+  if (te.failed) return tj_lg_te_finish(&te, "layer_norm", NULL, out_expr);
+  const tj_tir_expr_t *nr[TJ_LG_MAX_ITERS], *ri[TJ_LG_MAX_ITERS];
+  int n_nr = 0, n_ri = 0;
+  for (int d = 0; d < p.ndim; d++) {
+    if (p.reduced[d]) ri[n_ri++] = st.iv[d];
+    else nr[n_nr++] = st.iv[d];
+  }
+  if (n_nr == 0) nr[n_nr++] = tj_tir_i64(a, 0);
+  /* reduce_extent = make_const(dtype, 1) * shape[axis]... with TVM's folding */
+  const tj_tir_expr_t *extent = tj_lg_const(a, p.dtype, 1);
+  for (int i = 0; i < p.n_axes; i++) extent = tj_lg_mul(a, extent, x->shape[p.axes[i]]);
+  const tj_tir_expr_t *mean = div_extent(a, tj_lg_load(a, v0, n_nr, nr), extent);
+  const tj_tir_expr_t *var = tj_lg_sub(a, div_extent(a, tj_lg_load(a, v1, n_nr, nr), extent), tj_lg_mul(a, mean, mean));
+  const tj_tir_expr_t *eps = tj_tir_float(a, p.acc_dtype, p.epsilon);
+  const tj_tir_expr_t *norm =
+      tj_lg_mul(a, tj_lg_sub(a, tj_lg_load(a, x, p.ndim, st.iv), mean), tj_lg_call1(a, "tir.rsqrt", tj_lg_add(a, var, eps)));
+  norm = tj_lg_cast(a, p.dtype, norm);
+  const tj_tir_expr_t *value =
+      tj_lg_add(a, tj_lg_mul(a, norm, tj_lg_load(a, gamma, n_ri, ri)), tj_lg_load(a, beta, n_ri, ri));
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, p.ndim, st.iv, value));
+  return tj_lg_te_finish(&te, "layer_norm", out_sinfo, out_expr);
+}

@@ -1,0 +1,188 @@
+/* LegalizeOps internals: the legalizer table keyed by op name, and the small
+ * "call_te" builder every legalizer uses to write the PrimFunc that TVM's
+ * `bb.call_te(topi.<op>, ...)` would create (docs/tvm-semantics.md §2).
+ *
+ * A legalizer receives one Relax op call whose arguments are already legalized and
+ * returns its replacement (usually `R.call_tir(gv, args, out_sinfo)`), or sets
+ * *out_expr to NULL to keep the call (unknown shapes, unsupported attrs: TVM keeps
+ * the call then, and so do we, silently).
+ *
+ * The builder mirrors TE → create_prim_func(index_dtype="int64"):
+ *   - one placeholder buffer per tensor argument, named after the Relax var
+ *     (else A, B, C, ...), with int64 shapes; symbolic dims get fresh TIR vars
+ *     private to the PrimFunc;
+ *   - one block per compute stage, named after the stage, over loops named
+ *     `<prefix><i>` with iter vars `v_<loop>`, spatial loops first, then reduce;
+ *   - reads/writes filled in the way TVM's block completion does (first-use order,
+ *     point regions, a reduction's own output not counted as read);
+ *   - intermediate stages become root `T.alloc_buffer`s; attrs {"tir.noalias": True};
+ *     private (no global_symbol).
+ * The function is then added to the module through tj_lg_add_function, which
+ * deduplicates structurally equal PrimFuncs and makes names unique (conv2d,
+ * conv2d1, ...) as BlockBuilder.AddFunction does. */
+#ifndef TJ_TRANSFORMS_LEGALIZE_LEGALIZE_H
+#define TJ_TRANSFORMS_LEGALIZE_LEGALIZE_H
+
+#include <stdbool.h>
+
+#include "ir/module.h"
+#include "support/status.h"
+
+#define TJ_LG_MAX_PARAMS 16
+#define TJ_LG_MAX_ITERS 12
+#define TJ_LG_MAX_SYMS 32
+#define TJ_LG_MAX_STMTS 16
+
+/* State of the pass that legalizers may use: the arena and the module being built. */
+typedef struct tj_lg_pass tj_lg_pass_t;
+
+typedef struct tj_lg_pass_view {
+  tj_arena_t *arena;
+  tj_lg_pass_t *pass;
+} tj_lg_ctx_t;
+
+/* A legalizer: *out_expr = replacement, or NULL to keep the call unchanged. */
+typedef tj_status_t *(*tj_legalize_fn)(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+
+typedef struct tj_legalizer {
+  const char *op_name; /* "relax.nn.conv2d" */
+  tj_legalize_fn fn;
+} tj_legalizer_t;
+
+/* The default table (LegalizeOps' FLegalize registrations); NULL when the op has none. */
+tj_legalize_fn tj_legalizer_lookup(const char *op_name);
+
+/* LegalizeOps with TVM's `customize_legalize_map` (entries override the table; an
+ * entry with fn == NULL removes the op's legalization) and `skip_ops`. */
+typedef struct tj_legalize_options {
+  int n_custom;
+  const tj_legalizer_t *custom;
+  int n_skip;
+  const char *const *skip_ops;
+} tj_legalize_options_t;
+
+struct tj_pass_context;
+tj_status_t *tj_legalize_ops_with(const struct tj_pass_context *ctx, const tj_module_t *in,
+                                  const tj_legalize_options_t *options, const tj_module_t **out);
+
+/* Adds a PrimFunc to the module under construction: returns the GlobalVar of a
+ * structurally equal function already there, or adds it under a unique name. */
+tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const tj_prim_func_t *f,
+                                const tj_rx_expr_t **out_gvar);
+
+/* ---------------- the call_te builder ---------------- */
+
+typedef struct tj_lg_te {
+  tj_lg_ctx_t *ctx;
+  tj_arena_t *arena;
+  int n_inputs;
+  const tj_tir_expr_t *in_params[TJ_LG_MAX_PARAMS];
+  const tj_buffer_t *in_buffers[TJ_LG_MAX_PARAMS]; /* NULL for a scalar param */
+  const tj_rx_expr_t *call_args[TJ_LG_MAX_PARAMS];
+  int n_placeholders; /* tensor placeholders made so far (for A, B, C names) */
+  int n_outputs;
+  const tj_buffer_t *outputs[4];
+  int n_allocs;
+  const tj_buffer_t *allocs[TJ_LG_MAX_STMTS];
+  int n_stmts;
+  const tj_tir_stmt_t *stmts[TJ_LG_MAX_STMTS];
+  /* symbolic Relax shape vars -> PrimFunc-private vars */
+  int n_syms;
+  const tj_tir_expr_t *sym_from[TJ_LG_MAX_SYMS];
+  const tj_tir_expr_t *sym_to[TJ_LG_MAX_SYMS];
+  bool failed; /* out of memory or too many items: tj_lg_te_finish reports it */
+} tj_lg_te_t;
+
+void tj_lg_te_init(tj_lg_te_t *te, tj_lg_ctx_t *ctx);
+/* Placeholder for a tensor argument (must have a known shape and dtype). */
+const tj_buffer_t *tj_lg_placeholder(tj_lg_te_t *te, const tj_rx_expr_t *arg);
+/* Scalar PrimFunc parameter for an R.Prim argument without a known value. */
+const tj_tir_expr_t *tj_lg_prim_param(tj_lg_te_t *te, const tj_rx_expr_t *arg);
+/* Maps a Relax shape expression to the PrimFunc's vars (constants pass through). */
+const tj_tir_expr_t *tj_lg_shape_expr(tj_lg_te_t *te, const tj_tir_expr_t *e);
+/* Output buffer (a parameter after the inputs) and intermediate (root alloc). */
+const tj_buffer_t *tj_lg_output(tj_lg_te_t *te, const char *name, tj_dtype_t dtype, int ndim,
+                                const tj_tir_expr_t *const *shape);
+const tj_buffer_t *tj_lg_alloc(tj_lg_te_t *te, const char *name, tj_dtype_t dtype, int ndim,
+                               const tj_tir_expr_t *const *shape);
+
+/* One compute stage = one block in its loop nest. */
+typedef struct tj_lg_stage {
+  const char *name;
+  int n_iters;
+  const tj_tir_expr_t *extent[TJ_LG_MAX_ITERS];
+  tj_iter_kind_t kind[TJ_LG_MAX_ITERS];
+  const tj_tir_expr_t *loop[TJ_LG_MAX_ITERS]; /* loop vars */
+  const tj_tir_expr_t *iv[TJ_LG_MAX_ITERS];   /* block iter vars: use these in the body */
+  const tj_attrs_t *annotations;              /* T.block_attr, NULL = none */
+} tj_lg_stage_t;
+
+/* Declares the stage's iterators, in loop order: `n` extents, their kinds and loop
+ * names (the iter var of loop `x` is `v_x`). */
+void tj_lg_stage_begin(tj_lg_te_t *te, tj_lg_stage_t *st, const char *name, int n,
+                       const tj_tir_expr_t *const *extents, const tj_iter_kind_t *kinds,
+                       const char *const *loop_names);
+/* Same with loops `<prefix>0, <prefix>1, ...` all spatial. */
+void tj_lg_stage_spatial(tj_lg_te_t *te, tj_lg_stage_t *st, const char *name, int n,
+                         const tj_tir_expr_t *const *extents, const char *prefix);
+/* Emits the block (init may be NULL) wrapped in its loops. */
+void tj_lg_stage_end(tj_lg_te_t *te, tj_lg_stage_t *st, const tj_tir_stmt_t *init, const tj_tir_stmt_t *body);
+
+/* Builds the PrimFunc, adds it to the module and returns the call_tir. */
+tj_status_t *tj_lg_te_finish(tj_lg_te_t *te, const char *name_hint, const tj_sinfo_t *out_sinfo,
+                             const tj_rx_expr_t **out_call);
+
+/* ---------------- TIR arithmetic with TVM's constant folding ----------------
+ * tvm::add/sub/mul/div/cast fold constants as arith::TryConstFold does (int64 and
+ * 32/64-bit floats; float16 products are left unfolded) and insert the dtype
+ * promotion casts of BinaryOpMatchTypes. These reproduce TOPI's expression shapes. */
+const tj_tir_expr_t *tj_lg_add(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
+const tj_tir_expr_t *tj_lg_sub(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
+const tj_tir_expr_t *tj_lg_mul(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
+const tj_tir_expr_t *tj_lg_floordiv(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
+const tj_tir_expr_t *tj_lg_floormod(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
+/* Cast that folds literals and is the identity when the dtype already matches. */
+const tj_tir_expr_t *tj_lg_cast(tj_arena_t *a, tj_dtype_t dtype, const tj_tir_expr_t *x);
+/* Unfolded binary node (TOPI elementwise bodies, which TVM leaves as written). */
+const tj_tir_expr_t *tj_lg_bin(tj_arena_t *a, tj_tir_expr_kind_t kind, const tj_tir_expr_t *x,
+                               const tj_tir_expr_t *y);
+const tj_tir_expr_t *tj_lg_call1(tj_arena_t *a, const char *op, const tj_tir_expr_t *x);
+const tj_tir_expr_t *tj_lg_load(tj_arena_t *a, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx);
+const tj_tir_stmt_t *tj_lg_store(tj_arena_t *a, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx,
+                                 const tj_tir_expr_t *value);
+/* Zero of a dtype as a literal. */
+const tj_tir_expr_t *tj_lg_zero(tj_arena_t *a, tj_dtype_t dtype);
+const tj_tir_expr_t *tj_lg_const(tj_arena_t *a, tj_dtype_t dtype, double value);
+
+/* ---------------- argument helpers ---------------- */
+/* Struct info of an argument (vars, constants, calls, prim values). */
+const tj_sinfo_t *tj_lg_arg_sinfo(tj_arena_t *a, const tj_rx_expr_t *arg);
+/* True when the arg is a tensor with known dtype and fully known shape. */
+bool tj_lg_tensor_known(const tj_sinfo_t *s);
+/* A 0-d Relax constant as a TIR literal of its dtype, or NULL. */
+const tj_tir_expr_t *tj_lg_scalar_const(tj_arena_t *a, const tj_rx_expr_t *arg);
+/* Output struct info of the call: its inferred sinfo when it has one, else `fallback`. */
+const tj_sinfo_t *tj_lg_call_sinfo(const tj_rx_expr_t *call, const tj_sinfo_t *fallback);
+/* Normalises a possibly negative axis; false when out of range. */
+bool tj_lg_axis(int64_t axis, int ndim, int *out_axis);
+/* Reads an int list attr (INT or LIST of INT) into out (max n); returns the count or -1. */
+int tj_lg_attr_ints(const tj_attrs_t *attrs, const char *key, int64_t *out, int max_n);
+/* Reads a dtype attr given as DTYPE or STR; void when unset or "". */
+tj_dtype_t tj_lg_attr_dtype(const tj_attrs_t *attrs, const char *key);
+
+/* ---------------- the legalizers (one file per op family) ---------------- */
+tj_status_t *tj_legalize_conv2d(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_layer_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_relu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_astype(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_add(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_subtract(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_multiply(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_divide(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_power(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_matmul(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_permute_dims(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_legalize_reshape(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+
+#endif
