@@ -1,7 +1,8 @@
 /* PrimFunc checks (docs/tvm-semantics.md §6.2.2): a root block when there are blocks,
  * every buffer used is in scope (param, root or block allocation, match buffer,
- * Allocate), block iter vars bound by int values, operand dtypes agree in every
- * binary op, stores keep the buffer's dtype, and op_pattern is a known kind. */
+ * Allocate), T.reads/T.writes name every buffer the block accesses (by buffer, not by
+ * region), block iter vars bound by int values, operand dtypes agree in every binary
+ * op, stores keep the buffer's dtype, and op_pattern is a known kind. */
 #include <string.h>
 
 #include "ir/verify_internal.h"
@@ -11,6 +12,7 @@ typedef struct tir_ctx {
   tj_verify_report_t *r;
   const char *func;
   const char *block;            /* innermost named block, NULL outside blocks */
+  const tj_block_t *body_of;    /* the block whose init/body is being walked */
   tj_verify_ptrset_t visible;   /* buffer or data var -> how many scopes hold it */
 } tir_ctx_t;
 
@@ -30,6 +32,32 @@ static void hold(tir_ctx_t *c, const tj_buffer_t *b, int delta) {
   /* Lowering makes new buffer nodes over the same data (flattening): they are in
    * scope wherever their data var is. */
   if (b->data) tj_verify_ptrset_put(&c->visible, b->data, tj_verify_ptrset_get(&c->visible, b->data, 0) + delta);
+}
+
+static bool same_buffer(const tj_buffer_t *a, const tj_buffer_t *b) {
+  return a == b || (a && b && a->data && a->data == b->data);
+}
+
+static bool in_regions(const tj_buffer_t *b, int n, const tj_buffer_region_t *regions) {
+  for (int i = 0; i < n; i++)
+    if (same_buffer(regions[i].buffer, b)) return true;
+  return false;
+}
+
+/* A block that declares its accesses (T.reads/T.writes) must list every buffer its own
+ * statements load or store (nested blocks answer for theirs). A reduction loads its
+ * output, which T.writes covers. Blocks declaring nothing (the root) are not checked. */
+static void check_declared(tir_ctx_t *c, const tj_buffer_t *b, bool store) {
+  const tj_block_t *blk = c->body_of;
+  if (!blk || !b || blk->n_reads + blk->n_writes == 0) return;
+  for (int i = 0; i < blk->n_alloc_buffers; i++)
+    if (same_buffer(blk->alloc_buffers[i], b)) return;
+  for (int i = 0; i < blk->n_match_buffers; i++)
+    if (same_buffer(blk->match_buffers[i].buffer, b)) return;
+  if (in_regions(b, blk->n_writes, blk->writes)) return;
+  if (store) TIR_PROBLEM(c, "buffer '%s' is stored to but is not in T.writes", buf_name(b));
+  else if (!in_regions(b, blk->n_reads, blk->reads))
+    TIR_PROBLEM(c, "buffer '%s' is loaded but is not in T.reads or T.writes", buf_name(b));
 }
 
 static void check_buffer_use(tir_ctx_t *c, const tj_buffer_t *b, int n_indices, const char *what) {
@@ -74,6 +102,7 @@ static bool visit_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
     else TIR_PROBLEM(c, "if_then_else with %d arguments instead of 3", e->call.n_args);
   } else if (e->kind == TJ_TIR_BUFFER_LOAD) {
     check_buffer_use(c, e->load.buffer, e->load.n_indices, "load");
+    check_declared(c, e->load.buffer, false);
   }
   return true;
 }
@@ -129,8 +158,11 @@ static void check_block(tir_ctx_t *c, const tj_tir_stmt_t *s) {
   for (int i = 0; i < b->n_match_buffers; i++) hold(c, b->match_buffers[i].buffer, 1);
   for (int i = 0; i < b->n_reads; i++) check_region(c, &b->reads[i], "T.reads region");
   for (int i = 0; i < b->n_writes; i++) check_region(c, &b->writes[i], "T.writes region");
+  const tj_block_t *outer_body_of = c->body_of;
+  c->body_of = b;
   if (b->init) check_stmt(c, b->init);
   check_stmt(c, b->body);
+  c->body_of = outer_body_of;
   for (int i = 0; i < b->n_alloc_buffers; i++) hold(c, b->alloc_buffers[i], -1);
   for (int i = 0; i < b->n_match_buffers; i++) hold(c, b->match_buffers[i].buffer, -1);
   c->block = outer;
@@ -139,6 +171,7 @@ static void check_block(tir_ctx_t *c, const tj_tir_stmt_t *s) {
 static void check_store(tir_ctx_t *c, const tj_tir_stmt_t *s) {
   const tj_buffer_t *b = s->store.buffer;
   check_buffer_use(c, b, s->store.n_indices, "store");
+  check_declared(c, b, true);
   for (int i = 0; i < s->store.n_indices && s->store.indices; i++) check_expr(c, s->store.indices[i]);
   const tj_tir_expr_t *v = s->store.value;
   if (!v) {

@@ -427,6 +427,26 @@ START_TEST(tir_root_block_iter_vars_and_store_dtype) {
 }
 END_TEST
 
+START_TEST(tir_declared_accesses_name_every_buffer) {
+  tj_prim_func_t *f = unary_prim("lv", TJ_F16, "compute", TJ_F16, 2, D2, BODY_RELU);
+  const tj_buffer_t *in = f->buffer_map[0], *out = f->buffer_map[1];
+  tj_block_t *blk = (tj_block_t *)f->body->realize.block->body->loop.body->loop.body->realize.block;
+  ck_assert_str_eq(blk->name, "compute");
+  tj_range_t *whole = TJ_ARENA_ARRAY(A, tj_range_t, 2);
+  for (int i = 0; i < 2; i++) whole[i] = (tj_range_t){tj_tir_i64(A, 0), tj_tir_i64(A, D2[i])};
+  tj_buffer_region_t reads = {in, 2, whole}, writes = {out, 2, whole};
+  const tj_rx_expr_t *x = tj_rx_var(A, "x", T(TJ_F16, 2, D2));
+  fb_t fb = {.n = 0};
+  tj_module_t *m = module2("k", f, NULL, NULL, relax_func(1, &x, &fb, false, x));
+  blk->n_reads = 1, blk->reads = &reads, blk->n_writes = 1, blk->writes = &writes;
+  assert_well_formed(m);
+  blk->writes = &reads;
+  assert_problems(m, "k: block 'compute': buffer 'compute' is stored to but is not in T.writes");
+  blk->reads = &writes, blk->writes = &writes;
+  assert_problems(m, "k: block 'compute': buffer 'lv' is loaded but is not in T.reads or T.writes");
+}
+END_TEST
+
 /* ---------- Primitive functions ---------- */
 
 START_TEST(primitive_function_invariant) {
@@ -585,6 +605,7 @@ int main(void) {
   tcase_add_test(tc, shared_params_and_duplicate_function_names);
   tcase_add_test(tc, tir_scope_dtypes_and_op_pattern);
   tcase_add_test(tc, tir_root_block_iter_vars_and_store_dtype);
+  tcase_add_test(tc, tir_declared_accesses_name_every_buffer);
   tcase_add_test(tc, primitive_function_invariant);
   tcase_add_test(tc, weird_ir_does_not_crash);
   tcase_add_test(tc, conformance_well_formed_cases);
