@@ -455,6 +455,62 @@ START_TEST(grouped_strided_dilated_asymmetric_conv2d) {
 }
 END_TEST
 
+/* The seed network written with high-level ops: LegalizeOps must give back the
+ * seed's three PrimFuncs (conv2d deduplicated over the three convolutions). */
+static const char *k_seed_ops =
+    HDR
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(data: R.Tensor((16, 32, 32, 16), dtype=\"float16\"), weight1: R.Tensor((16, 3, 3, 16), dtype=\"float16\"), weight2: R.Tensor((16, 3, 3, 16), dtype=\"float16\"), weight3: R.Tensor((16, 3, 3, 16), dtype=\"float16\"), gamma: R.Tensor((16,), dtype=\"float16\"), beta: R.Tensor((16,), dtype=\"float16\")) -> R.Tensor((16, 32, 32, 16), dtype=\"float16\"):\n"
+    "        R.func_attr({\"num_input\": 1})\n"
+    "        with R.dataflow():\n"
+    "            lv = R.nn.conv2d(data, weight1, padding=[1, 1, 1, 1], data_layout=\"NHWC\", kernel_layout=\"OHWI\")\n"
+    "            conv1 = R.nn.relu(lv)\n"
+    "            lv2 = R.nn.conv2d(conv1, weight2, padding=[1, 1, 1, 1], data_layout=\"NHWC\", kernel_layout=\"OHWI\")\n"
+    "            conv2 = R.nn.relu(lv2)\n"
+    "            ln = R.nn.layer_norm(conv2, gamma, beta, axes=[-1])\n"
+    "            lv5 = R.nn.conv2d(ln, weight3, padding=[1, 1, 1, 1], data_layout=\"NHWC\", kernel_layout=\"OHWI\")\n"
+    "            conv3 = R.nn.relu(lv5)\n"
+    "            R.output(conv3)\n"
+    "        return conv3\n";
+
+START_TEST(seed_network_legalizes_to_the_seed_prim_funcs) {
+  const char *shared = tu_shared_dir();
+  if (!shared) {
+    fprintf(stderr, "skip: ../shared is absent\n");
+    return;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
+  char *seed_text = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(seed_text);
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *seed = parse_or_skip(a, "seed.rx", seed_text);
+  tj_module_t *ops = seed ? parse_or_skip(a, "seed_ops", k_seed_ops) : NULL;
+  if (ops) {
+    const tj_module_t *out = legalize(a, ops);
+    int n_prim = 0;
+    for (int i = 0; i < out->n_funcs; i++) n_prim += out->funcs[i].is_prim;
+    ck_assert_int_eq(n_prim, 3);
+    const char *pairs[3][2] = {{"conv2d", "conv2d2"}, {"relu", "relu"}, {"layer_norm", "layer_norm"}};
+    for (int i = 0; i < 3; i++) {
+      char why[512] = "";
+      const tj_prim_func_t *got = tj_module_find_prim(out, pairs[i][0]);
+      ck_assert_msg(got != NULL, "no %s", pairs[i][0]);
+      ck_assert_msg(tj_struct_equal_prim_func(got, tj_module_find_prim(seed, pairs[i][1]), why, sizeof why),
+                    "%s differs from the seed's %s: %s", pairs[i][0], pairs[i][1], why);
+    }
+    /* LegalizeOps on the seed itself (only call_tir) is the identity */
+    const tj_module_t *same = legalize(a, seed);
+    char why[512] = "";
+    ck_assert_msg(tj_struct_equal_module(same, seed, why, sizeof why), "seed changed: %s", why);
+  }
+  tj_arena_free(a);
+  free(seed_text);
+}
+END_TEST
+
 /* ---------------- the conformance corpus ---------------- */
 
 static char *read_case_file(const char *dir, const char *name) {
@@ -593,6 +649,7 @@ int main(void) {
   tcase_add_test(tc, layer_norm_f16_equals_seed_layer_norm);
   tcase_add_test(tc, relu_equals_seed_relu);
   tcase_add_test(tc, grouped_strided_dilated_asymmetric_conv2d);
+  tcase_add_test(tc, seed_network_legalizes_to_the_seed_prim_funcs);
   tcase_add_test(tc, conformance_legalize_ops_cases);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
