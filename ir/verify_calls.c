@@ -201,12 +201,18 @@ static void bind_all(call_tir_check_t *k) {
   for (int j = 0; j < k->n_out; j++) bind_dims(&k->bd, out_entry(k, j), param_buffer(k->f, k->v.n_args + j));
 }
 
+/* A bare T.handle parameter (no buffer) takes any tensor: it is read as a DLTensor. */
+static bool is_raw_handle(const call_tir_check_t *k, int i) {
+  const tj_tir_expr_t *p = k->f->params ? k->f->params[i] : NULL;
+  return !param_buffer(k->f, i) && p && p->dtype.code == TJ_DT_HANDLE;
+}
+
 static void check_args(call_tir_check_t *k) {
   for (int i = 0; i < k->v.n_args; i++) {
     const tj_rx_expr_t *a = k->v.args[i];
     const tj_sinfo_t *s = tj_verify_sinfo_of(k->r, a, NULL);
     if (!s) continue; /* reported where the var is defined */
-    if (matches_buffer(s, param_buffer(k->f, i), &k->bd)) continue;
+    if (is_raw_handle(k, i) ? tj_sinfo_is_tensor(s) : matches_buffer(s, param_buffer(k->f, i), &k->bd)) continue;
     tj_verify_problem(k->r, "%s: %s: call_tir argument %d ('%s': %s) does not match parameter %d '%s' of '%s' (%s)",
                       k->site->func, k->site->where, i, arg_label(k->r, a), tj_verify_fmt_sinfo(k->r, s), i,
                       param_name(k->f, i), k->callee, param_type(k, i));
@@ -217,7 +223,7 @@ static void check_outputs(call_tir_check_t *k) {
   for (int j = 0; j < k->n_out; j++) {
     int p = k->v.n_args + j;
     const tj_sinfo_t *s = out_entry(k, j);
-    if (matches_buffer(s, param_buffer(k->f, p), &k->bd)) continue;
+    if (is_raw_handle(k, p) ? tj_sinfo_is_tensor(s) : matches_buffer(s, param_buffer(k->f, p), &k->bd)) continue;
     tj_verify_problem(k->r, "%s: %s: call_tir out_sinfo %s does not match output parameter %d '%s' of '%s' (%s)",
                       k->site->func, k->site->where, tj_verify_fmt_sinfo(k->r, s), p, param_name(k->f, p), k->callee,
                       param_type(k, p));

@@ -289,6 +289,21 @@ START_TEST(tir_vars_are_trailing_int_params) {
 }
 END_TEST
 
+START_TEST(raw_handle_parameter_takes_any_tensor) {
+  const tj_buffer_t *out = tj_buffer_new(A, "B", TJ_F16, 2, i64_dims(2, D2), NULL);
+  const tj_buffer_t *bufs[] = {NULL, out};
+  tj_block_t *root = tj_block_new(A, "root");
+  root->body = tj_tir_evaluate(A, tj_tir_int(A, TJ_I32, 0));
+  tj_prim_func_t *f = prim_from_buffers(2, bufs, tj_tir_realize(A, 0, NULL, NULL, root));
+  ((const tj_tir_expr_t **)f->params)[0] = tj_tir_var(A, "A_handle", TJ_HANDLE);
+  static const int64_t d7[] = {7};
+  const tj_rx_expr_t *x = tj_rx_var(A, "x", T(TJ_F32, 1, d7));
+  fb_t fb = {.n = 0};
+  const tj_rx_expr_t *y = bind(&fb, "y", true, call_tir("k", x, T(TJ_F16, 2, D2)), T(TJ_F16, 2, D2));
+  assert_well_formed(module2("k", f, NULL, NULL, relax_func(1, &x, &fb, true, y)));
+}
+END_TEST
+
 /* ---------- Relax structure ---------- */
 
 START_TEST(dataflow_scoping_and_definitions) {
@@ -599,6 +614,7 @@ int main(void) {
   tcase_add_test(tc, call_tir_arity_and_callee);
   tcase_add_test(tc, symbolic_callee_dims_bind_consistently);
   tcase_add_test(tc, tir_vars_are_trailing_int_params);
+  tcase_add_test(tc, raw_handle_parameter_takes_any_tensor);
   tcase_add_test(tc, dataflow_scoping_and_definitions);
   tcase_add_test(tc, use_before_definition_and_duplicates);
   tcase_add_test(tc, anf_if_in_dataflow_annotations_and_names);
