@@ -93,6 +93,16 @@ static bool map_put(tmp_state_t *st, ptrmap_t *m, const void *key, const void *v
   }
 }
 
+/* Struct info of an expression; tuples built by the parser may not carry it. */
+static const tj_sinfo_t *sinfo_of(tmp_state_t *st, const tj_rx_expr_t *e) {
+  if (!e) return NULL;
+  if (e->sinfo) return e->sinfo;
+  const tj_sinfo_t *s = NULL;
+  tj_status_t *err = tj_rx_infer_sinfo(&st->ictx, e, &s);
+  if (err) tj_status_free(err); /* not typeable here: treated as a non-tensor */
+  return s;
+}
+
 static bool is_nested_tensor(const tj_sinfo_t *s) {
   if (!s) return false;
   if (s->kind == TJ_SINFO_TENSOR) return true;
@@ -170,7 +180,8 @@ static void require_expr(tmp_state_t *st, const tj_rx_expr_t *e, const ntype_t *
 static void require_args(tmp_state_t *st, const tj_rx_expr_t *call, tj_dtype_t dtype) {
   for (int i = 0; i < call->call.n_args; i++) {
     const tj_rx_expr_t *arg = call->call.args[i];
-    if (is_nested_tensor(arg->sinfo)) require_expr(st, arg, ntype_from(st, arg->sinfo, dtype));
+    const tj_sinfo_t *s = sinfo_of(st, arg);
+    if (is_nested_tensor(s)) require_expr(st, arg, ntype_from(st, s, dtype));
   }
 }
 
@@ -204,7 +215,7 @@ static void collect_binding(tmp_state_t *st, const tj_rx_binding_t *b) {
     const ntype_t *lhs = lhs_need(st, b->var);
     for (int i = 0; lhs && i < value->tuple.n && i < lhs->n; i++) require_expr(st, value->tuple.fields[i], &lhs->fields[i]);
   } else if (!b->match_cast && value->kind == TJ_RX_TUPLE_GET_ITEM) {
-    const tj_sinfo_t *ts = value->get_item.tuple->sinfo;
+    const tj_sinfo_t *ts = sinfo_of(st, value->get_item.tuple);
     const ntype_t *lhs = lhs_need(st, b->var);
     if (!ts || ts->kind != TJ_SINFO_TUPLE || !lhs) return;
     ntype_t *msg = (ntype_t *)ntype_from(st, ts, UNKNOWN_DTYPE);
@@ -476,7 +487,9 @@ static void rewrite_op_call(tmp_state_t *st, const tj_rx_binding_t *b, int polic
      * (or tuple-of-tensor) args are cast; the callee and other args pass through. */
     for (int i = 0; i < n; i++) {
       const tj_rx_expr_t *orig = call->call.args[i];
-      if (args[i] != orig && is_nested_tensor(orig->sinfo)) args[i] = cast_back(st, with_inferred(st, args[i]), orig);
+      const tj_sinfo_t *os = sinfo_of(st, orig);
+      if (args[i] != orig && is_nested_tensor(os))
+        args[i] = rewrite_expr(st, with_inferred(st, args[i]), ntype_from(st, os, TJ_VOID));
     }
     return reemit(st, b, normalize(st, call_with_args(st, call, args)));
   }
