@@ -61,11 +61,19 @@ void tj_executable_free(tj_executable_t *exe);
  * `release` (may be NULL). */
 tj_status_t *tj_executable_add_kernel(tj_executable_t *exe, const char *name, void (*fn)(void), int n_buffers,
                                       int n_scalars, int *out_id);
+/* Copies `desc` (and its name). `nbytes` and `offset` are computed here (a non-zero
+ * nbytes must match dtype and shape). A constant's `const_data` is borrowed: it must
+ * outlive the executable (pass it to tj_executable_own to have it freed with it). */
 tj_status_t *tj_executable_add_value(tj_executable_t *exe, const tj_value_desc_t *desc, int *out_id);
 tj_status_t *tj_executable_add_call(tj_executable_t *exe, int kernel, int n_args, const int *args,
                                     const int64_t *scalars, const char *binding);
 /* Keeps `resource` alive as long as the executable and releases it at free. */
 tj_status_t *tj_executable_own(tj_executable_t *exe, void *resource, void (*release)(void *));
+/* Makes output `position` a fresh copy of value `value` (an input, constant or
+ * intermediate, or an OUTPUT value already returned at another position), so that
+ * `return data` or `return (x, x)` never hands the caller aliased memory. Values of
+ * kind TJ_VALUE_OUTPUT define their own position through `index`. */
+tj_status_t *tj_executable_set_output(tj_executable_t *exe, int position, int value);
 /* Plans intermediate storage by liveness (values whose lifetimes do not overlap share
  * bytes) once all calls are added. */
 tj_status_t *tj_executable_plan_memory(tj_executable_t *exe);
@@ -79,7 +87,8 @@ int tj_executable_num_calls(const tj_executable_t *exe);
 int tj_executable_num_kernels(const tj_executable_t *exe);
 size_t tj_executable_workspace_bytes(const tj_executable_t *exe);
 size_t tj_executable_unplanned_bytes(const tj_executable_t *exe);
-/* Human-readable memory plan (each intermediate's slot, total vs unplanned). */
+/* Human-readable memory plan (each intermediate's slot, total vs unplanned); the caller
+ * frees it with tj_free. NULL when out of memory. */
 char *tj_executable_memory_plan_text(const tj_executable_t *exe);
 
 /* ---- running ---- */

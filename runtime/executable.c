@@ -1,0 +1,523 @@
+/* The executable and its executor. Building appends kernels, values and calls to growable
+ * arrays; planning places intermediates in one workspace (runtime/memory_plan.c); running
+ * binds every value to memory and calls the kernels through their prepared ffi_cif.
+ * Nothing is written to the executable while it runs, so runs may overlap in threads. */
+#include "runtime/executable.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/memory_plan.h"
+#include "support/alloc.h"
+#include "support/strbuf.h"
+
+typedef struct tj_owned {
+  void *resource;
+  void (*release)(void *);
+} tj_owned_t;
+
+struct tj_executable {
+  int n_kernels, cap_kernels;
+  tj_kernel_t **kernels;
+  int n_values, cap_values;
+  tj_value_desc_t *values;
+  int n_calls, cap_calls;
+  tj_call_t *calls;
+  int n_owned, cap_owned;
+  tj_owned_t *owned;
+  /* Output position -> value id, and whether that position is a copy (set_output). */
+  int n_outputs, cap_outputs;
+  int *output_values;
+  bool *output_is_copy;
+  int cap_output_is_copy;
+  int n_inputs, cap_inputs;
+  int *input_values;
+  bool planned;
+  size_t workspace_bytes, unplanned_bytes;
+  int max_call_args;       /* buffers + scalars of the widest call, for the per-run argv */
+};
+
+/* Grows *array (of `elem`-byte items) to hold at least `need` items. */
+static bool tj_exe_grow(void **array, int *cap, int need, size_t elem) {
+  if (need <= *cap) return true;
+  int new_cap = *cap ? *cap * 2 : 8;
+  while (new_cap < need) new_cap *= 2;
+  void *p = tj_realloc(*array, elem * (size_t)new_cap);
+  if (!p) return false;
+  memset((char *)p + elem * (size_t)*cap, 0, elem * (size_t)(new_cap - *cap));
+  *array = p;
+  *cap = new_cap;
+  return true;
+}
+
+#define TJ_EXE_GROW(exe, field, count, need) \
+  tj_exe_grow((void **)&(exe)->field, &(exe)->cap_##count, (need), sizeof(*(exe)->field))
+
+static tj_status_t *tj_exe_oom(const char *what) {
+  return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory while adding %s to an executable", what);
+}
+
+tj_status_t *tj_executable_create(tj_executable_t **out_exe) {
+  tj_executable_t *exe = tj_calloc(1, sizeof *exe);
+  if (!exe) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory creating an executable");
+  *out_exe = exe;
+  return NULL;
+}
+
+void tj_executable_free(tj_executable_t *exe) {
+  if (!exe) return;
+  for (int i = 0; i < exe->n_kernels; i++) {
+    tj_free((void *)exe->kernels[i]->name);
+    tj_free(exe->kernels[i]->arg_types);
+    tj_free(exe->kernels[i]);
+  }
+  for (int i = 0; i < exe->n_values; i++) tj_free((void *)exe->values[i].name);
+  for (int i = 0; i < exe->n_calls; i++) {
+    tj_free((void *)exe->calls[i].args);
+    tj_free((void *)exe->calls[i].scalars);
+    tj_free((void *)exe->calls[i].binding);
+  }
+  /* Release in reverse order of registration, like a stack of owners. */
+  for (int i = exe->n_owned - 1; i >= 0; i--)
+    if (exe->owned[i].release) exe->owned[i].release(exe->owned[i].resource);
+  tj_free(exe->kernels);
+  tj_free(exe->values);
+  tj_free(exe->calls);
+  tj_free(exe->owned);
+  tj_free(exe->output_values);
+  tj_free(exe->output_is_copy);
+  tj_free(exe->input_values);
+  tj_free(exe);
+}
+
+/* ---- building ---- */
+
+tj_status_t *tj_executable_add_kernel(tj_executable_t *exe, const char *name, void (*fn)(void), int n_buffers,
+                                      int n_scalars, int *out_id) {
+  if (!fn) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "kernel '%s' has no code", name ? name : "?");
+  if (n_buffers < 0 || n_scalars < 0 || n_buffers + n_scalars > 4096)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "kernel '%s': bad parameter counts (%d buffers, %d scalars)",
+                         name ? name : "?", n_buffers, n_scalars);
+  if (!TJ_EXE_GROW(exe, kernels, kernels, exe->n_kernels + 1)) return tj_exe_oom("a kernel");
+  tj_kernel_t *k = tj_calloc(1, sizeof *k);
+  if (!k) return tj_exe_oom("a kernel");
+  int n_args = n_buffers + n_scalars;
+  k->name = tj_strdup(name ? name : "kernel");
+  k->arg_types = tj_calloc((size_t)n_args + 1, sizeof *k->arg_types);
+  if (!k->name || !k->arg_types) {
+    tj_free((void *)k->name);
+    tj_free(k->arg_types);
+    tj_free(k);
+    return tj_exe_oom("a kernel");
+  }
+  k->fn = fn;
+  k->n_buffers = n_buffers;
+  k->n_scalars = n_scalars;
+  for (int i = 0; i < n_args; i++) k->arg_types[i] = i < n_buffers ? &ffi_type_pointer : &ffi_type_sint64;
+  ffi_status fs = ffi_prep_cif(&k->cif, FFI_DEFAULT_ABI, (unsigned)n_args, &ffi_type_void, k->arg_types);
+  if (fs != FFI_OK) {
+    tj_status_t *s = tj_status_new(TJ_ERR_INTERNAL, "kernel '%s': libffi cannot prepare a call with %d arguments (status %d)",
+                                   k->name, n_args, (int)fs);
+    tj_free((void *)k->name);
+    tj_free(k->arg_types);
+    tj_free(k);
+    return s;
+  }
+  exe->kernels[exe->n_kernels] = k;
+  *out_id = exe->n_kernels++;
+  return NULL;
+}
+
+/* Records value `id` at `position` of the input or output table, refusing duplicates. */
+static tj_status_t *tj_exe_bind_position(tj_executable_t *exe, bool input, int position, int id, bool copy) {
+  const char *what = input ? "input" : "output";
+  if (position < 0 || position > 65535)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s position %d is out of range", what, position);
+  int **table = input ? &exe->input_values : &exe->output_values;
+  int *count = input ? &exe->n_inputs : &exe->n_outputs;
+  int *cap = input ? &exe->cap_inputs : &exe->cap_outputs;
+  int old_cap = *cap;
+  if (!tj_exe_grow((void **)table, cap, position + 1, sizeof(int))) return tj_exe_oom(what);
+  for (int i = old_cap; i < *cap; i++) (*table)[i] = -1;
+  if (!input) {
+    if (!TJ_EXE_GROW(exe, output_is_copy, output_is_copy, *cap)) return tj_exe_oom(what);
+  }
+  if ((*table)[position] >= 0)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s position %d is given twice ('%s' and '%s')", what, position,
+                         exe->values[(*table)[position]].name, exe->values[id].name);
+  (*table)[position] = id;
+  if (!input) exe->output_is_copy[position] = copy;
+  if (position + 1 > *count) *count = position + 1;
+  return NULL;
+}
+
+tj_status_t *tj_executable_add_value(tj_executable_t *exe, const tj_value_desc_t *desc, int *out_id) {
+  const char *name = desc->name ? desc->name : "?";
+  tj_tensor_t probe = {.dtype = desc->dtype, .ndim = desc->ndim};
+  if (desc->ndim < 0 || desc->ndim > TJ_MAX_NDIM)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "value '%s': rank %d is out of range (0 to %d)", name, desc->ndim,
+                         TJ_MAX_NDIM);
+  for (int i = 0; i < desc->ndim; i++) {
+    if (desc->shape[i] < 0)
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "value '%s': dimension %d is negative", name, i);
+    probe.shape[i] = desc->shape[i];
+  }
+  size_t nbytes = tj_tensor_nbytes(&probe);
+  if (desc->nbytes != 0 && desc->nbytes != nbytes)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "value '%s': nbytes %zu does not match its type (%zu bytes)", name,
+                         desc->nbytes, nbytes);
+  if (desc->kind == TJ_VALUE_CONSTANT && !desc->const_data && nbytes > 0)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "constant '%s' has no data", name);
+  if (desc->kind < TJ_VALUE_INPUT || desc->kind > TJ_VALUE_OUTPUT)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "value '%s': unknown kind %d", name, (int)desc->kind);
+  if (!TJ_EXE_GROW(exe, values, values, exe->n_values + 1)) return tj_exe_oom("a value");
+  char *name_copy = tj_strdup(name);
+  if (!name_copy) return tj_exe_oom("a value");
+  int id = exe->n_values;
+  tj_value_desc_t *v = &exe->values[id];
+  *v = *desc;
+  v->name = name_copy;
+  v->nbytes = nbytes;
+  v->offset = 0;
+  exe->n_values++; /* visible before binding so that messages can name it */
+  tj_status_t *s = NULL;
+  if (desc->kind == TJ_VALUE_INPUT) s = tj_exe_bind_position(exe, true, desc->index, id, false);
+  else if (desc->kind == TJ_VALUE_OUTPUT) s = tj_exe_bind_position(exe, false, desc->index, id, false);
+  if (s) {
+    exe->n_values--;
+    tj_free(name_copy);
+    return s;
+  }
+  exe->planned = false;
+  *out_id = id;
+  return NULL;
+}
+
+tj_status_t *tj_executable_set_output(tj_executable_t *exe, int position, int value) {
+  if (value < 0 || value >= exe->n_values)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "output %d: value id %d does not exist", position, value);
+  TJ_RETURN_IF_ERROR(tj_exe_bind_position(exe, false, position, value, true));
+  exe->planned = false;
+  return NULL;
+}
+
+tj_status_t *tj_executable_add_call(tj_executable_t *exe, int kernel, int n_args, const int *args,
+                                    const int64_t *scalars, const char *binding) {
+  const char *where = binding ? binding : "?";
+  if (kernel < 0 || kernel >= exe->n_kernels)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "call '%s': kernel id %d does not exist", where, kernel);
+  const tj_kernel_t *k = exe->kernels[kernel];
+  if (n_args != k->n_buffers)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "call '%s': kernel '%s' takes %d buffers, the call passes %d", where,
+                         k->name, k->n_buffers, n_args);
+  if (k->n_scalars > 0 && !scalars)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "call '%s': kernel '%s' needs %d scalar arguments", where, k->name,
+                         k->n_scalars);
+  for (int i = 0; i < n_args; i++)
+    if (args[i] < 0 || args[i] >= exe->n_values)
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "call '%s': argument %d is value id %d, which does not exist", where,
+                           i, args[i]);
+  if (!TJ_EXE_GROW(exe, calls, calls, exe->n_calls + 1)) return tj_exe_oom("a call");
+  int *args_copy = tj_malloc(sizeof(int) * (size_t)(n_args + 1));
+  int64_t *scalars_copy = tj_malloc(sizeof(int64_t) * (size_t)(k->n_scalars + 1));
+  char *binding_copy = tj_strdup(where);
+  if (!args_copy || !scalars_copy || !binding_copy) {
+    tj_free(args_copy);
+    tj_free(scalars_copy);
+    tj_free(binding_copy);
+    return tj_exe_oom("a call");
+  }
+  if (n_args) memcpy(args_copy, args, sizeof(int) * (size_t)n_args);
+  if (k->n_scalars) memcpy(scalars_copy, scalars, sizeof(int64_t) * (size_t)k->n_scalars);
+  exe->calls[exe->n_calls++] = (tj_call_t){kernel, n_args, args_copy, scalars_copy, binding_copy};
+  exe->planned = false;
+  return NULL;
+}
+
+tj_status_t *tj_executable_own(tj_executable_t *exe, void *resource, void (*release)(void *)) {
+  if (!TJ_EXE_GROW(exe, owned, owned, exe->n_owned + 1)) {
+    /* The executable was to free it; since it cannot, free it now so nothing leaks. */
+    if (release) release(resource);
+    return tj_exe_oom("an owned resource");
+  }
+  exe->owned[exe->n_owned++] = (tj_owned_t){resource, release};
+  return NULL;
+}
+
+/* ---- planning ---- */
+
+static tj_status_t *tj_exe_check_positions(const tj_executable_t *exe) {
+  for (int i = 0; i < exe->n_inputs; i++)
+    if (exe->input_values[i] < 0) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input position %d has no value", i);
+  for (int i = 0; i < exe->n_outputs; i++)
+    if (exe->output_values[i] < 0) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "output position %d has no value", i);
+  return NULL;
+}
+
+tj_status_t *tj_executable_plan_memory(tj_executable_t *exe) {
+  TJ_RETURN_IF_ERROR(tj_exe_check_positions(exe));
+  int n = exe->n_values;
+  tj_memory_block_t *blocks = tj_calloc((size_t)n + 1, sizeof *blocks);
+  if (!blocks) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+  for (int v = 0; v < n; v++) {
+    blocks[v].size = exe->values[v].nbytes;
+    blocks[v].first = -1;
+    blocks[v].last = -1;
+  }
+  /* Liveness: from the first call that touches a value to the last. */
+  int max_args = 0;
+  for (int c = 0; c < exe->n_calls; c++) {
+    const tj_call_t *call = &exe->calls[c];
+    int width = call->n_args + exe->kernels[call->kernel]->n_scalars;
+    if (width > max_args) max_args = width;
+    for (int a = 0; a < call->n_args; a++) {
+      tj_memory_block_t *b = &blocks[call->args[a]];
+      if (b->first < 0) b->first = c;
+      b->last = c;
+    }
+  }
+  /* An intermediate returned as an output copy must survive until the copy after the last call. */
+  for (int o = 0; o < exe->n_outputs; o++) {
+    tj_memory_block_t *b = &blocks[exe->output_values[o]];
+    if (b->first < 0) b->first = exe->n_calls;
+    b->last = exe->n_calls;
+  }
+  /* Plan only the intermediates: compact them to the front of a second array. */
+  int m = 0;
+  int *ids = tj_malloc(sizeof(int) * ((size_t)n + 1));
+  if (!ids) {
+    tj_free(blocks);
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+  }
+  size_t unplanned = 0;
+  for (int v = 0; v < n; v++) {
+    if (exe->values[v].kind != TJ_VALUE_INTERMEDIATE) continue;
+    if (blocks[v].first < 0) blocks[v].first = blocks[v].last = 0; /* unused: still gets bytes */
+    unplanned += tj_memory_plan_round(blocks[v].size);
+    ids[m] = v;
+    blocks[m++] = blocks[v];
+  }
+  size_t total = tj_memory_plan_assign(m, blocks);
+  if (total == (size_t)-1) {
+    tj_free(blocks);
+    tj_free(ids);
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+  }
+  for (int i = 0; i < m; i++) exe->values[ids[i]].offset = blocks[i].offset;
+  tj_free(blocks);
+  tj_free(ids);
+  exe->workspace_bytes = total;
+  exe->unplanned_bytes = unplanned;
+  exe->max_call_args = max_args;
+  exe->planned = true;
+  return NULL;
+}
+
+/* ---- inspection ---- */
+
+int tj_executable_num_inputs(const tj_executable_t *exe) { return exe->n_inputs; }
+int tj_executable_num_outputs(const tj_executable_t *exe) { return exe->n_outputs; }
+
+const tj_value_desc_t *tj_executable_input(const tj_executable_t *exe, int i) {
+  if (i < 0 || i >= exe->n_inputs || exe->input_values[i] < 0) return NULL;
+  return &exe->values[exe->input_values[i]];
+}
+
+const tj_value_desc_t *tj_executable_output(const tj_executable_t *exe, int i) {
+  if (i < 0 || i >= exe->n_outputs || exe->output_values[i] < 0) return NULL;
+  return &exe->values[exe->output_values[i]];
+}
+
+int tj_executable_num_calls(const tj_executable_t *exe) { return exe->n_calls; }
+int tj_executable_num_kernels(const tj_executable_t *exe) { return exe->n_kernels; }
+size_t tj_executable_workspace_bytes(const tj_executable_t *exe) { return exe->workspace_bytes; }
+size_t tj_executable_unplanned_bytes(const tj_executable_t *exe) { return exe->unplanned_bytes; }
+
+/* Live range of value v as "first..last" call indices, "-" when no call uses it. */
+static void tj_exe_live_range(const tj_executable_t *exe, int v, char *buf, size_t len) {
+  int first = -1, last = -1;
+  for (int c = 0; c < exe->n_calls; c++)
+    for (int a = 0; a < exe->calls[c].n_args; a++)
+      if (exe->calls[c].args[a] == v) {
+        if (first < 0) first = c;
+        last = c;
+      }
+  if (first < 0) snprintf(buf, len, "-");
+  else snprintf(buf, len, "%d..%d", first, last);
+}
+
+char *tj_executable_memory_plan_text(const tj_executable_t *exe) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  if (!exe->planned) {
+    tj_strbuf_append(&sb, "memory plan: not planned yet (call tj_executable_plan_memory)\n");
+    return tj_strbuf_take(&sb);
+  }
+  int n_inter = 0;
+  for (int v = 0; v < exe->n_values; v++) n_inter += exe->values[v].kind == TJ_VALUE_INTERMEDIATE;
+  double saved = exe->unplanned_bytes ? 100.0 * (double)(exe->unplanned_bytes - exe->workspace_bytes) /
+                                            (double)exe->unplanned_bytes
+                                      : 0.0;
+  tj_strbuf_printf(&sb, "memory plan: %d intermediate%s in a workspace of %zu bytes (unplanned %zu bytes, %.1f%% saved)\n",
+                   n_inter, n_inter == 1 ? "" : "s", exe->workspace_bytes, exe->unplanned_bytes, saved);
+  if (n_inter == 0) return tj_strbuf_take(&sb);
+  tj_strbuf_printf(&sb, "  %-4s  %-20s  %-28s  %-9s  %10s  %10s\n", "slot", "value", "type", "calls", "offset", "bytes");
+  /* Slots number the distinct offsets in ascending order: values sharing a slot share bytes. */
+  for (int v = 0; v < exe->n_values; v++) {
+    const tj_value_desc_t *d = &exe->values[v];
+    if (d->kind != TJ_VALUE_INTERMEDIATE) continue;
+    int slot = 0;
+    for (int w = 0; w < exe->n_values; w++) {
+      const tj_value_desc_t *e = &exe->values[w];
+      if (e->kind != TJ_VALUE_INTERMEDIATE || e->offset >= d->offset) continue;
+      bool first_at_offset = true;
+      for (int u = 0; u < w; u++)
+        if (exe->values[u].kind == TJ_VALUE_INTERMEDIATE && exe->values[u].offset == e->offset) first_at_offset = false;
+      slot += first_at_offset;
+    }
+    char type[160], live[32];
+    tj_tensor_type_str(d->dtype, d->ndim, d->shape, type, sizeof type);
+    tj_exe_live_range(exe, v, live, sizeof live);
+    tj_strbuf_printf(&sb, "  %-4d  %-20s  %-28s  %-9s  %10zu  %10zu\n", slot, d->name, type, live, d->offset, d->nbytes);
+  }
+  return tj_strbuf_take(&sb);
+}
+
+/* ---- running ---- */
+
+static void tj_exe_names_list(const tj_executable_t *exe, tj_strbuf_t *sb) {
+  for (int i = 0; i < exe->n_inputs; i++) tj_strbuf_printf(sb, "%s%s", i ? ", " : "", exe->values[exe->input_values[i]].name);
+}
+
+static tj_status_t *tj_exe_check_inputs(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs) {
+  if (n_inputs != exe->n_inputs) {
+    tj_strbuf_t sb;
+    tj_strbuf_init(&sb);
+    tj_exe_names_list(exe, &sb);
+    char *names = tj_strbuf_take(&sb);
+    tj_status_t *s = tj_status_new(TJ_ERR_INVALID_ARGUMENT, "expected %d input%s (%s), got %d", exe->n_inputs,
+                                   exe->n_inputs == 1 ? "" : "s", names ? names : "", n_inputs);
+    tj_free(names);
+    return s;
+  }
+  for (int i = 0; i < n_inputs; i++) {
+    const tj_value_desc_t *want = &exe->values[exe->input_values[i]];
+    const tj_tensor_t *got = inputs ? inputs[i] : NULL;
+    char want_s[160], got_s[160];
+    tj_tensor_type_str(want->dtype, want->ndim, want->shape, want_s, sizeof want_s);
+    if (!got) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input '%s': expected %s, got no tensor", want->name, want_s);
+    bool same = tj_dtype_eq(got->dtype, want->dtype) && got->ndim == want->ndim;
+    for (int d = 0; same && d < want->ndim; d++) same = got->shape[d] == want->shape[d];
+    if (!same) {
+      tj_tensor_type_str(got->dtype, got->ndim, got->shape, got_s, sizeof got_s);
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input '%s': expected %s, got %s", want->name, want_s, got_s);
+    }
+    if (!got->data && want->nbytes > 0)
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input '%s': tensor has no data", want->name);
+  }
+  return NULL;
+}
+
+/* Per-run state: where every value lives during this run. */
+typedef struct tj_run {
+  void **ptrs;            /* one per value */
+  unsigned char *workspace;
+  tj_tensor_t **outputs;  /* one per output position */
+  void **argv;            /* ffi argument pointers for one call */
+  void **bufs;
+  int64_t *scalars;
+} tj_run_t;
+
+static void tj_run_free(const tj_executable_t *exe, tj_run_t *r) {
+  if (r->outputs)
+    for (int o = 0; o < exe->n_outputs; o++) tj_tensor_free(r->outputs[o]);
+  tj_free(r->ptrs);
+  tj_aligned_free(r->workspace);
+  tj_free(r->outputs);
+  tj_free(r->argv);
+  tj_free(r->bufs);
+  tj_free(r->scalars);
+}
+
+static tj_status_t *tj_run_alloc(const tj_executable_t *exe, tj_run_t *r) {
+  size_t width = (size_t)exe->max_call_args + 1;
+  r->ptrs = tj_calloc((size_t)exe->n_values + 1, sizeof *r->ptrs);
+  r->outputs = tj_calloc((size_t)exe->n_outputs + 1, sizeof *r->outputs);
+  r->argv = tj_calloc(width, sizeof *r->argv);
+  r->bufs = tj_calloc(width, sizeof *r->bufs);
+  r->scalars = tj_calloc(width, sizeof *r->scalars);
+  if (exe->workspace_bytes) r->workspace = tj_aligned_alloc(exe->workspace_bytes);
+  if (!r->ptrs || !r->outputs || !r->argv || !r->bufs || !r->scalars || (exe->workspace_bytes && !r->workspace))
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory preparing a run (workspace %zu bytes)",
+                         exe->workspace_bytes);
+  return NULL;
+}
+
+/* Gives every value its memory for this run; OUTPUT values get fresh tensors. */
+static tj_status_t *tj_run_bind(const tj_executable_t *exe, const tj_tensor_t *const *inputs, tj_run_t *r) {
+  for (int v = 0; v < exe->n_values; v++) {
+    const tj_value_desc_t *d = &exe->values[v];
+    switch (d->kind) {
+      case TJ_VALUE_INPUT: r->ptrs[v] = inputs[d->index]->data; break;
+      case TJ_VALUE_CONSTANT: r->ptrs[v] = (void *)d->const_data; break;
+      case TJ_VALUE_INTERMEDIATE: r->ptrs[v] = r->workspace + d->offset; break;
+      case TJ_VALUE_OUTPUT: {
+        tj_tensor_t *t;
+        TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new(d->dtype, d->ndim, d->shape, &t), "output '%s'", d->name));
+        r->outputs[d->index] = t;
+        r->ptrs[v] = t->data;
+        break;
+      }
+    }
+  }
+  return NULL;
+}
+
+static void tj_run_call(const tj_executable_t *exe, const tj_call_t *call, tj_run_t *r) {
+  const tj_kernel_t *k = exe->kernels[call->kernel];
+  for (int a = 0; a < call->n_args; a++) {
+    r->bufs[a] = r->ptrs[call->args[a]];
+    r->argv[a] = &r->bufs[a];
+  }
+  for (int s = 0; s < k->n_scalars; s++) {
+    r->scalars[s] = call->scalars[s];
+    r->argv[call->n_args + s] = &r->scalars[s];
+  }
+  ffi_call((ffi_cif *)&k->cif, k->fn, NULL, r->argv);
+}
+
+/* Output positions that must not alias: copies of inputs, constants, intermediates, or
+ * of an OUTPUT value already returned at its own position. */
+static tj_status_t *tj_run_copy_outputs(const tj_executable_t *exe, tj_run_t *r) {
+  for (int o = 0; o < exe->n_outputs; o++) {
+    if (!exe->output_is_copy[o]) continue;
+    const tj_value_desc_t *d = &exe->values[exe->output_values[o]];
+    tj_tensor_t *t;
+    TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new(d->dtype, d->ndim, d->shape, &t), "output %d ('%s')", o, d->name));
+    if (d->nbytes) memcpy(t->data, r->ptrs[exe->output_values[o]], d->nbytes);
+    r->outputs[o] = t;
+  }
+  return NULL;
+}
+
+tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
+                               int n_outputs, tj_tensor_t **out_outputs) {
+  if (!exe->planned)
+    return tj_status_new(TJ_ERR_INTERNAL, "the executable has no memory plan; call tj_executable_plan_memory after the last call is added");
+  TJ_RETURN_IF_ERROR(tj_exe_check_inputs(exe, n_inputs, inputs));
+  if (n_outputs != exe->n_outputs)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "expected room for %d output%s, got %d", exe->n_outputs,
+                         exe->n_outputs == 1 ? "" : "s", n_outputs);
+  tj_run_t r = {0};
+  tj_status_t *s = tj_run_alloc(exe, &r);
+  if (!s) s = tj_run_bind(exe, inputs, &r);
+  for (int c = 0; !s && c < exe->n_calls; c++) tj_run_call(exe, &exe->calls[c], &r);
+  if (!s) s = tj_run_copy_outputs(exe, &r);
+  if (!s) {
+    for (int o = 0; o < exe->n_outputs; o++) out_outputs[o] = r.outputs[o];
+    tj_free(r.outputs);
+    r.outputs = NULL;
+  }
+  tj_run_free(exe, &r);
+  return s;
+}

@@ -1,0 +1,305 @@
+/* .npz archives through libzip. Reading: each member is read whole (after a size sanity
+ * check) and parsed by the .npy reader. Writing: the archive is built in a libzip memory
+ * source and then written with the .npy writer's temp-file-and-rename. */
+#include "runtime/npz.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <zip.h>
+
+#include "runtime/npy.h"
+#include "support/alloc.h"
+#include "support/strbuf.h"
+
+struct tj_npz {
+  char *source;          /* file name for messages */
+  int n;
+  char **names;
+  tj_tensor_t **tensors;
+};
+
+void tj_npz_free(tj_npz_t *npz) {
+  if (!npz) return;
+  for (int i = 0; i < npz->n; i++) {
+    tj_free(npz->names[i]);
+    tj_tensor_free(npz->tensors[i]);
+  }
+  tj_free(npz->names);
+  tj_free(npz->tensors);
+  tj_free(npz->source);
+  tj_free(npz);
+}
+
+int tj_npz_count(const tj_npz_t *npz) { return npz->n; }
+
+const char *tj_npz_name(const tj_npz_t *npz, int i) { return i >= 0 && i < npz->n ? npz->names[i] : NULL; }
+
+const tj_tensor_t *tj_npz_tensor(const tj_npz_t *npz, int i) {
+  return i >= 0 && i < npz->n ? npz->tensors[i] : NULL;
+}
+
+const tj_tensor_t *tj_npz_find(const tj_npz_t *npz, const char *key) {
+  for (int i = 0; i < npz->n; i++)
+    if (strcmp(npz->names[i], key) == 0) return npz->tensors[i];
+  return NULL;
+}
+
+tj_status_t *tj_npz_get(const tj_npz_t *npz, const char *key, const tj_tensor_t **out_tensor) {
+  const tj_tensor_t *t = tj_npz_find(npz, key);
+  if (t) {
+    *out_tensor = t;
+    return NULL;
+  }
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  for (int i = 0; i < npz->n; i++) tj_strbuf_printf(&sb, "%s%s", i ? ", " : "", npz->names[i]);
+  char *keys = tj_strbuf_take(&sb);
+  tj_status_t *s = tj_status_new(TJ_ERR_NOT_FOUND, "%s: no array named '%s'; the archive holds: %s", npz->source, key,
+                                 npz->n == 0 ? "(nothing)" : keys ? keys : "?");
+  tj_free(keys);
+  return s;
+}
+
+tj_tensor_t *tj_npz_take(tj_npz_t *npz, int i) {
+  if (i < 0 || i >= npz->n) return NULL;
+  tj_tensor_t *t = npz->tensors[i];
+  npz->tensors[i] = NULL;
+  return t;
+}
+
+/* ---- reading ---- */
+
+static tj_status_t *npz_zip_error(const char *name, const char *what, zip_error_t *err) {
+  return tj_status_new(TJ_ERR_IO, "%s: %s: %s", name, what, zip_error_strerror(err));
+}
+
+/* Deflate expands at most ~1032:1; a member claiming more is corrupt (or a zip bomb), so
+ * it is refused before its declared size is allocated. */
+static bool npz_size_plausible(const zip_stat_t *st) {
+  if (!(st->valid & ZIP_STAT_SIZE) || !(st->valid & ZIP_STAT_COMP_SIZE)) return false;
+  if (st->size > SIZE_MAX / 2) return false;
+  if ((st->valid & ZIP_STAT_COMP_METHOD) && st->comp_method == ZIP_CM_STORE) return st->size == st->comp_size;
+  return st->size <= st->comp_size * 1100 + 4096;
+}
+
+static tj_status_t *npz_read_member(zip_t *za, zip_uint64_t idx, const char *archive, const char *member,
+                                    tj_tensor_t **out_tensor) {
+  char *where = tj_malloc(strlen(archive) + strlen(member) + 2);
+  if (!where) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", archive);
+  sprintf(where, "%s:%s", archive, member);
+  zip_stat_t st;
+  tj_status_t *s = NULL;
+  zip_file_t *zf = NULL;
+  unsigned char *buf = NULL;
+  if (zip_stat_index(za, idx, 0, &st) != 0 || !npz_size_plausible(&st)) {
+    s = tj_status_new(TJ_ERR_IO, "%s: corrupt archive member (implausible or missing size)", where);
+  } else if (!(buf = tj_malloc((size_t)st.size + 1))) {
+    s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory reading %llu bytes", where,
+                      (unsigned long long)st.size);
+  } else if (!(zf = zip_fopen_index(za, idx, 0))) {
+    s = npz_zip_error(where, "cannot open member", zip_get_error(za));
+  } else {
+    /* Read one byte more than declared to catch a member longer than its header says. */
+    zip_int64_t got = zip_fread(zf, buf, st.size + 1);
+    if (got < 0) s = tj_status_new(TJ_ERR_IO, "%s: cannot read member: %s", where, zip_file_strerror(zf));
+    else if ((zip_uint64_t)got != st.size)
+      s = tj_status_new(TJ_ERR_IO, "%s: member holds %lld bytes but the archive says %llu; the archive is corrupt",
+                        where, (long long)got, (unsigned long long)st.size);
+  }
+  if (zf) zip_fclose(zf);
+  if (!s) s = tj_npy_load_bytes(buf, (size_t)st.size, where, out_tensor);
+  tj_free(buf);
+  tj_free(where);
+  return s;
+}
+
+/* numpy's key for a member: its name without ".npy". */
+static char *npz_key_of(const char *member) {
+  size_t n = strlen(member);
+  if (n > 4 && strcmp(member + n - 4, ".npy") == 0) n -= 4;
+  char *key = tj_malloc(n + 1);
+  if (key) {
+    memcpy(key, member, n);
+    key[n] = '\0';
+  }
+  return key;
+}
+
+static tj_status_t *npz_read_all(zip_t *za, const char *name, tj_npz_t **out_npz) {
+  zip_int64_t count = zip_get_num_entries(za, 0);
+  if (count < 0) return tj_status_new(TJ_ERR_IO, "%s: cannot list the archive", name);
+  if (count > (1 << 20)) return tj_status_new(TJ_ERR_IO, "%s: implausible number of members (%lld)", name, (long long)count);
+  tj_npz_t *npz = tj_calloc(1, sizeof *npz);
+  if (!npz) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+  npz->source = tj_strdup(name);
+  npz->names = tj_calloc((size_t)count + 1, sizeof *npz->names);
+  npz->tensors = tj_calloc((size_t)count + 1, sizeof *npz->tensors);
+  tj_status_t *s = NULL;
+  if (!npz->source || !npz->names || !npz->tensors) s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+  for (zip_int64_t i = 0; !s && i < count; i++) {
+    const char *member = zip_get_name(za, (zip_uint64_t)i, 0);
+    if (!member) {
+      s = npz_zip_error(name, "cannot read a member name", zip_get_error(za));
+      break;
+    }
+    size_t mlen = strlen(member);
+    if (mlen > 0 && member[mlen - 1] == '/') continue; /* a directory entry holds no array */
+    char *key = npz_key_of(member);
+    if (!key) {
+      s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+      break;
+    }
+    if (tj_npz_find(npz, key)) {
+      s = tj_status_new(TJ_ERR_IO, "%s: the archive holds two arrays named '%s'", name, key);
+      tj_free(key);
+      break;
+    }
+    tj_tensor_t *t;
+    s = npz_read_member(za, (zip_uint64_t)i, name, member, &t);
+    if (s) {
+      tj_free(key);
+      break;
+    }
+    npz->names[npz->n] = key;
+    npz->tensors[npz->n] = t;
+    npz->n++;
+  }
+  if (s) {
+    tj_npz_free(npz);
+    return s;
+  }
+  *out_npz = npz;
+  return NULL;
+}
+
+tj_status_t *tj_npz_load(const char *path, tj_npz_t **out_npz) {
+  int code = 0;
+  zip_t *za = zip_open(path, ZIP_RDONLY, &code);
+  if (!za) {
+    zip_error_t err;
+    zip_error_init_with_code(&err, code);
+    tj_status_t *s = tj_status_new(TJ_ERR_IO, "%s: cannot open as a .npz (zip) archive: %s", path, zip_error_strerror(&err));
+    zip_error_fini(&err);
+    return s;
+  }
+  tj_status_t *s = npz_read_all(za, path, out_npz);
+  zip_discard(za);
+  return s;
+}
+
+tj_status_t *tj_npz_load_bytes(const void *data, size_t len, const char *name, tj_npz_t **out_npz) {
+  if (!name) name = "<memory>";
+  zip_error_t err;
+  zip_error_init(&err);
+  zip_source_t *src = zip_source_buffer_create(data, len, 0, &err);
+  if (!src) {
+    tj_status_t *s = npz_zip_error(name, "cannot read", &err);
+    zip_error_fini(&err);
+    return s;
+  }
+  zip_t *za = zip_open_from_source(src, ZIP_RDONLY, &err);
+  if (!za) {
+    tj_status_t *s = npz_zip_error(name, "cannot open as a .npz (zip) archive", &err);
+    zip_source_free(src);
+    zip_error_fini(&err);
+    return s;
+  }
+  zip_error_fini(&err);
+  tj_status_t *s = npz_read_all(za, name, out_npz);
+  zip_discard(za); /* also frees src */
+  return s;
+}
+
+/* ---- writing ---- */
+
+static tj_status_t *npz_check_names(const char *path, int n, const char *const *names) {
+  for (int i = 0; i < n; i++) {
+    if (!names[i] || !names[i][0] || strchr(names[i], '/'))
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s: array name '%s' must be non-empty and contain no '/'", path,
+                           names[i] ? names[i] : "(null)");
+    for (int j = 0; j < i; j++)
+      if (strcmp(names[i], names[j]) == 0)
+        return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s: two arrays are named '%s'", path, names[i]);
+  }
+  return NULL;
+}
+
+/* Adds member "<name>.npy"; the encoded bytes are kept in *out_buf until the archive is closed. */
+static tj_status_t *npz_add_member(zip_t *za, const char *path, const char *name, const tj_tensor_t *t, bool compress,
+                                   void **out_buf) {
+  size_t len;
+  TJ_RETURN_IF_ERROR(tj_status_annotate(tj_npy_encode(t, out_buf, &len), "%s: array '%s'", path, name));
+  char *member = tj_malloc(strlen(name) + 5);
+  if (!member) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  sprintf(member, "%s.npy", name);
+  tj_status_t *s = NULL;
+  zip_source_t *zs = zip_source_buffer(za, *out_buf, len, 0);
+  zip_int64_t idx = zs ? zip_file_add(za, member, zs, ZIP_FL_ENC_UTF_8) : -1;
+  if (idx < 0) {
+    s = npz_zip_error(path, "cannot add a member", zip_get_error(za));
+    if (zs) zip_source_free(zs);
+  } else if (zip_set_file_compression(za, (zip_uint64_t)idx, compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0) {
+    s = npz_zip_error(path, "cannot set compression", zip_get_error(za));
+  }
+  tj_free(member);
+  return s;
+}
+
+/* Copies the finished in-memory archive out of its source. */
+static tj_status_t *npz_source_bytes(zip_source_t *src, const char *path, void **out_data, size_t *out_len) {
+  if (zip_source_open(src) < 0) return npz_zip_error(path, "cannot read the built archive", zip_source_error(src));
+  tj_status_t *s = NULL;
+  zip_int64_t len = -1;
+  unsigned char *buf = NULL;
+  if (zip_source_seek(src, 0, SEEK_END) < 0 || (len = zip_source_tell(src)) < 0 || zip_source_seek(src, 0, SEEK_SET) < 0)
+    s = npz_zip_error(path, "cannot size the built archive", zip_source_error(src));
+  else if (!(buf = tj_malloc((size_t)len)))
+    s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  else if (zip_source_read(src, buf, (zip_uint64_t)len) != len)
+    s = npz_zip_error(path, "cannot read the built archive", zip_source_error(src));
+  zip_source_close(src);
+  if (s) {
+    tj_free(buf);
+    return s;
+  }
+  *out_data = buf;
+  *out_len = (size_t)len;
+  return NULL;
+}
+
+tj_status_t *tj_npz_save(const char *path, int n, const char *const *names, const tj_tensor_t *const *tensors,
+                         bool compress) {
+  if (n < 0) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s: negative array count", path);
+  TJ_RETURN_IF_ERROR(npz_check_names(path, n, names));
+  if (n == 0) {
+    /* libzip deletes an archive with no members; numpy writes the bare end record. */
+    static const unsigned char empty_zip[22] = {'P', 'K', 5, 6};
+    return tj_npy_write_file_atomic(path, empty_zip, sizeof empty_zip);
+  }
+  void **bufs = tj_calloc((size_t)n + 1, sizeof *bufs);
+  if (!bufs) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+  zip_error_t err;
+  zip_error_init(&err);
+  tj_status_t *s = NULL;
+  zip_t *za = NULL;
+  zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, &err);
+  if (!src) s = npz_zip_error(path, "cannot create an archive", &err);
+  else if (!(za = zip_open_from_source(src, ZIP_TRUNCATE, &err))) s = npz_zip_error(path, "cannot create an archive", &err);
+  if (za) zip_source_keep(src); /* keep the bytes after zip_close */
+  for (int i = 0; !s && i < n; i++) s = npz_add_member(za, path, names[i], tensors[i], compress, &bufs[i]);
+  if (za && s) zip_discard(za);
+  else if (za && zip_close(za) != 0) {
+    s = npz_zip_error(path, "cannot build the archive", zip_get_error(za));
+    zip_discard(za);
+  }
+  void *data = NULL;
+  size_t len = 0;
+  if (!s) s = npz_source_bytes(src, path, &data, &len);
+  if (!s) s = tj_npy_write_file_atomic(path, data, len);
+  tj_free(data);
+  if (src) zip_source_free(src);
+  for (int i = 0; i < n; i++) tj_free(bufs[i]);
+  tj_free(bufs);
+  zip_error_fini(&err);
+  return s;
+}
