@@ -16,7 +16,9 @@ START_TEST(new_tensor_is_zeroed_aligned_and_sized) {
   ck_assert_uint_eq((uintptr_t)t->data % 64, 0);
   ck_assert(t->owns_data);
   const unsigned char *p = t->data;
-  for (size_t i = 0; i < tj_tensor_nbytes(t); i++) ck_assert_uint_eq(p[i], 0);
+  size_t nonzero = 0;
+  for (size_t i = 0; i < tj_tensor_nbytes(t); i++) nonzero += p[i] != 0;
+  ck_assert_uint_eq(nonzero, 0);
   tj_tensor_free(t);
 }
 END_TEST
