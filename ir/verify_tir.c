@@ -1,6 +1,7 @@
 /* PrimFunc checks (docs/tvm-semantics.md §6.2.2): a root block when there are blocks,
  * every buffer used is in scope (param, root or block allocation, match buffer,
- * Allocate), T.reads/T.writes name every buffer the block accesses (by buffer, not by
+ * Allocate), every var is defined where it is used (params, size vars of matched
+ * buffers, loop, iter and let vars), T.reads/T.writes name every buffer the block accesses (by buffer, not by
  * region), block iter vars bound by int values, operand dtypes agree in every binary
  * op, stores keep the buffer's dtype, and op_pattern is a known kind. */
 #include <string.h>
@@ -14,6 +15,7 @@ typedef struct tir_ctx {
   const char *block;            /* innermost named block, NULL outside blocks */
   const tj_block_t *body_of;    /* the block whose init/body is being walked */
   tj_verify_ptrset_t visible;   /* buffer or data var -> how many scopes hold it */
+  tj_verify_ptrset_t vars;      /* TIR var -> how many scopes define it */
 } tir_ctx_t;
 
 #define TIR_PROBLEM(c, fmt, ...)                                                                          \
@@ -60,6 +62,28 @@ static void check_declared(tir_ctx_t *c, const tj_buffer_t *b, bool store) {
     TIR_PROBLEM(c, "buffer '%s' is loaded but is not in T.reads or T.writes", buf_name(b));
 }
 
+static void define(tir_ctx_t *c, const tj_tir_expr_t *var, int delta) {
+  if (var && var->kind == TJ_TIR_VAR) tj_verify_ptrset_put(&c->vars, var, tj_verify_ptrset_get(&c->vars, var, 0) + delta);
+}
+
+static bool collect_var(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  if (e->kind == TJ_TIR_VAR) define(v->ctx, e, 1);
+  return true;
+}
+
+/* Size vars of a matched buffer (function params, block match_buffer) are defined by
+ * the match, wherever they appear in its shape, strides or offset. */
+static void define_buffer_vars(tir_ctx_t *c, const tj_buffer_t *b) {
+  if (!b) return;
+  tj_tir_visitor_t v = {.expr = collect_var, .ctx = c};
+  for (int i = 0; i < b->ndim; i++) {
+    if (b->shape) tj_tir_visit_expr(&v, b->shape[i]);
+    if (b->strides) tj_tir_visit_expr(&v, b->strides[i]);
+  }
+  tj_tir_visit_expr(&v, b->elem_offset);
+  define(c, b->data, 1);
+}
+
 static void check_buffer_use(tir_ctx_t *c, const tj_buffer_t *b, int n_indices, const char *what) {
   if (!b) {
     TIR_PROBLEM(c, "%s without a buffer", what);
@@ -91,8 +115,22 @@ static void check_operands(tir_ctx_t *c, const char *op, const tj_tir_expr_t *a,
                 tj_verify_fmt_dtype(c->r, b->dtype));
 }
 
+static void check_expr(tir_ctx_t *c, const tj_tir_expr_t *e);
+
 static bool visit_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
   tir_ctx_t *c = v->ctx;
+  if (e->kind == TJ_TIR_VAR) {
+    if (tj_verify_ptrset_get(&c->vars, e, 0) <= 0)
+      TIR_PROBLEM(c, "var '%s' is used but not defined in scope", e->var.name ? e->var.name : "?");
+    return false;
+  }
+  if (e->kind == TJ_TIR_LET) {
+    check_expr(c, e->let.value);
+    define(c, e->let.var, 1);
+    check_expr(c, e->let.body);
+    define(c, e->let.var, -1);
+    return false;
+  }
   if (tj_tir_kind_is_binary(e->kind)) {
     check_operands(c, tj_tir_expr_kind_name(e->kind), e->binary.a, e->binary.b);
   } else if (e->kind == TJ_TIR_SELECT) {
@@ -152,10 +190,17 @@ static void check_block(tir_ctx_t *c, const tj_tir_stmt_t *s) {
   check_expr(c, s->realize.predicate);
   c->block = b->name ? b->name : "";
   check_iter_bindings(c, s, b);
+  for (int i = 0; i < b->n_iter_vars; i++) define(c, b->iter_vars[i].var, 1);
   /* Match buffers view outer buffers: check their sources before they come in scope. */
   for (int i = 0; i < b->n_match_buffers; i++) check_region(c, &b->match_buffers[i].source, "match_buffer source");
-  for (int i = 0; i < b->n_alloc_buffers; i++) hold(c, b->alloc_buffers[i], 1);
-  for (int i = 0; i < b->n_match_buffers; i++) hold(c, b->match_buffers[i].buffer, 1);
+  for (int i = 0; i < b->n_alloc_buffers; i++) {
+    hold(c, b->alloc_buffers[i], 1);
+    define(c, b->alloc_buffers[i] ? b->alloc_buffers[i]->data : NULL, 1);
+  }
+  for (int i = 0; i < b->n_match_buffers; i++) {
+    hold(c, b->match_buffers[i].buffer, 1);
+    define_buffer_vars(c, b->match_buffers[i].buffer);
+  }
   for (int i = 0; i < b->n_reads; i++) check_region(c, &b->reads[i], "T.reads region");
   for (int i = 0; i < b->n_writes; i++) check_region(c, &b->writes[i], "T.writes region");
   const tj_block_t *outer_body_of = c->body_of;
@@ -165,6 +210,8 @@ static void check_block(tir_ctx_t *c, const tj_tir_stmt_t *s) {
   c->body_of = outer_body_of;
   for (int i = 0; i < b->n_alloc_buffers; i++) hold(c, b->alloc_buffers[i], -1);
   for (int i = 0; i < b->n_match_buffers; i++) hold(c, b->match_buffers[i].buffer, -1);
+  /* Match-defined size vars stay defined: they cannot clash, and TVM keeps them too. */
+  for (int i = 0; i < b->n_iter_vars; i++) define(c, b->iter_vars[i].var, -1);
   c->block = outer;
 }
 
@@ -190,7 +237,9 @@ static void check_stmt(tir_ctx_t *c, const tj_tir_stmt_t *s) {
     case TJ_TIR_FOR:
       check_expr(c, s->loop.min);
       check_expr(c, s->loop.extent);
+      define(c, s->loop.var, 1);
       check_stmt(c, s->loop.body);
+      define(c, s->loop.var, -1);
       break;
     case TJ_TIR_BLOCK_REALIZE:
       check_block(c, s);
@@ -200,7 +249,9 @@ static void check_stmt(tir_ctx_t *c, const tj_tir_stmt_t *s) {
       break;
     case TJ_TIR_LET_STMT:
       check_expr(c, s->let.value);
+      define(c, s->let.var, 1);
       check_stmt(c, s->let.body);
+      define(c, s->let.var, -1);
       break;
     case TJ_TIR_IF:
       check_expr(c, s->if_.cond);
@@ -215,6 +266,7 @@ static void check_stmt(tir_ctx_t *c, const tj_tir_stmt_t *s) {
       break;
     case TJ_TIR_ALLOCATE:
       hold(c, s->allocate.buffer, 1);
+      define(c, s->allocate.buffer ? s->allocate.buffer->data : NULL, 1);
       check_stmt(c, s->allocate.body);
       hold(c, s->allocate.buffer, -1);
       break;
@@ -262,6 +314,11 @@ static void check_op_pattern(tir_ctx_t *c, const tj_prim_func_t *f) {
 void tj_verify_prim_func(tj_verify_report_t *r, const char *name, const tj_prim_func_t *f) {
   tir_ctx_t c = {.r = r, .func = name};
   tj_verify_ptrset_init(&c.visible);
+  tj_verify_ptrset_init(&c.vars);
+  for (int i = 0; i < f->n_params; i++) {
+    define(&c, f->params ? f->params[i] : NULL, 1);
+    define_buffer_vars(&c, f->buffer_map ? f->buffer_map[i] : NULL);
+  }
   for (int i = 0; i < f->n_params; i++) {
     const tj_tir_expr_t *p = f->params ? f->params[i] : NULL;
     const tj_buffer_t *b = f->buffer_map ? f->buffer_map[i] : NULL;
@@ -274,6 +331,7 @@ void tj_verify_prim_func(tj_verify_report_t *r, const char *name, const tj_prim_
   check_op_pattern(&c, f);
   check_root(&c, f);
   check_stmt(&c, f->body);
-  if (c.visible.failed) r->out_of_memory = true;
+  if (c.visible.failed || c.vars.failed) r->out_of_memory = true;
   tj_verify_ptrset_free(&c.visible);
+  tj_verify_ptrset_free(&c.vars);
 }

@@ -444,6 +444,24 @@ START_TEST(tir_root_block_iter_vars_and_store_dtype) {
 }
 END_TEST
 
+START_TEST(tir_vars_are_defined_before_use) {
+  const tj_buffer_t *out = tj_buffer_new(A, "B", TJ_F16, 1, i64_dims(1, D2), NULL);
+  const tj_tir_expr_t *i = tj_tir_var(A, "i", TJ_I64), *j = tj_tir_var(A, "j", TJ_I64), *t = tj_tir_var(A, "t", TJ_F16);
+  const tj_tir_stmt_t *store = tj_tir_store(A, out, 1, &j, t);
+  const tj_tir_stmt_t *let = tj_tir_let_stmt(A, t, tj_tir_float(A, TJ_F16, 1.0), tj_tir_store(A, out, 1, &i, t));
+  const tj_tir_stmt_t *two[] = {let, store};
+  const tj_tir_stmt_t *body = tj_tir_for(A, i, tj_tir_i64(A, 0), tj_tir_i64(A, 16), TJ_FOR_SERIAL, tj_tir_seq(A, 2, two));
+  const tj_buffer_t *bufs[] = {out};
+  const tj_prim_func_t *f = prim_from_buffers(1, bufs, body);
+  const tj_rx_expr_t *x = tj_rx_var(A, "x", T(TJ_F16, 1, D2));
+  fb_t fb = {.n = 0};
+  /* i and t are defined (loop, let); j is not, and t is out of its let's scope. */
+  assert_problems(module2("k", f, NULL, NULL, relax_func(1, &x, &fb, false, x)),
+                  "k: var 'j' is used but not defined in scope\n"
+                  "k: var 't' is used but not defined in scope");
+}
+END_TEST
+
 START_TEST(tir_declared_accesses_name_every_buffer) {
   tj_prim_func_t *f = unary_prim("lv", TJ_F16, "compute", TJ_F16, 2, D2, BODY_RELU);
   const tj_buffer_t *in = f->buffer_map[0], *out = f->buffer_map[1];
@@ -706,6 +724,7 @@ int main(void) {
   tcase_add_test(tc, shared_params_and_duplicate_function_names);
   tcase_add_test(tc, tir_scope_dtypes_and_op_pattern);
   tcase_add_test(tc, tir_root_block_iter_vars_and_store_dtype);
+  tcase_add_test(tc, tir_vars_are_defined_before_use);
   tcase_add_test(tc, tir_declared_accesses_name_every_buffer);
   tcase_add_test(tc, primitive_function_invariant);
   tcase_add_test(tc, weird_ir_does_not_crash);
