@@ -628,8 +628,10 @@ START_TEST(conformance_legalize_ops_cases) {
   }
   fprintf(stderr, "legalize_ops conformance: %d/%d cases pass\n", passed, n);
   ck_assert_int_eq(n, 47);
-  /* Floor of what passes today; raise it when more pass. */
-  ck_assert_int_ge(passed, 0);
+  /* 41 pass with the parser of 2026-12-02; the 6 others differ only in block
+   * names (which TVM's structural equality ignores) or in the parser folding
+   * float16 literals. Raise the floor when more pass. */
+  ck_assert_int_ge(passed, 40);
 }
 END_TEST
 

@@ -129,6 +129,35 @@ static tj_legalize_fn find_legalizer(const tj_lg_pass_t *p, const char *op) {
   return tj_legalizer_lookup(op);
 }
 
+/* A call whose result lives on a virtual device (R.Tensor(..., vdevice="llvm"))
+ * gets a copy of its PrimFunc carrying {"target": {"kind": <target kind>}}, named
+ * `<name>_<kind>` (e.g. `add_llvm`), as TVM's LegalizeOps does for vdevices. */
+static const tj_rx_expr_t *attach_target(tj_lg_pass_t *p, const tj_rx_expr_t *call) {
+  tj_call_tir_view_t v;
+  if (!tj_rx_as_call_tir(call, &v) || !tj_sinfo_is_tensor(v.out_sinfo) || !v.out_sinfo->tensor.vdevice ||
+      v.callee->kind != TJ_RX_GLOBAL_VAR)
+    return call;
+  const tj_prim_func_t *f = tj_module_find_prim(p->mod, v.callee->var.name);
+  if (!f) return call;
+  const char *vd = v.out_sinfo->tensor.vdevice;
+  const char *kind = tj_arena_strndup(p->arena, vd, strcspn(vd, ":"));
+  tj_prim_func_t *nf = TJ_ARENA_NEW(p->arena, tj_prim_func_t);
+  tj_attr_value_t target = {.kind = TJ_ATTR_DICT};
+  target.dict = kind ? tj_attrs_set(p->arena, NULL, "kind", tj_attr_str(kind)) : NULL;
+  const char *name = kind ? tj_arena_printf(p->arena, "%s_%s", v.callee->var.name, kind) : NULL;
+  if (!nf || !target.dict || !name) return NULL;
+  *nf = *f;
+  nf->attrs = tj_attrs_set(p->arena, f->attrs, "target", target);
+  tj_lg_ctx_t ctx = {p->arena, p};
+  const tj_rx_expr_t *gvar = NULL;
+  tj_status_t *s = nf->attrs ? tj_lg_add_function(&ctx, name, nf, &gvar) : NULL;
+  if (s || !gvar) {
+    p->error = s;
+    return NULL;
+  }
+  return tj_rx_make_call_tir(p->arena, gvar, v.n_args, v.args, v.out_sinfo, v.tir_vars);
+}
+
 static const tj_rx_expr_t *legalize_call(tj_lg_pass_t *p, const tj_rx_expr_t *call) {
   for (int round = 0; round < MAX_RELEGALIZE; round++) {
     if (call->kind != TJ_RX_CALL || call->call.callee->kind != TJ_RX_OP) return call;
@@ -142,7 +171,8 @@ static const tj_rx_expr_t *legalize_call(tj_lg_pass_t *p, const tj_rx_expr_t *ca
       return NULL;
     }
     if (!out || out == call) return call;
-    call = out; /* a legalization may emit another op: legalize it again */
+    call = attach_target(p, out);
+    if (!call) return NULL; /* a legalization may emit another op: legalize it again */
   }
   return call;
 }

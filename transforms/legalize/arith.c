@@ -110,6 +110,20 @@ const tj_tir_expr_t *tj_lg_mul(tj_arena_t *a, const tj_tir_expr_t *x, const tj_t
   return tj_tir_binary(a, TJ_TIR_MUL, x, y);
 }
 
+/* Truncating division for ints (TVM's Div), true division for floats. */
+const tj_tir_expr_t *tj_lg_div(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  if (!x || !y) return NULL;
+  match_types(a, &x, &y);
+  if (is_int_imm(x) && is_int_imm(y) && y->int_imm != 0) return tj_tir_int(a, x->dtype, x->int_imm / y->int_imm);
+  if (is_int_imm(x) && x->int_imm == 0) return x;
+  if (is_int_imm(y) && y->int_imm == 1) return x;
+  if (is_float_imm(x) && is_float_imm(y) && y->float_imm != 0 && float_foldable(x->dtype))
+    return fold_float(a, x->dtype, x->float_imm / y->float_imm);
+  if (is_float_imm(x) && x->float_imm == 0) return x;
+  if (is_float_imm(y) && y->float_imm == 1) return x;
+  return tj_tir_binary(a, TJ_TIR_DIV, x, y);
+}
+
 static int64_t floordiv_i(int64_t x, int64_t y) {
   int64_t q = x / y;
   return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;

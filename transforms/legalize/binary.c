@@ -1,4 +1,7 @@
-/* Binary broadcasting ops: R.add/subtract/multiply/divide/power → topi.<op>
+/* topi's ops go through tvm::add/sub/mul/div, which fold constants (`x * 1.0`
+ * and `x / 1.0` are `x`, exactly as TVMScript reads `x / T.float32(1)`).
+ *
+ * Binary broadcasting ops: R.add/subtract/multiply/divide/power → topi.<op>
  * (docs/tvm-semantics.md §2.6). One block `T_<op>`; NumPy broadcasting with the
  * output right-aligned; an input dim of constant extent 1 against a different
  * output dim is indexed with T.int64(0); missing leading dims are dropped. A 0-d
@@ -16,11 +19,6 @@ typedef struct binary_op {
   combine_fn combine;
 } binary_op_t;
 
-/* topi's add/subtract/multiply use tvm::add/sub/mul (constant folding); divide
- * keeps `x / 1.0` as written in TVM's expected output. */
-static const tj_tir_expr_t *div_unfolded(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
-  return tj_lg_bin(a, TJ_TIR_DIV, x, y);
-}
 
 static const tj_tir_expr_t *pow_call(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
   if (!x || !y) return NULL;
@@ -141,7 +139,7 @@ static tj_status_t *legalize_binary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
 static const binary_op_t k_add = {"add", "T_add", tj_lg_add};
 static const binary_op_t k_subtract = {"subtract", "T_subtract", tj_lg_sub};
 static const binary_op_t k_multiply = {"multiply", "T_multiply", tj_lg_mul};
-static const binary_op_t k_divide = {"divide", "T_divide", div_unfolded};
+static const binary_op_t k_divide = {"divide", "T_divide", tj_lg_div};
 static const binary_op_t k_power = {"power", "T_power", pow_call};
 
 tj_status_t *tj_legalize_add(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {

@@ -135,6 +135,42 @@ static const tj_tir_expr_t *out_extent(tj_arena_t *a, const tj_tir_expr_t *in, c
   return tj_lg_add(a, tj_lg_floordiv(a, num, tj_tir_i64(a, stride)), tj_tir_i64(a, 1));
 }
 
+/* With stride 1 and dilation 1 and a symbolic extent, the output extent in the
+ * canonical form TVM's simplifier prints: `h + 1 - kh`, `h - 2`, `30 - kh`. */
+static const tj_tir_expr_t *canonical_extent(tj_arena_t *a, const tj_tir_expr_t *in, const tj_tir_expr_t *k, int64_t pads) {
+  int64_t iv, kv;
+  bool in_c = tj_tir_is_const_int(in, &iv), k_c = tj_tir_is_const_int(k, &kv);
+  if (in_c && k_c) return tj_tir_i64(a, iv + pads + 1 - kv);
+  if (k_c) {
+    int64_t c = pads + 1 - kv;
+    return c > 0 ? tj_tir_binary(a, TJ_TIR_ADD, in, tj_tir_i64(a, c))
+                 : c < 0 ? tj_tir_binary(a, TJ_TIR_SUB, in, tj_tir_i64(a, -c)) : in;
+  }
+  const tj_tir_expr_t *head = in_c ? tj_tir_i64(a, iv + pads + 1)
+                                   : (pads + 1 != 0 ? tj_tir_binary(a, TJ_TIR_ADD, in, tj_tir_i64(a, pads + 1)) : in);
+  return tj_tir_binary(a, TJ_TIR_SUB, head, k);
+}
+
+/* Output struct info: the call's, with symbolic spatial extents in canonical form. */
+static const tj_sinfo_t *conv_out_sinfo(tj_arena_t *a, const tj_rx_expr_t *call, const conv_params_t *p,
+                                        const tj_tir_expr_t *const *fallback) {
+  const tj_sinfo_t *s = tj_lg_call_sinfo(call, tj_sinfo_tensor(a, p->out_dtype, 4, fallback));
+  const tj_sinfo_t *ds = tj_lg_arg_sinfo(a, call->call.args[0]), *ws = tj_lg_arg_sinfo(a, call->call.args[1]);
+  const conv_layout_t *L = &p->lay;
+  const tj_tir_expr_t *dims[4];
+  bool changed = false;
+  for (int d = 0; d < 4; d++) dims[d] = s->tensor.shape[d];
+  for (int sp = 0; sp < 2; sp++) {
+    int d = sp == 0 ? L->h : L->w;
+    const tj_tir_expr_t *in = ds->tensor.shape[d], *k = ws->tensor.shape[sp == 0 ? L->kh : L->kw];
+    if (p->stride[sp] != 1 || p->dilation[sp] != 1 || (tj_tir_is_const_int(in, NULL) && tj_tir_is_const_int(k, NULL)))
+      continue;
+    dims[d] = canonical_extent(a, in, k, p->pad[sp] + p->pad[sp + 2]);
+    changed = true;
+  }
+  return changed ? tj_sinfo_tensor(a, s->tensor.dtype, 4, dims) : s;
+}
+
 static tj_status_t *emit_conv(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const conv_params_t *p,
                               const tj_rx_expr_t **out_expr) {
   tj_arena_t *a = ctx->arena;
@@ -157,8 +193,7 @@ static tj_status_t *emit_conv(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const 
   oshape[L->c] = O;
   oshape[L->h] = out_extent(a, data->shape[L->h], weight->shape[L->kh], p->pad[0], p->pad[2], p->dilation[0], p->stride[0]);
   oshape[L->w] = out_extent(a, data->shape[L->w], weight->shape[L->kw], p->pad[1], p->pad[3], p->dilation[1], p->stride[1]);
-  const tj_sinfo_t *out_sinfo = tj_lg_call_sinfo(call, tj_sinfo_tensor(a, p->out_dtype, 4, oshape));
-  /* Prefer the call's (canonical) dims for symbolic shapes. */
+  const tj_sinfo_t *out_sinfo = conv_out_sinfo(a, call, p, oshape);
   for (int d = 0; d < 4; d++) oshape[d] = tj_lg_shape_expr(&te, out_sinfo->tensor.shape[d]);
 
   bool grouped = p->groups > 1;

@@ -82,7 +82,7 @@ static tj_status_t *fold_astype(tj_lg_ctx_t *ctx, const tj_rx_expr_t *arg, tj_dt
   bool is_f = v && v->kind == TJ_TIR_FLOAT_IMM;
   if (!v || !store_scalar(dtype, is_f ? v->float_imm : 0, is_f ? 0 : v->int_imm, is_f, buf)) return NULL;
   const tj_rx_expr_t *c = tj_rx_constant(ctx->arena, dtype, 0, NULL, buf, tj_dtype_bytes(dtype));
-  const tj_sinfo_t *s = tj_sinfo_tensor(ctx->arena, dtype, 0, NULL);
+  const tj_sinfo_t *s = tj_sinfo_tensor_static(ctx->arena, dtype, 0, NULL);
   *out_expr = (c && s) ? tj_rx_with_sinfo(ctx->arena, c, s) : NULL;
   if (!*out_expr) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory folding astype");
   return NULL;

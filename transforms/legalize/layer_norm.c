@@ -25,7 +25,7 @@ static const tj_tir_expr_t *div_extent(tj_arena_t *a, const tj_tir_expr_t *x, co
   n = tj_lg_cast(a, x->dtype, n);
   if (n && n->kind == TJ_TIR_FLOAT_IMM && n->float_imm != 0)
     return tj_tir_binary(a, TJ_TIR_MUL, x, tj_tir_float(a, x->dtype, 1.0 / n->float_imm));
-  return tj_lg_bin(a, TJ_TIR_DIV, x, n);
+  return tj_lg_div(a, x, n);
 }
 
 static int cmp_int(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }

@@ -139,6 +139,7 @@ tj_status_t *tj_lg_te_finish(tj_lg_te_t *te, const char *name_hint, const tj_sin
 const tj_tir_expr_t *tj_lg_add(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
 const tj_tir_expr_t *tj_lg_sub(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
 const tj_tir_expr_t *tj_lg_mul(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
+const tj_tir_expr_t *tj_lg_div(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
 const tj_tir_expr_t *tj_lg_floordiv(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
 const tj_tir_expr_t *tj_lg_floormod(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
 /* Cast that folds literals and is the identity when the dtype already matches. */

@@ -90,7 +90,7 @@ tj_status_t *tj_legalize_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, con
   if (te.failed) return tj_lg_te_finish(&te, "softmax", NULL, out_expr);
   st.annotations = tj_attrs_set(a, NULL, "axis", tj_attr_int(axis));
   drop_at(st.iv, n, axis, ridx);
-  const tj_tir_expr_t *norm = tj_lg_bin(a, TJ_TIR_DIV, tj_lg_load(a, ex, n, st.iv), tj_lg_load(a, expsum, nr, ridx));
+  const tj_tir_expr_t *norm = tj_lg_div(a, tj_lg_load(a, ex, n, st.iv), tj_lg_load(a, expsum, nr, ridx));
   tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, norm));
   return tj_lg_te_finish(&te, "softmax", tj_lg_call_sinfo(call, xs), out_expr);
 }
