@@ -1,0 +1,518 @@
+/* The compile driver: PrimFunc -> kernel (with the in-memory table), and a Relax
+ * `main` made of call_tir bindings -> executable. */
+#include <stdio.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "ir/struct_equal.h"
+#include "jit/internal.h"
+#include "support/alloc.h"
+#include "transforms/tir/lower.h"
+
+static void stats_add(tj_jit_stats_t *into, const tj_jit_stats_t *d) {
+  into->kernels_requested += d->kernels_requested;
+  into->kernels_compiled += d->kernels_compiled;
+  into->lower_ms += d->lower_ms;
+  into->codegen_ms += d->codegen_ms;
+  into->optimize_ms += d->optimize_ms;
+  into->emit_ms += d->emit_ms;
+  into->link_ms += d->link_ms;
+  into->total_ms += d->total_ms;
+}
+
+/* ---------------- one kernel ---------------- */
+
+/* Caller holds jit->lock. */
+static const tj_jit_entry_t *find_entry(const tj_jit_t *jit, uint64_t hash, const char *text) {
+  for (int i = 0; i < jit->n_entries; i++)
+    if (jit->entries[i].text_hash == hash && strcmp(jit->entries[i].text, text) == 0) return &jit->entries[i];
+  return NULL;
+}
+
+static void entry_to_kernel(const tj_jit_entry_t *e, tj_jit_kernel_t *out) {
+  *out = (tj_jit_kernel_t){e->symbol, e->fn, e->n_buffers, e->n_scalars};
+}
+
+/* "tvmjit_<name>_<hash>" with the name reduced to C identifier characters. */
+static char *make_symbol(const char *name, uint64_t hash) {
+  size_t n = strlen(name);
+  char *s = tj_malloc(n + 32);
+  if (!s) return NULL;
+  int len = snprintf(s, n + 32, "tvmjit_");
+  for (size_t i = 0; i < n && i < 64; i++) {
+    char ch = name[i];
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+    s[len++] = ok ? ch : '_';
+  }
+  snprintf(s + len, 24, "_%016llx", (unsigned long long)hash);
+  return s;
+}
+
+/* Caller holds jit->lock; takes the object's strings on success. */
+static tj_status_t *insert_entry(tj_jit_t *jit, tj_jit_object_t *obj, uint64_t hash, void (*fn)(void),
+                                 const tj_jit_entry_t **out) {
+  if (jit->n_entries == jit->cap_entries) {
+    int cap = jit->cap_entries ? jit->cap_entries * 2 : 16;
+    tj_jit_entry_t *p = tj_realloc(jit->entries, sizeof(*p) * (size_t)cap);
+    if (!p) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "JIT kernel table: out of memory");
+    jit->entries = p;
+    jit->cap_entries = cap;
+  }
+  tj_jit_entry_t *e = &jit->entries[jit->n_entries++];
+  *e = (tj_jit_entry_t){hash, obj->canonical_text, obj->symbol, fn, obj->n_buffers, obj->n_scalars};
+  obj->canonical_text = NULL;
+  obj->symbol = NULL;
+  *out = e;
+  return NULL;
+}
+
+/* Lower, look up the table, else compile with `tm` and add. Times go to `acc`. */
+static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const char *name, int opt_level,
+                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out) {
+  double t0 = tj_jit_now_ms();
+  tj_arena_t *arena = tj_arena_create();
+  if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  const tj_prim_func_t *low = NULL;
+  tj_status_t *s = tj_tir_lower(arena, f, name, &low);
+  char *text = s ? NULL : tj_jit_kernel_text(low);
+  if (!s && !text) s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  acc->lower_ms += tj_jit_now_ms() - t0;
+  acc->kernels_requested++;
+  if (s) {
+    tj_arena_free(arena);
+    return s;
+  }
+  uint64_t hash = XXH3_64bits(text, strlen(text));
+  pthread_mutex_lock(&jit->lock);
+  const tj_jit_entry_t *hit = find_entry(jit, hash, text);
+  if (hit) entry_to_kernel(hit, out);
+  pthread_mutex_unlock(&jit->lock);
+  if (hit) {
+    tj_free(text);
+    tj_arena_free(arena);
+    return NULL;
+  }
+  char *symbol = make_symbol(name, hash);
+  tj_jit_object_t obj = {0};
+  s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, &obj, acc)
+             : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  tj_free(symbol);
+  tj_free(text);
+  tj_arena_free(arena);
+  if (s) return s;
+  double t1 = tj_jit_now_ms();
+  pthread_mutex_lock(&jit->lock);
+  /* Another thread may have compiled the same kernel meanwhile: use its code. */
+  hit = find_entry(jit, hash, obj.canonical_text);
+  void (*fn)(void) = NULL;
+  if (!hit) s = tj_jit_add_object_locked(jit, &obj, &fn);
+  if (!hit && !s) s = insert_entry(jit, &obj, hash, fn, &hit);
+  if (!s) entry_to_kernel(hit, out);
+  pthread_mutex_unlock(&jit->lock);
+  tj_jit_object_free(&obj);
+  acc->link_ms += tj_jit_now_ms() - t1;
+  if (!s) acc->kernels_compiled++;
+  return s;
+}
+
+static int opt_level_of(const tj_jit_options_t *opts) { return opts ? opts->opt_level : 3; }
+
+static void publish_stats(tj_jit_t *jit, const tj_jit_options_t *opts, tj_jit_stats_t *acc, double t0) {
+  acc->total_ms = tj_jit_now_ms() - t0;
+  pthread_mutex_lock(&jit->lock);
+  stats_add(&jit->stats, acc);
+  pthread_mutex_unlock(&jit->lock);
+  if (opts && opts->stats) *opts->stats = *acc;
+}
+
+tj_status_t *tj_jit_compile_prim_func(tj_jit_t *jit, const tj_prim_func_t *f, const char *name,
+                                      const tj_jit_options_t *opts, tj_jit_kernel_t *out_kernel) {
+  double t0 = tj_jit_now_ms();
+  LLVMTargetMachineRef tm;
+  TJ_RETURN_IF_ERROR(tj_jit_target_machine(opt_level_of(opts), &tm));
+  tj_jit_stats_t acc = {0};
+  tj_jit_kernel_t k;
+  tj_status_t *s = compile_kernel(jit, f, name, opt_level_of(opts), tm, &acc, &k);
+  LLVMDisposeTargetMachine(tm);
+  if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", name);
+  publish_stats(jit, opts, &acc, t0);
+  *out_kernel = k;
+  return NULL;
+}
+
+/* ---------------- a Relax main -> executable ---------------- */
+
+/* A Relax var's runtime value(s): one id, or several for a tuple. */
+typedef struct var_values {
+  const tj_rx_expr_t *var;
+  int n;
+  int *ids;
+} var_values_t;
+
+typedef struct pending_call {
+  int kernel; /* index into build_t.kernels */
+  int n_args;
+  int *args;
+  int64_t *scalars;
+  const char *binding;
+} pending_call_t;
+
+typedef struct kernel_slot {
+  const char *name;
+  const tj_prim_func_t *prim;
+  uint64_t struct_hash;
+  tj_jit_kernel_t k;
+} kernel_slot_t;
+
+typedef struct build {
+  tj_jit_t *jit;
+  const tj_module_t *mod;
+  const char *function;
+  int opt_level;
+  LLVMTargetMachineRef tm;
+  tj_jit_stats_t acc;
+  tj_arena_t *arena; /* everything below */
+  tj_value_desc_t *values;
+  int n_values, cap_values;
+  var_values_t *vars;
+  int n_vars, cap_vars;
+  pending_call_t *calls;
+  int n_calls, cap_calls;
+  kernel_slot_t *kernels;
+  int n_kernels, cap_kernels;
+} build_t;
+
+/* Grows an arena array by doubling (old storage stays in the arena). */
+static bool grow(tj_arena_t *a, void **arr, int *cap, int need, size_t elem) {
+  if (need <= *cap) return true;
+  int cap2 = *cap ? *cap * 2 : 16;
+  while (cap2 < need) cap2 *= 2;
+  void *p = tj_arena_alloc(a, elem * (size_t)cap2);
+  if (!p) return false;
+  if (*cap) memcpy(p, *arr, elem * (size_t)*cap);
+  *arr = p;
+  *cap = cap2;
+  return true;
+}
+#define GROW(bd, field, n_field, cap_field) \
+  grow((bd)->arena, (void **)&(bd)->field, &(bd)->cap_field, (bd)->n_field + 1, sizeof(*(bd)->field))
+
+static tj_status_t *oom(void) { return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "JIT compile: out of memory"); }
+
+static const char *var_name(const tj_rx_expr_t *v) { return v && v->var.name ? v->var.name : "?"; }
+
+static const var_values_t *find_var(const build_t *bd, const tj_rx_expr_t *var) {
+  for (int i = bd->n_vars - 1; i >= 0; i--)
+    if (bd->vars[i].var == var) return &bd->vars[i];
+  return NULL;
+}
+
+static tj_status_t *bind_var(build_t *bd, const tj_rx_expr_t *var, int n, const int *ids) {
+  int *copy = TJ_ARENA_ARRAY(bd->arena, int, n > 0 ? n : 1);
+  if (!copy || !GROW(bd, vars, n_vars, cap_vars)) return oom();
+  if (n) memcpy(copy, ids, sizeof(int) * (size_t)n);
+  bd->vars[bd->n_vars++] = (var_values_t){var, n, copy};
+  return NULL;
+}
+
+/* A value for a tensor struct info (static shape only). */
+static tj_status_t *new_value(build_t *bd, const char *name, const tj_sinfo_t *sinfo, tj_value_kind_t kind, int index,
+                              const char *what, int *out_id) {
+  int64_t dims[8];
+  int ndim = 0;
+  if (!tj_sinfo_is_tensor(sinfo))
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "%s '%s' is not a tensor; the JIT only passes tensors", what, name);
+  if (!tj_sinfo_static_shape(sinfo, &ndim, dims) || sinfo->tensor.dtype.code == TJ_DT_VOID)
+    return tj_status_new(TJ_ERR_UNSUPPORTED,
+                         "%s '%s' has a symbolic or unknown shape or dtype; the JIT needs static shapes", what, name);
+  if (ndim > TJ_MAX_NDIM) return tj_status_new(TJ_ERR_UNSUPPORTED, "%s '%s' has rank %d (at most %d)", what, name, ndim, TJ_MAX_NDIM);
+  if (!GROW(bd, values, n_values, cap_values)) return oom();
+  tj_value_desc_t *v = &bd->values[bd->n_values];
+  memset(v, 0, sizeof *v);
+  v->name = name;
+  v->dtype = sinfo->tensor.dtype;
+  v->ndim = ndim;
+  size_t n = tj_dtype_bytes(v->dtype);
+  for (int i = 0; i < ndim; i++) {
+    v->shape[i] = dims[i];
+    n *= (size_t)dims[i];
+  }
+  v->nbytes = n;
+  v->kind = kind;
+  v->index = index;
+  *out_id = bd->n_values++;
+  return NULL;
+}
+
+/* The value id of one call argument (a var bound to a single tensor, or a constant). */
+static tj_status_t *single_value(build_t *bd, const tj_rx_expr_t *e, const char *binding, int *out_id) {
+  if (e->kind == TJ_RX_CONSTANT) {
+    const tj_sinfo_t *si = e->sinfo ? e->sinfo
+                                     : tj_sinfo_tensor_static(bd->arena, e->constant.dtype, e->constant.ndim, e->constant.shape);
+    TJ_RETURN_IF_ERROR(new_value(bd, "constant", si, TJ_VALUE_CONSTANT, 0, "constant", out_id));
+    if (!e->constant.data)
+      return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': a constant without data (metadata[...])", binding);
+    if (e->constant.nbytes != bd->values[*out_id].nbytes)
+      return tj_status_new(TJ_ERR_VERIFY, "binding '%s': constant has %zu bytes, its type needs %zu", binding,
+                           e->constant.nbytes, bd->values[*out_id].nbytes);
+    bd->values[*out_id].const_data = e->constant.data;
+    return NULL;
+  }
+  if (!tj_rx_is_var(e))
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': call_tir argument is a %s; the JIT needs a variable",
+                         binding, tj_rx_expr_kind_name(e->kind));
+  const var_values_t *vv = find_var(bd, e);
+  if (!vv) return tj_status_new(TJ_ERR_VERIFY, "binding '%s': variable '%s' is used before it is defined", binding, var_name(e));
+  if (vv->n != 1)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': '%s' is a tuple; pass its fields", binding, var_name(e));
+  *out_id = vv->ids[0];
+  return NULL;
+}
+
+/* The kernel slot for a PrimFunc: by name, else a structurally equal one already
+ * compiled in this module, else compile it. */
+static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
+  for (int i = 0; i < bd->n_kernels; i++)
+    if (strcmp(bd->kernels[i].name, callee) == 0) return *out_slot = i, NULL;
+  const tj_prim_func_t *f = tj_module_find_prim(bd->mod, callee);
+  if (!f) return tj_status_new(TJ_ERR_NOT_FOUND, "PrimFunc '%s' is not in the module", callee);
+  uint64_t h = tj_struct_hash_prim_func(f);
+  kernel_slot_t slot = {callee, f, h, {0}};
+  bool found = false;
+  for (int i = 0; i < bd->n_kernels && !found; i++)
+    if (bd->kernels[i].struct_hash == h && tj_struct_equal_prim_func(bd->kernels[i].prim, f, NULL, 0)) {
+      slot.k = bd->kernels[i].k;
+      found = true;
+    }
+  if (!found) {
+    tj_status_t *s = compile_kernel(bd->jit, f, callee, bd->opt_level, bd->tm, &bd->acc, &slot.k);
+    if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", callee);
+  }
+  if (!GROW(bd, kernels, n_kernels, cap_kernels)) return oom();
+  bd->kernels[bd->n_kernels] = slot;
+  *out_slot = bd->n_kernels++;
+  return NULL;
+}
+
+/* Checks one buffer parameter against the value passed for it. */
+static tj_status_t *check_param(build_t *bd, const char *binding, const char *callee, const tj_prim_func_t *f,
+                                int buffer_index, int value_id) {
+  const tj_buffer_t *buf = NULL;
+  for (int i = 0, k = 0; i < f->n_params; i++)
+    if (f->buffer_map && f->buffer_map[i] && k++ == buffer_index) buf = f->buffer_map[i];
+  const tj_value_desc_t *v = &bd->values[value_id];
+  char b1[TJ_DTYPE_BUFSIZE], b2[TJ_DTYPE_BUFSIZE];
+  if (!buf) return NULL;
+  if (!tj_dtype_eq(buf->dtype, v->dtype))
+    return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' parameter '%s' is %s but gets '%s' of %s", binding, callee,
+                         buf->name, tj_dtype_str(buf->dtype, b1), v->name, tj_dtype_str(v->dtype, b2));
+  int64_t elems = 0;
+  if (!tj_buffer_static_size(buf, &elems))
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': '%s' parameter '%s' has a symbolic shape", binding, callee,
+                         buf->name);
+  bool same = buf->ndim == v->ndim;
+  for (int i = 0; same && i < buf->ndim; i++) {
+    int64_t d;
+    same = tj_tir_is_const_int(buf->shape[i], &d) && d == v->shape[i];
+  }
+  if (!same)
+    return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' parameter '%s' and the value '%s' have different shapes",
+                         binding, callee, buf->name, v->name);
+  return NULL;
+}
+
+static const char *op_display_name(const char *op) {
+  return strncmp(op, "relax.", 6) == 0 ? op + 6 : op;
+}
+
+static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const tj_call_tir_view_t *view) {
+  const char *binding = var_name(bind->var);
+  if (view->callee->kind != TJ_RX_GLOBAL_VAR)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': call_tir of an external function is not supported", binding);
+  const char *callee = view->callee->var.name;
+  int slot = 0;
+  TJ_RETURN_IF_ERROR(tj_status_annotate(kernel_for(bd, callee, &slot), "binding '%s'", binding));
+  const tj_jit_kernel_t *k = &bd->kernels[slot].k;
+  /* Scalars from tir_vars (static values only). */
+  int n_tir_vars = view->tir_vars ? view->tir_vars->shape_expr.n : 0;
+  if (n_tir_vars != k->n_scalars)
+    return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' takes %d scalar(s), call_tir passes %d", binding, callee,
+                         k->n_scalars, n_tir_vars);
+  int64_t *scalars = TJ_ARENA_ARRAY(bd->arena, int64_t, n_tir_vars + 1);
+  if (!scalars) return oom();
+  for (int i = 0; i < n_tir_vars; i++)
+    if (!tj_tir_is_const_int(view->tir_vars->shape_expr.values[i], &scalars[i]))
+      return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': tir_vars[%d] is symbolic; the JIT needs static values",
+                           binding, i);
+  /* Outputs: one tensor, or a tuple of tensors. */
+  const tj_sinfo_t *out = view->out_sinfo;
+  int n_out = out && out->kind == TJ_SINFO_TUPLE ? out->tuple.n : 1;
+  if (view->n_args + n_out != k->n_buffers)
+    return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' takes %d buffers, call_tir passes %d inputs and %d outputs",
+                         binding, callee, k->n_buffers, view->n_args, n_out);
+  int *args = TJ_ARENA_ARRAY(bd->arena, int, k->n_buffers + 1);
+  if (!args) return oom();
+  for (int i = 0; i < view->n_args; i++)
+    TJ_RETURN_IF_ERROR(single_value(bd, view->args[i], binding, &args[i]));
+  for (int i = 0; i < n_out; i++) {
+    const tj_sinfo_t *si = out->kind == TJ_SINFO_TUPLE ? out->tuple.fields[i] : out;
+    const char *name = n_out == 1 ? binding : tj_arena_printf(bd->arena, "%s[%d]", binding, i);
+    if (!name) return oom();
+    TJ_RETURN_IF_ERROR(tj_status_annotate(new_value(bd, name, si, TJ_VALUE_INTERMEDIATE, 0, "call_tir result", &args[view->n_args + i]),
+                                          "binding '%s'", binding));
+  }
+  for (int i = 0; i < k->n_buffers; i++)
+    TJ_RETURN_IF_ERROR(check_param(bd, binding, callee, bd->kernels[slot].prim, i, args[i]));
+  if (!GROW(bd, calls, n_calls, cap_calls)) return oom();
+  bd->calls[bd->n_calls++] = (pending_call_t){slot, k->n_buffers, args, scalars, binding};
+  return bind_var(bd, bind->var, n_out, args + view->n_args);
+}
+
+static tj_status_t *add_binding(build_t *bd, const tj_rx_binding_t *bind) {
+  const char *binding = var_name(bind->var);
+  const tj_rx_expr_t *v = bind->value;
+  tj_call_tir_view_t view;
+  if (bind->match_cast)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.match_cast is not supported by the JIT", binding);
+  if (tj_rx_as_call_tir(v, &view)) return add_call_tir(bd, bind, &view);
+  if (tj_rx_is_var(v)) {
+    const var_values_t *src = find_var(bd, v);
+    if (!src) return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' is used before it is defined", binding, var_name(v));
+    return bind_var(bd, bind->var, src->n, src->ids);
+  }
+  if (v->kind == TJ_RX_TUPLE) {
+    int *ids = TJ_ARENA_ARRAY(bd->arena, int, v->tuple.n + 1);
+    if (!ids) return oom();
+    for (int i = 0; i < v->tuple.n; i++) TJ_RETURN_IF_ERROR(single_value(bd, v->tuple.fields[i], binding, &ids[i]));
+    return bind_var(bd, bind->var, v->tuple.n, ids);
+  }
+  if (v->kind == TJ_RX_TUPLE_GET_ITEM) {
+    const var_values_t *src = tj_rx_is_var(v->get_item.tuple) ? find_var(bd, v->get_item.tuple) : NULL;
+    if (!src || v->get_item.index < 0 || v->get_item.index >= src->n)
+      return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': tuple item %d of something that is not a known tuple",
+                           binding, v->get_item.index);
+    return bind_var(bd, bind->var, 1, &src->ids[v->get_item.index]);
+  }
+  if (v->kind == TJ_RX_CONSTANT) {
+    int id;
+    TJ_RETURN_IF_ERROR(single_value(bd, v, binding, &id));
+    return bind_var(bd, bind->var, 1, &id);
+  }
+  if (v->kind == TJ_RX_CALL && v->call.callee->kind == TJ_RX_OP)
+    return tj_status_new(TJ_ERR_UNSUPPORTED,
+                         "binding '%s': R.%s is not lowered; run with --passes default or LegalizeOps", binding,
+                         op_display_name(v->call.callee->op.name));
+  if (v->kind == TJ_RX_CALL && v->call.callee->kind == TJ_RX_GLOBAL_VAR)
+    return tj_status_new(TJ_ERR_UNSUPPORTED,
+                         "binding '%s': calls '%s' directly; the JIT runs call_tir bindings only (run LegalizeOps, "
+                         "or inline the Relax function)",
+                         binding, v->call.callee->var.name);
+  return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': a %s binding is not supported by the JIT", binding,
+                       tj_rx_expr_kind_name(v->kind));
+}
+
+/* Marks the returned values as outputs, in order. */
+static tj_status_t *mark_outputs(build_t *bd, const tj_rx_expr_t *ret) {
+  int n = 0;
+  const int *ids = NULL;
+  const var_values_t *vv = NULL;
+  if (tj_rx_is_var(ret)) {
+    vv = find_var(bd, ret);
+    if (!vv) return tj_status_new(TJ_ERR_VERIFY, "%s returns '%s', which is not defined", bd->function, var_name(ret));
+    ids = vv->ids;
+    n = vv->n;
+  } else if (ret->kind == TJ_RX_TUPLE) {
+    int *t = TJ_ARENA_ARRAY(bd->arena, int, ret->tuple.n + 1);
+    if (!t) return oom();
+    for (int i = 0; i < ret->tuple.n; i++) TJ_RETURN_IF_ERROR(single_value(bd, ret->tuple.fields[i], "return", &t[i]));
+    ids = t;
+    n = ret->tuple.n;
+  } else {
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "%s returns a %s; the JIT returns a variable or a tuple of variables",
+                         bd->function, tj_rx_expr_kind_name(ret->kind));
+  }
+  for (int i = 0; i < n; i++) {
+    tj_value_desc_t *v = &bd->values[ids[i]];
+    if (v->kind != TJ_VALUE_INTERMEDIATE)
+      return tj_status_new(TJ_ERR_UNSUPPORTED,
+                           "%s returns '%s' (%s) directly or twice; the JIT returns results of call_tir bindings only",
+                           bd->function, v->name, v->kind == TJ_VALUE_INPUT ? "a parameter" : "not a fresh result");
+    v->kind = TJ_VALUE_OUTPUT;
+    v->index = i;
+  }
+  return NULL;
+}
+
+static tj_status_t *walk_function(build_t *bd, const tj_rx_func_t *fn) {
+  for (int i = 0; i < fn->n_params; i++) {
+    int id;
+    const tj_rx_expr_t *p = fn->params[i];
+    TJ_RETURN_IF_ERROR(new_value(bd, var_name(p), p->sinfo, TJ_VALUE_INPUT, i, "parameter", &id));
+    TJ_RETURN_IF_ERROR(bind_var(bd, p, 1, &id));
+  }
+  const tj_rx_expr_t *body = fn->body;
+  if (!body || body->kind != TJ_RX_SEQ)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "the body of '%s' is not a sequence of bindings", bd->function);
+  for (int b = 0; b < body->seq.n_blocks; b++)
+    for (int i = 0; i < body->seq.blocks[b].n_bindings; i++)
+      TJ_RETURN_IF_ERROR(add_binding(bd, &body->seq.blocks[b].bindings[i]));
+  return mark_outputs(bd, body->seq.body);
+}
+
+static void release_const(void *p) { tj_free(p); }
+
+/* The executable from the collected values, kernels and calls. */
+static tj_status_t *build_executable(build_t *bd, tj_executable_t *exe) {
+  int *value_ids = TJ_ARENA_ARRAY(bd->arena, int, bd->n_values + 1);
+  int *kernel_ids = TJ_ARENA_ARRAY(bd->arena, int, bd->n_kernels + 1);
+  if (!value_ids || !kernel_ids) return oom();
+  for (int i = 0; i < bd->n_values; i++) {
+    tj_value_desc_t d = bd->values[i];
+    if (d.kind == TJ_VALUE_CONSTANT) {
+      void *copy = tj_malloc(d.nbytes ? d.nbytes : 1);
+      if (!copy) return oom();
+      memcpy(copy, d.const_data, d.nbytes);
+      TJ_RETURN_IF_ERROR(tj_executable_own(exe, copy, release_const));
+      d.const_data = copy;
+    }
+    TJ_RETURN_IF_ERROR(tj_executable_add_value(exe, &d, &value_ids[i]));
+  }
+  for (int i = 0; i < bd->n_kernels; i++) {
+    const tj_jit_kernel_t *k = &bd->kernels[i].k;
+    TJ_RETURN_IF_ERROR(tj_executable_add_kernel(exe, bd->kernels[i].name, k->fn, k->n_buffers, k->n_scalars, &kernel_ids[i]));
+  }
+  for (int i = 0; i < bd->n_calls; i++) {
+    const pending_call_t *c = &bd->calls[i];
+    int *args = TJ_ARENA_ARRAY(bd->arena, int, c->n_args + 1);
+    if (!args) return oom();
+    for (int j = 0; j < c->n_args; j++) args[j] = value_ids[c->args[j]];
+    TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, kernel_ids[c->kernel], c->n_args, args, c->scalars, c->binding));
+  }
+  return tj_executable_plan_memory(exe);
+}
+
+tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const char *function,
+                                   const tj_jit_options_t *opts, tj_executable_t **out_exe) {
+  double t0 = tj_jit_now_ms();
+  function = function ? function : "main";
+  const tj_rx_func_t *fn = tj_module_find_relax(m, function);
+  if (!fn) return tj_status_new(TJ_ERR_NOT_FOUND, "the module has no Relax function '%s' to compile", function);
+  build_t bd = {.jit = jit, .mod = m, .function = function, .opt_level = opt_level_of(opts)};
+  bd.arena = tj_arena_create();
+  if (!bd.arena) return oom();
+  tj_status_t *s = tj_jit_target_machine(bd.opt_level, &bd.tm);
+  if (!s) s = walk_function(&bd, fn);
+  tj_executable_t *exe = NULL;
+  if (!s) s = tj_executable_create(&exe);
+  if (!s) s = build_executable(&bd, exe);
+  if (bd.tm) LLVMDisposeTargetMachine(bd.tm);
+  tj_arena_free(bd.arena);
+  if (s) {
+    if (exe) tj_executable_free(exe);
+    return tj_status_annotate(s, "JIT-compiling '%s'", function);
+  }
+  publish_stats(jit, opts, &bd.acc, t0);
+  *out_exe = exe;
+  return NULL;
+}

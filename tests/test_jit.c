@@ -1,0 +1,319 @@
+/* jit/compile.c: Relax main of call_tir bindings -> executable, the in-memory kernel
+ * table, unsupported-construct statuses, and the seed network against a naive C
+ * reference with float16-per-op semantics. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/module.h"
+#include "ir/parse.h"
+#include "jit/jit.h"
+#include "jit_test_kernels.h"
+#include "runtime/executable.h"
+#include "runtime/tensor.h"
+#include "support/alloc.h"
+#include "testutil.h"
+
+/* ---------------- hand-built modules ---------------- */
+
+static const tj_sinfo_t *tensor_sinfo(tj_arena_t *a, tj_dtype_t dt, int64_t d0, int64_t d1) {
+  int64_t dims[2] = {d0, d1};
+  return tj_sinfo_tensor_static(a, dt, 2, dims);
+}
+
+/* main(x, y): lv = relu(x); out = add(lv, y); return out  (float16 [4, 8]) */
+static tj_module_t *relu_add_module(tj_arena_t *a, const char *relu_name, const char *add_name,
+                                    bool second_relu_named_differently) {
+  const tj_sinfo_t *si = tensor_sinfo(a, TJ_F16, 4, 8);
+  const tj_rx_expr_t *x = tj_rx_var(a, "x", si), *y = tj_rx_var(a, "y", si);
+  const tj_rx_expr_t *lv = tj_rx_dataflow_var(a, "lv", si), *lv1 = tj_rx_dataflow_var(a, "lv1", si);
+  const tj_rx_expr_t *out = tj_rx_var(a, "out", si);
+  const char *relu2 = second_relu_named_differently ? "relu_again" : relu_name;
+  const tj_rx_expr_t *args_relu[1] = {x}, *args_relu2[1] = {lv}, *args_add[2] = {lv1, y};
+  tj_rx_binding_t binds[3] = {
+      {lv, tj_rx_make_call_tir(a, tj_rx_global_var(a, relu_name), 1, args_relu, si, NULL), NULL},
+      {lv1, tj_rx_make_call_tir(a, tj_rx_global_var(a, relu2), 1, args_relu2, si, NULL), NULL},
+      {out, tj_rx_make_call_tir(a, tj_rx_global_var(a, add_name), 2, args_add, si, NULL), NULL},
+  };
+  tj_rx_block_t block = {true, 3, tj_arena_memdup(a, binds, sizeof binds)};
+  tj_rx_func_t *fn = TJ_ARENA_NEW(a, tj_rx_func_t);
+  const tj_rx_expr_t *params[2] = {x, y};
+  fn->n_params = 2;
+  fn->params = tj_arena_memdup(a, params, sizeof params);
+  fn->body = tj_rx_seq(a, 1, tj_arena_memdup(a, &block, sizeof block), out);
+  fn->is_pure = true;
+  tj_func_entry_t funcs[4] = {
+      {"main", false, NULL, fn},
+      {relu_name, true, tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_MAX, false), NULL},
+      {add_name, true, tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_ADD, true), NULL},
+      {"relu_again", true, tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_MAX, false), NULL},
+  };
+  return tj_module_new(a, second_relu_named_differently ? 4 : 3, funcs, NULL);
+}
+
+static uint16_t ref_relu(uint16_t h) { return tj_half_to_float(h) > 0.0f ? h : tj_float_to_half(0.0f); }
+static uint16_t ref_add(uint16_t a, uint16_t b) { return tj_float_to_half(tj_half_to_float(a) + tj_half_to_float(b)); }
+
+static tj_tensor_t *random_half_tensor(int ndim, const int64_t *shape, float lo, float hi, unsigned *seed) {
+  tj_tensor_t *t = NULL;
+  TU_OK(tj_tensor_new(TJ_F16, ndim, shape, &t));
+  uint16_t *d = t->data;
+  for (int64_t i = 0; i < tj_tensor_numel(t); i++) {
+    *seed = *seed * 1103515245u + 12345u;
+    float u = (float)((*seed >> 8) & 0xffff) / 65535.0f;
+    d[i] = tj_float_to_half(lo + (hi - lo) * u);
+  }
+  return t;
+}
+
+START_TEST(relu_add_module_runs_and_matches_reference) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = relu_add_module(a, "relu", "add", false);
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_stats_t st;
+  tj_jit_options_t opts = {3, &st};
+  tj_executable_t *exe = NULL;
+  TU_OK(tj_jit_compile_module(jit, m, "main", &opts, &exe));
+  ck_assert_int_eq(st.kernels_compiled, 2);
+  ck_assert_int_eq(tj_executable_num_inputs(exe), 2);
+  ck_assert_int_eq(tj_executable_num_outputs(exe), 1);
+  ck_assert_int_eq(tj_executable_num_calls(exe), 3);
+  int64_t shape[2] = {4, 8};
+  unsigned seed = 11;
+  tj_tensor_t *x = random_half_tensor(2, shape, -2, 2, &seed), *y = random_half_tensor(2, shape, -2, 2, &seed);
+  const tj_tensor_t *inputs[2] = {x, y};
+  tj_tensor_t *out = NULL;
+  TU_OK(tj_executable_run(exe, 2, inputs, 1, &out));
+  const uint16_t *xd = x->data, *yd = y->data, *od = out->data;
+  for (int i = 0; i < 32; i++) ck_assert_uint_eq(od[i], ref_add(ref_relu(ref_relu(xd[i])), yd[i]));
+  tj_tensor_free(out);
+  tj_tensor_free(x);
+  tj_tensor_free(y);
+  tj_executable_free(exe);
+  tj_jit_free(jit);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(identical_prim_funcs_compile_once_per_jit) {
+  tj_arena_t *a = tj_arena_create();
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_stats_t st;
+  tj_jit_options_t opts = {3, &st};
+  tj_executable_t *exe = NULL;
+  /* relu and relu_again are separate but identical PrimFuncs: one compile. */
+  TU_OK(tj_jit_compile_module(jit, relu_add_module(a, "relu", "add", true), "main", &opts, &exe));
+  ck_assert_int_eq(st.kernels_compiled, 2);
+  tj_executable_free(exe);
+  /* A second module with the same kernels under other names: nothing to compile. */
+  TU_OK(tj_jit_compile_module(jit, relu_add_module(a, "my_relu", "my_add", false), "main", &opts, &exe));
+  ck_assert_int_eq(st.kernels_requested, 2);
+  ck_assert_int_eq(st.kernels_compiled, 0);
+  tj_executable_free(exe);
+  tj_jit_stats_t total;
+  tj_jit_get_stats(jit, &total);
+  ck_assert_int_eq(total.kernels_compiled, 2);
+  /* The same PrimFunc through the single-kernel entry point: the same code. */
+  tj_jit_kernel_t k1, k2;
+  TU_OK(tj_jit_compile_prim_func(jit, tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_MAX, false), "relu", NULL, &k1));
+  TU_OK(tj_jit_compile_prim_func(jit, tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_MAX, false), "other", NULL, &k2));
+  ck_assert_ptr_eq((void *)k1.fn, (void *)k2.fn);
+  ck_assert_str_eq(k1.symbol, k2.symbol);
+  tj_jit_get_stats(jit, &total);
+  ck_assert_int_eq(total.kernels_compiled, 2);
+  tj_jit_free(jit);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(unlowered_op_binding_is_unsupported_with_the_fix) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_sinfo_t *si = tensor_sinfo(a, TJ_F16, 4, 8);
+  const tj_rx_expr_t *x = tj_rx_var(a, "x", si), *lv = tj_rx_var(a, "lv", si);
+  tj_rx_binding_t bind = {lv, tj_rx_call(a, tj_rx_op(a, "relax.nn.conv2d"), 1, &x, NULL, 0, NULL), NULL};
+  tj_rx_block_t block = {true, 1, &bind};
+  tj_rx_func_t fn = {1, &x, NULL, tj_rx_seq(a, 1, &block, lv), NULL, true};
+  tj_func_entry_t entry = {"main", false, NULL, &fn};
+  tj_module_t *m = tj_module_new(a, 1, &entry, NULL);
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_executable_t *exe = NULL;
+  tj_status_t *s = tj_jit_compile_module(jit, m, "main", NULL, &exe);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_UNSUPPORTED);
+  ck_assert_str_eq(tj_status_message(s), "binding 'lv': R.nn.conv2d is not lowered; run with --passes default or LegalizeOps");
+  ck_assert_ptr_null(exe);
+  tj_status_free(s);
+  /* No function of that name. */
+  s = tj_jit_compile_module(jit, m, "nope", NULL, &exe);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_NOT_FOUND);
+  tj_status_free(s);
+  tj_jit_free(jit);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(symbolic_shape_is_unsupported) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_tir_expr_t *dims[2] = {tj_tir_var(a, "n", TJ_I64), tk_i64(a, 8)};
+  const tj_sinfo_t *si = tj_sinfo_tensor(a, TJ_F16, 2, dims);
+  const tj_rx_expr_t *x = tj_rx_var(a, "x", si), *lv = tj_rx_var(a, "lv", si);
+  tj_rx_binding_t bind = {lv, tj_rx_make_call_tir(a, tj_rx_global_var(a, "relu"), 1, &x, si, NULL), NULL};
+  tj_rx_block_t block = {true, 1, &bind};
+  tj_rx_func_t fn = {1, &x, NULL, tj_rx_seq(a, 1, &block, lv), NULL, true};
+  tj_func_entry_t entries[2] = {{"main", false, NULL, &fn},
+                                {"relu", true, tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_MAX, false), NULL}};
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_executable_t *exe = NULL;
+  tj_status_t *s = tj_jit_compile_module(jit, tj_module_new(a, 2, entries, NULL), "main", NULL, &exe);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(tj_status_text(s), "'x'"));
+  ck_assert_ptr_nonnull(strstr(tj_status_text(s), "symbolic"));
+  tj_status_free(s);
+  tj_jit_free(jit);
+  tj_arena_free(a);
+}
+END_TEST
+
+/* ---------------- the seed network ---------------- */
+
+enum { N = 16, H = 32, W = 32, C = 16, K = 16 };
+static float h2f_table[65536];
+
+static void init_h2f(void) {
+  for (int i = 0; i < 65536; i++) h2f_table[i] = tj_half_to_float((uint16_t)i);
+}
+static inline float h2f(uint16_t h) { return h2f_table[h]; }
+
+/* conv2d2: NHWC data, OHWI weight, pad 1, float16 accumulation in TVM's order ry, rx, rc. */
+static void ref_conv_relu(const uint16_t *data, const uint16_t *w, uint16_t *out, bool relu) {
+  for (int n = 0; n < N; n++)
+    for (int y = 0; y < H; y++)
+      for (int x = 0; x < W; x++)
+        for (int f = 0; f < K; f++) {
+          uint16_t acc = tj_float_to_half(0.0f);
+          for (int ry = 0; ry < 3; ry++)
+            for (int rx = 0; rx < 3; rx++)
+              for (int rc = 0; rc < C; rc++) {
+                int py = y + ry - 1, px = x + rx - 1;
+                uint16_t p = (py >= 0 && py < H && px >= 0 && px < W) ? data[((n * H + py) * W + px) * C + rc]
+                                                                      : tj_float_to_half(0.0f);
+                uint16_t prod = tj_float_to_half(h2f(p) * h2f(w[((f * 3 + ry) * 3 + rx) * C + rc]));
+                acc = tj_float_to_half(h2f(acc) + h2f(prod));
+              }
+          out[((n * H + y) * W + x) * K + f] = relu ? ref_relu(acc) : acc;
+        }
+}
+
+/* layer_norm as the seed writes it: f32 sums, f32 normalisation, f16 affine. */
+static void ref_layer_norm(const uint16_t *x, const uint16_t *gamma, const uint16_t *beta, uint16_t *out) {
+  for (int p = 0; p < N * H * W; p++) {
+    float s0 = 0.0f, s1 = 0.0f;
+    for (int k = 0; k < C; k++) {
+      float v = h2f(x[p * C + k]);
+      s0 = s0 + v;
+      float sq = v * v;
+      s1 = s1 + sq;
+    }
+    float mean = s0 * 0.0625f;
+    float var = s1 * 0.0625f - mean * (s0 * 0.0625f) + (float)1.0000000000000001e-05;
+    float inv = 1.0f / sqrtf(var);
+    for (int k = 0; k < C; k++) {
+      float norm = (h2f(x[p * C + k]) - s0 * 0.0625f) * inv;
+      uint16_t h = tj_float_to_half(norm);
+      uint16_t g = tj_float_to_half(h2f(h) * h2f(gamma[k]));
+      out[p * C + k] = tj_float_to_half(h2f(g) + h2f(beta[k]));
+    }
+  }
+}
+
+static tj_module_t *parse_seed(tj_arena_t *a) {
+  const char *shared = tu_shared_dir();
+  if (!shared) {
+    printf("seed test: ../shared not found, skipped\n");
+    return NULL;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
+  tj_module_t *m = NULL;
+  tj_status_t *s = tj_parse_file(a, path, &m);
+  if (s && tj_status_code(s) == TJ_ERR_UNSUPPORTED) {
+    printf("seed test: parser not available (%s), skipped\n", tj_status_text(s));
+    tj_status_free(s);
+    return NULL;
+  }
+  TU_OK(s);
+  return m;
+}
+
+static int count_mismatches(const uint16_t *got, const uint16_t *want, int64_t n) {
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += got[i] != want[i];
+  return bad;
+}
+
+START_TEST(seed_network_is_bit_exact_against_f16_reference) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_seed(a);
+  if (!m) {
+    tj_arena_free(a);
+    return;
+  }
+  init_h2f();
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_stats_t st;
+  tj_jit_options_t opts = {3, &st};
+  tj_executable_t *exe = NULL;
+  TU_OK(tj_jit_compile_module(jit, m, "main", &opts, &exe));
+  ck_assert_int_eq(st.kernels_compiled, 3); /* conv2d2, relu, layer_norm; conv2d2 used 3 times */
+  ck_assert_int_eq(tj_executable_num_calls(exe), 7);
+  printf("seed: %d kernels compiled in %.1f ms (lower %.1f, codegen %.1f, opt %.1f, emit %.1f, link %.1f)\n",
+         st.kernels_compiled, st.total_ms, st.lower_ms, st.codegen_ms, st.optimize_ms, st.emit_ms, st.link_ms);
+  int64_t act[4] = {N, H, W, C}, wsh[4] = {K, 3, 3, C}, vec[1] = {C};
+  unsigned seed = 1234;
+  tj_tensor_t *in[6] = {random_half_tensor(4, act, -1, 1, &seed),    random_half_tensor(4, wsh, -0.25f, 0.25f, &seed),
+                        random_half_tensor(4, wsh, -0.25f, 0.25f, &seed), random_half_tensor(4, wsh, -0.25f, 0.25f, &seed),
+                        random_half_tensor(1, vec, 0.5f, 1.5f, &seed), random_half_tensor(1, vec, -0.5f, 0.5f, &seed)};
+  tj_tensor_t *out = NULL;
+  TU_OK(tj_executable_run(exe, 6, (const tj_tensor_t *const *)in, 1, &out));
+  int64_t n = (int64_t)N * H * W * C;
+  uint16_t *t1 = malloc((size_t)n * 2), *t2 = malloc((size_t)n * 2);
+  ref_conv_relu(in[0]->data, in[1]->data, t1, true);
+  ref_conv_relu(t1, in[2]->data, t2, true);
+  ref_layer_norm(t2, in[4]->data, in[5]->data, t1);
+  ref_conv_relu(t1, in[3]->data, t2, true);
+  ck_assert_int_eq(count_mismatches(out->data, t2, n), 0);
+  int nonzero = 0;
+  for (int64_t i = 0; i < n; i++) nonzero += t2[i] != 0;
+  ck_assert_int_gt(nonzero, n / 4); /* the data is not trivially zero after the relus */
+  free(t1);
+  free(t2);
+  tj_tensor_free(out);
+  for (int i = 0; i < 6; i++) tj_tensor_free(in[i]);
+  tj_executable_free(exe);
+  /* Compiling the seed again in this process compiles nothing. */
+  TU_OK(tj_jit_compile_module(jit, m, "main", &opts, &exe));
+  ck_assert_int_eq(st.kernels_compiled, 0);
+  tj_executable_free(exe);
+  tj_jit_free(jit);
+  tj_arena_free(a);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("jit");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, relu_add_module_runs_and_matches_reference);
+  tcase_add_test(tc, identical_prim_funcs_compile_once_per_jit);
+  tcase_add_test(tc, unlowered_op_binding_is_unsupported_with_the_fix);
+  tcase_add_test(tc, symbolic_shape_is_unsupported);
+  tcase_add_test(tc, seed_network_is_bit_exact_against_f16_reference);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}
