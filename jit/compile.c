@@ -3,16 +3,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <llvm/Config/llvm-config.h>
 #include <xxhash.h>
 
 #include "ir/struct_equal.h"
 #include "jit/internal.h"
 #include "support/alloc.h"
+#include "support/strbuf.h"
 #include "transforms/tir/lower.h"
 
 static void stats_add(tj_jit_stats_t *into, const tj_jit_stats_t *d) {
   into->kernels_requested += d->kernels_requested;
   into->kernels_compiled += d->kernels_compiled;
+  into->kernels_loaded += d->kernels_loaded;
   into->lower_ms += d->lower_ms;
   into->codegen_ms += d->codegen_ms;
   into->optimize_ms += d->optimize_ms;
@@ -67,6 +70,56 @@ static tj_status_t *insert_entry(tj_jit_t *jit, tj_jit_object_t *obj, uint64_t h
   return NULL;
 }
 
+void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache) {
+  pthread_mutex_lock(&jit->lock);
+  if (cache) jit->cache = *cache;
+  else memset(&jit->cache, 0, sizeof jit->cache);
+  pthread_mutex_unlock(&jit->lock);
+}
+
+char *tj_jit_cache_key(const char *canonical_text, int opt_level) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  tj_strbuf_printf(&sb, "tvmjit-object-v1 tvmjit=%s llvm=%s triple=%s cpu=%s features=%s opt=%d code=small-pic\n",
+                   TVMJIT_VERSION, LLVM_VERSION_STRING, tj_jit_host_triple(), tj_jit_host_cpu(),
+                   tj_jit_host_features(), opt_level);
+  tj_strbuf_append(&sb, canonical_text);
+  return tj_strbuf_take(&sb);
+}
+
+/* The object for a lowered kernel: from the cache when it has it, else compiled (and
+ * offered to the cache). */
+static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, const char *name, uint64_t hash,
+                                  const char *text, int opt_level, LLVMTargetMachineRef tm, tj_jit_stats_t *acc,
+                                  tj_jit_object_t *out) {
+  pthread_mutex_lock(&jit->lock);
+  tj_jit_object_cache_t cache = jit->cache;
+  pthread_mutex_unlock(&jit->lock);
+  char *key = cache.load || cache.store ? tj_jit_cache_key(text, opt_level) : NULL;
+  if (key && cache.load) {
+    tj_jit_object_t obj = {0};
+    if (cache.load(cache.ctx, key, &obj) && obj.symbol && obj.bytes) {
+      tj_free(obj.canonical_text);
+      obj.canonical_text = tj_strdup(text);
+      if (obj.canonical_text) {
+        tj_free(key);
+        acc->kernels_loaded++;
+        *out = obj;
+        return NULL;
+      }
+    }
+    tj_jit_object_free(&obj);
+  }
+  char *symbol = make_symbol(name, hash);
+  tj_status_t *s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, out, acc)
+                          : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  tj_free(symbol);
+  if (!s) acc->kernels_compiled++;
+  if (!s && key && cache.store) cache.store(cache.ctx, key, out);
+  tj_free(key);
+  return s;
+}
+
 /* Lower, look up the table, else compile with `tm` and add. Times go to `acc`. */
 static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const char *name, int opt_level,
                                    LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out) {
@@ -93,11 +146,8 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
     tj_arena_free(arena);
     return NULL;
   }
-  char *symbol = make_symbol(name, hash);
   tj_jit_object_t obj = {0};
-  s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, &obj, acc)
-             : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
-  tj_free(symbol);
+  s = obtain_object(jit, low, name, hash, text, opt_level, tm, acc, &obj);
   tj_free(text);
   tj_arena_free(arena);
   if (s) return s;
@@ -112,7 +162,6 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
   pthread_mutex_unlock(&jit->lock);
   tj_jit_object_free(&obj);
   acc->link_ms += tj_jit_now_ms() - t1;
-  if (!s) acc->kernels_compiled++;
   return s;
 }
 

@@ -45,6 +45,7 @@ struct tj_jit {
   tj_jit_entry_t *entries;
   int n_entries, cap_entries;
   tj_jit_stats_t stats;
+  tj_jit_object_cache_t cache; /* load == NULL: none */
 };
 
 /* engine.c: adds an object and looks its kernel up; caller holds jit->lock. */

@@ -28,6 +28,7 @@ typedef struct tj_jit tj_jit_t;
 typedef struct tj_jit_stats {
   int kernels_requested; /* PrimFunc compilations asked for (one per distinct callee per module) */
   int kernels_compiled;  /* of which actually compiled (not found in the in-memory table) */
+  int kernels_loaded;    /* of which loaded from the object cache instead */
   double lower_ms;       /* TIR lowering */
   double codegen_ms;     /* LLVM IR build + verify */
   double optimize_ms;    /* LLVMRunPasses */
@@ -98,6 +99,23 @@ tj_status_t *tj_jit_emit_object(const tj_prim_func_t *lowered, const char *symbo
 tj_status_t *tj_jit_llvm_ir(const tj_prim_func_t *lowered, const char *symbol, int opt_level, char **out_ir);
 /* Adds an object to the JIT and looks its kernel up. Copies the bytes. */
 tj_status_t *tj_jit_add_object(tj_jit_t *jit, const tj_jit_object_t *obj, void (**out_fn)(void));
+
+/* ---- the slot for an object cache (the disk cache plugs in here) ----
+ * On a table miss the driver builds `key` (tj_jit_cache_key) and calls load; on a hit
+ * the object is added to the JIT as if freshly compiled (its symbol must be the one
+ * stored with it). After a real compile it calls store. Hooks must be thread-safe;
+ * load fills *out_obj with tj_malloc'd fields (symbol, bytes; canonical_text may be
+ * NULL) and the stored n_buffers/n_scalars, and returns true on a hit. A damaged entry must simply be a miss. */
+typedef struct tj_jit_object_cache {
+  bool (*load)(void *ctx, const char *key, tj_jit_object_t *out_obj);
+  void (*store)(void *ctx, const char *key, const tj_jit_object_t *obj);
+  void *ctx;
+} tj_jit_object_cache_t;
+/* Installs (or with NULL removes) the cache; copied. Call before compiling. */
+void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache);
+/* The full key of a kernel: format version, tvmjit and LLVM versions, triple, CPU,
+ * features, opt level, code model, then the canonical text. Caller frees (tj_free). */
+char *tj_jit_cache_key(const char *canonical_text, int opt_level);
 
 /* Heap allocations inside kernels (ALLOCATE over 64 KiB or symbolic) that failed on
  * this thread since the last call; the kernel skips its body when one fails. Reset

@@ -129,6 +129,70 @@ START_TEST(identical_prim_funcs_compile_once_per_jit) {
 }
 END_TEST
 
+/* An in-memory stand-in for the disk cache: one slot. */
+typedef struct fake_cache {
+  char *key;
+  tj_jit_object_t obj;
+  int loads, hits, stores;
+} fake_cache_t;
+
+static bool fake_load(void *ctx, const char *key, tj_jit_object_t *out) {
+  fake_cache_t *c = ctx;
+  c->loads++;
+  if (!c->key || strcmp(c->key, key) != 0) return false;
+  c->hits++;
+  *out = (tj_jit_object_t){tj_strdup(c->obj.symbol), NULL, tj_malloc(c->obj.size), c->obj.size, c->obj.n_buffers,
+                           c->obj.n_scalars};
+  memcpy(out->bytes, c->obj.bytes, c->obj.size);
+  return true;
+}
+
+static void fake_store(void *ctx, const char *key, const tj_jit_object_t *obj) {
+  fake_cache_t *c = ctx;
+  c->stores++;
+  tj_free(c->key);
+  tj_jit_object_free(&c->obj);
+  c->key = tj_strdup(key);
+  c->obj = (tj_jit_object_t){tj_strdup(obj->symbol), NULL, tj_malloc(obj->size), obj->size, obj->n_buffers,
+                             obj->n_scalars};
+  memcpy(c->obj.bytes, obj->bytes, obj->size);
+}
+
+START_TEST(object_cache_slot_serves_a_fresh_jit) {
+  tj_arena_t *a = tj_arena_create();
+  fake_cache_t fc = {0};
+  tj_jit_object_cache_t cache = {fake_load, fake_store, &fc};
+  tj_jit_stats_t st;
+  tj_jit_options_t opts = {3, &st};
+  tj_jit_kernel_t k;
+  tj_jit_t *jit1, *jit2;
+  TU_OK(tj_jit_create(&jit1));
+  tj_jit_set_object_cache(jit1, &cache);
+  TU_OK(tj_jit_compile_prim_func(jit1, tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_ADD, true), "add", &opts, &k));
+  ck_assert_int_eq(st.kernels_compiled, 1);
+  ck_assert_int_eq(fc.stores, 1);
+  ck_assert_ptr_nonnull(strstr(fc.key, tj_jit_host_features()));
+  tj_jit_free(jit1);
+  TU_OK(tj_jit_create(&jit2));
+  tj_jit_set_object_cache(jit2, &cache);
+  TU_OK(tj_jit_compile_prim_func(jit2, tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_ADD, true), "add", &opts, &k));
+  ck_assert_int_eq(st.kernels_compiled, 0);
+  ck_assert_int_eq(st.kernels_loaded, 1);
+  ck_assert_int_eq(fc.hits, 1);
+  uint16_t x[32], y[32], o[32];
+  for (int i = 0; i < 32; i++) {
+    x[i] = tj_float_to_half((float)i * 0.3f);
+    y[i] = tj_float_to_half(1.0f / (float)(i + 1));
+  }
+  ((void (*)(void *, void *, void *))k.fn)(x, y, o);
+  for (int i = 0; i < 32; i++) ck_assert_uint_eq(o[i], ref_add(x[i], y[i]));
+  tj_jit_free(jit2);
+  tj_free(fc.key);
+  tj_jit_object_free(&fc.obj);
+  tj_arena_free(a);
+}
+END_TEST
+
 START_TEST(unlowered_op_binding_is_unsupported_with_the_fix) {
   tj_arena_t *a = tj_arena_create();
   const tj_sinfo_t *si = tensor_sinfo(a, TJ_F16, 4, 8);
@@ -311,6 +375,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, relu_add_module_runs_and_matches_reference);
   tcase_add_test(tc, identical_prim_funcs_compile_once_per_jit);
+  tcase_add_test(tc, object_cache_slot_serves_a_fresh_jit);
   tcase_add_test(tc, unlowered_op_binding_is_unsupported_with_the_fix);
   tcase_add_test(tc, symbolic_shape_is_unsupported);
   tcase_add_test(tc, seed_network_is_bit_exact_against_f16_reference);
