@@ -328,6 +328,11 @@ const tj_value_desc_t *tj_executable_output(const tj_executable_t *exe, int i) {
   return &exe->values[exe->output_values[i]];
 }
 
+const tj_value_desc_t *tj_executable_value(const tj_executable_t *exe, int id) {
+  return id >= 0 && id < exe->n_values ? &exe->values[id] : NULL;
+}
+
+int tj_executable_num_values(const tj_executable_t *exe) { return exe->n_values; }
 int tj_executable_num_calls(const tj_executable_t *exe) { return exe->n_calls; }
 int tj_executable_num_kernels(const tj_executable_t *exe) { return exe->n_kernels; }
 size_t tj_executable_workspace_bytes(const tj_executable_t *exe) { return exe->workspace_bytes; }

@@ -83,6 +83,9 @@ int tj_executable_num_inputs(const tj_executable_t *exe);
 int tj_executable_num_outputs(const tj_executable_t *exe);
 const tj_value_desc_t *tj_executable_input(const tj_executable_t *exe, int i);
 const tj_value_desc_t *tj_executable_output(const tj_executable_t *exe, int i);
+/* Value `id` as added (with its planned offset), or NULL for a bad id. */
+const tj_value_desc_t *tj_executable_value(const tj_executable_t *exe, int id);
+int tj_executable_num_values(const tj_executable_t *exe);
 int tj_executable_num_calls(const tj_executable_t *exe);
 int tj_executable_num_kernels(const tj_executable_t *exe);
 size_t tj_executable_workspace_bytes(const tj_executable_t *exe);
