@@ -1,0 +1,443 @@
+/* The public API (include/tvmjit.h): a thin layer over ir/, transforms/, jit/ and runtime/. */
+#include "tvmjit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/parse.h"
+#include "ir/verify.h"
+#include "jit/jit.h"
+#include "runtime/executable.h"
+#include "runtime/npy.h"
+#include "runtime/npz.h"
+#include "runtime/tensor.h"
+#include "support/alloc.h"
+#include "support/strbuf.h"
+#include "transforms/pass_manager.h"
+
+/* ---------------------------------------------------------------- status */
+
+tvmjit_code_t tvmjit_status_code(const tvmjit_status_t *status) { return (tvmjit_code_t)tj_status_code(status); }
+const char *tvmjit_status_message(tvmjit_status_t *status) { return tj_status_text(status); }
+void tvmjit_status_free(tvmjit_status_t *status) { tj_status_free(status); }
+
+/* ---------------------------------------------------------------- tensors */
+
+struct tvmjit_tensor {
+  tj_tensor_t *t;
+};
+
+static const char *const dtype_names[] = {"float16", "float32", "float64", "int8",   "int16",  "int32",
+                                          "int64",   "uint8",   "uint16",  "uint32", "uint64", "bool"};
+enum { N_DTYPES = sizeof dtype_names / sizeof dtype_names[0] };
+
+const char *tvmjit_dtype_name(tvmjit_dtype_t dtype) {
+  return (unsigned)dtype < N_DTYPES ? dtype_names[dtype] : "unknown";
+}
+
+int tvmjit_dtype_from_name(const char *name, tvmjit_dtype_t *out_dtype) {
+  for (int i = 0; i < N_DTYPES; i++)
+    if (strcmp(dtype_names[i], name) == 0) return *out_dtype = (tvmjit_dtype_t)i, 0;
+  return -1;
+}
+
+static bool to_internal_dtype(tvmjit_dtype_t d, tj_dtype_t *out) {
+  return (unsigned)d < N_DTYPES && tj_dtype_parse(dtype_names[d], out);
+}
+
+static tvmjit_dtype_t to_public_dtype(tj_dtype_t d) {
+  char buf[TJ_DTYPE_BUFSIZE];
+  tvmjit_dtype_t out = TVMJIT_FLOAT32;
+  tvmjit_dtype_from_name(tj_dtype_str(d, buf), &out);
+  return out;
+}
+
+static tj_status_t *wrap_tensor(tj_tensor_t *t, tvmjit_tensor_t **out) {
+  tvmjit_tensor_t *p = tj_malloc(sizeof *p);
+  if (!p) {
+    tj_tensor_free(t);
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor handle");
+  }
+  p->t = t;
+  *out = p;
+  return NULL;
+}
+
+static tj_status_t *check_shape_args(tvmjit_dtype_t dtype, int ndim, const int64_t *shape, tj_dtype_t *out_dt) {
+  if (!to_internal_dtype(dtype, out_dt)) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "unknown dtype %d", (int)dtype);
+  if (ndim < 0 || ndim > TVMJIT_MAX_NDIM)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "ndim %d is out of range 0..%d", ndim, TVMJIT_MAX_NDIM);
+  if (ndim > 0 && !shape) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "shape is NULL");
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "dimension %d is negative (%lld)", i, (long long)shape[i]);
+  return NULL;
+}
+
+tvmjit_status_t *tvmjit_tensor_new(tvmjit_dtype_t dtype, int ndim, const int64_t *shape, tvmjit_tensor_t **out_tensor) {
+  tj_dtype_t dt;
+  TJ_RETURN_IF_ERROR(check_shape_args(dtype, ndim, shape, &dt));
+  tj_tensor_t *t;
+  TJ_RETURN_IF_ERROR(tj_tensor_new(dt, ndim, shape, &t));
+  return wrap_tensor(t, out_tensor);
+}
+
+tvmjit_status_t *tvmjit_tensor_wrap(tvmjit_dtype_t dtype, int ndim, const int64_t *shape, void *data,
+                                    tvmjit_tensor_t **out_tensor) {
+  tj_dtype_t dt;
+  TJ_RETURN_IF_ERROR(check_shape_args(dtype, ndim, shape, &dt));
+  if (!data) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_tensor_wrap: data is NULL");
+  tj_tensor_t *t;
+  TJ_RETURN_IF_ERROR(tj_tensor_wrap(dt, ndim, shape, data, &t));
+  return wrap_tensor(t, out_tensor);
+}
+
+void tvmjit_tensor_free(tvmjit_tensor_t *tensor) {
+  if (!tensor) return;
+  tj_tensor_free(tensor->t);
+  tj_free(tensor);
+}
+
+tvmjit_dtype_t tvmjit_tensor_dtype(const tvmjit_tensor_t *tensor) { return to_public_dtype(tensor->t->dtype); }
+int tvmjit_tensor_ndim(const tvmjit_tensor_t *tensor) { return tensor->t->ndim; }
+const int64_t *tvmjit_tensor_shape(const tvmjit_tensor_t *tensor) { return tensor->t->shape; }
+void *tvmjit_tensor_data(const tvmjit_tensor_t *tensor) { return tensor->t->data; }
+size_t tvmjit_tensor_nbytes(const tvmjit_tensor_t *tensor) { return tj_tensor_nbytes(tensor->t); }
+
+tvmjit_status_t *tvmjit_tensor_convert(const tvmjit_tensor_t *src, tvmjit_tensor_t *dst) {
+  const tj_tensor_t *s = src->t;
+  tj_tensor_t *d = dst->t;
+  if (s->ndim != d->ndim || memcmp(s->shape, d->shape, sizeof(int64_t) * (size_t)s->ndim) != 0)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_tensor_convert: shapes differ");
+  int64_t n = tj_tensor_numel(s);
+  for (int64_t i = 0; i < n; i++) tj_tensor_set_f64(d, i, tj_tensor_get_f64(s, i));
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- npy / npz */
+
+tvmjit_status_t *tvmjit_tensor_load_npy(const char *path, tvmjit_tensor_t **out_tensor) {
+  tj_tensor_t *t;
+  TJ_RETURN_IF_ERROR(tj_npy_load(path, &t));
+  return wrap_tensor(t, out_tensor);
+}
+
+tvmjit_status_t *tvmjit_tensor_save_npy(const char *path, const tvmjit_tensor_t *tensor) {
+  return tj_npy_save(path, tensor->t);
+}
+
+void tvmjit_npz_free(int count, char **names, tvmjit_tensor_t **tensors) {
+  for (int i = 0; i < count; i++) {
+    if (names) tj_free(names[i]);
+    if (tensors) tvmjit_tensor_free(tensors[i]);
+  }
+  tj_free(names);
+  tj_free(tensors);
+}
+
+tvmjit_status_t *tvmjit_npz_load(const char *path, int *out_count, char ***out_names, tvmjit_tensor_t ***out_tensors) {
+  tj_npz_t *npz;
+  TJ_RETURN_IF_ERROR(tj_npz_load(path, &npz));
+  int n = tj_npz_count(npz);
+  char **names = tj_calloc((size_t)n + 1, sizeof *names);
+  tvmjit_tensor_t **tensors = tj_calloc((size_t)n + 1, sizeof *tensors);
+  tj_status_t *st = (names && tensors) ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
+  for (int i = 0; i < n && !st; i++) {
+    if (!(names[i] = tj_strdup(tj_npz_name(npz, i)))) st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+    else st = wrap_tensor(tj_npz_take(npz, i), &tensors[i]);
+  }
+  tj_npz_free(npz);
+  if (st) {
+    tvmjit_npz_free(n, names, tensors);
+    return st;
+  }
+  *out_count = n;
+  *out_names = names;
+  *out_tensors = tensors;
+  return NULL;
+}
+
+tvmjit_status_t *tvmjit_npz_save(const char *path, int count, const char *const *names,
+                                 const tvmjit_tensor_t *const *tensors) {
+  const tj_tensor_t **inner = tj_calloc((size_t)count + 1, sizeof *inner);
+  if (!inner) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory writing %s", path);
+  for (int i = 0; i < count; i++) inner[i] = tensors[i]->t;
+  tj_status_t *st = tj_npz_save(path, count, names, inner, false);
+  tj_free(inner);
+  return st;
+}
+
+/* ---------------------------------------------------------------- instance */
+
+struct tvmjit_instance {
+  tj_jit_t *jit;
+  int num_threads;
+};
+
+void tvmjit_instance_options_init(tvmjit_instance_options_t *options) { memset(options, 0, sizeof *options); }
+
+tvmjit_status_t *tvmjit_instance_create(const tvmjit_instance_options_t *options, tvmjit_instance_t **out_instance) {
+  tvmjit_instance_t *inst = tj_calloc(1, sizeof *inst);
+  if (!inst) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory creating the instance");
+  inst->num_threads = options ? options->num_threads : 0;
+  tj_status_t *st = tj_jit_create(&inst->jit);
+  if (st) {
+    tj_free(inst);
+    return st;
+  }
+  *out_instance = inst;
+  return NULL;
+}
+
+void tvmjit_instance_free(tvmjit_instance_t *instance) {
+  if (!instance) return;
+  tj_jit_free(instance->jit);
+  tj_free(instance);
+}
+
+/* ---------------------------------------------------------------- modules */
+
+struct tvmjit_function {
+  char *name;
+  tj_executable_t *exe;
+  tvmjit_dtype_t *input_dtypes, *output_dtypes; /* public dtypes, cached */
+  char *memory_plan;
+  struct tvmjit_function *next;
+};
+
+struct tvmjit_module {
+  tvmjit_instance_t *instance;
+  tj_arena_t *arena;
+  const tj_module_t *ir; /* after the passes */
+  char *report;
+  tvmjit_function_t *functions;
+};
+
+void tvmjit_module_options_init(tvmjit_module_options_t *options) {
+  memset(options, 0, sizeof *options);
+  options->passes = "default";
+  options->verify_each = 1;
+}
+
+/* The pipeline: ToMixedPrecision first when asked, then the passes. */
+static tj_status_t *build_pipeline(tj_arena_t *arena, const tvmjit_module_options_t *o, tj_pipeline_t *out) {
+  const char *passes = o->passes ? o->passes : "default";
+  if (o->mixed_precision) {
+    if (strcmp(o->mixed_precision, "float16") && strcmp(o->mixed_precision, "float32"))
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "mixed precision '%s': use float16 or float32", o->mixed_precision);
+    const char *text = tj_arena_printf(arena, "ToMixedPrecision(out_dtype=\"%s\"),%s", o->mixed_precision,
+                                       strcmp(passes, "none") == 0 ? "" : passes);
+    if (!text) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+    if (strcmp(passes, "default") == 0)
+      text = tj_arena_printf(arena, "ToMixedPrecision(out_dtype=\"%s\"),default", o->mixed_precision);
+    return tj_pipeline_parse(arena, text, out);
+  }
+  return tj_pipeline_parse(arena, passes, out);
+}
+
+static tj_status_t *run_passes(tvmjit_module_t *mod, const tj_module_t *parsed, const tvmjit_module_options_t *o) {
+  tj_pipeline_t pipeline;
+  TJ_RETURN_IF_ERROR(build_pipeline(mod->arena, o, &pipeline));
+  tj_pass_instruments_t ins = {
+      .print_before = o->print_ir_before,
+      .print_after = o->print_ir_after_all ? "*" : o->print_ir_after,
+      .print_file = o->ir_dump,
+      .time_passes = o->time_passes != 0,
+      .verify_each = o->verify_each != 0,
+  };
+  tj_pass_context_t ctx;
+  tj_pass_context_init(&ctx, mod->arena);
+  tj_pass_report_t report = {0};
+  TJ_RETURN_IF_ERROR(tj_pipeline_run(&ctx, &pipeline, &ins, parsed, &mod->ir, &report));
+  const char *text = o->time_passes ? tj_pass_report_text(mod->arena, &report) : "";
+  mod->report = tj_strdup(text ? text : "");
+  return mod->report ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, tj_module_t *parsed,
+                                const tvmjit_module_options_t *options, tvmjit_module_t **out_module) {
+  tvmjit_module_options_t defaults;
+  if (!options) {
+    tvmjit_module_options_init(&defaults);
+    options = &defaults;
+  }
+  tj_status_t *st = tj_verify_module(parsed);
+  tvmjit_module_t *mod = st ? NULL : tj_calloc(1, sizeof *mod);
+  if (!st && !mod) st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  if (!st) {
+    mod->instance = instance;
+    mod->arena = arena;
+    st = run_passes(mod, parsed, options);
+    if (st) {
+      mod->arena = NULL; /* the caller frees it */
+      tvmjit_module_free(mod);
+    }
+  }
+  if (st) return st;
+  *out_module = mod;
+  return NULL;
+}
+
+tvmjit_status_t *tvmjit_module_load_string(tvmjit_instance_t *instance, const char *name, const char *text,
+                                           size_t length, const tvmjit_module_options_t *options,
+                                           tvmjit_module_t **out_module) {
+  if (!instance || !text) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_module_load_string: NULL argument");
+  tj_arena_t *arena = tj_arena_create();
+  if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  tj_module_t *parsed = NULL;
+  tj_status_t *st = tj_parse_module(arena, name ? name : "<string>", text, length, &parsed);
+  if (!st) st = load_parsed(instance, arena, parsed, options, out_module);
+  if (st) tj_arena_free(arena);
+  return st;
+}
+
+tvmjit_status_t *tvmjit_module_load_file(tvmjit_instance_t *instance, const char *path,
+                                         const tvmjit_module_options_t *options, tvmjit_module_t **out_module) {
+  if (!instance || !path) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_module_load_file: NULL argument");
+  tj_arena_t *arena = tj_arena_create();
+  if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  tj_module_t *parsed = NULL;
+  tj_status_t *st = tj_parse_file(arena, path, &parsed);
+  if (!st) st = load_parsed(instance, arena, parsed, options, out_module);
+  if (st) tj_arena_free(arena);
+  return st;
+}
+
+static void function_free(tvmjit_function_t *f) {
+  tj_executable_free(f->exe);
+  tj_free(f->name);
+  tj_free(f->input_dtypes);
+  tj_free(f->output_dtypes);
+  tj_free(f->memory_plan);
+  tj_free(f);
+}
+
+void tvmjit_module_free(tvmjit_module_t *module) {
+  if (!module) return;
+  for (tvmjit_function_t *f = module->functions, *next; f; f = next) {
+    next = f->next;
+    function_free(f);
+  }
+  tj_free(module->report);
+  tj_arena_free(module->arena);
+  tj_free(module);
+}
+
+const char *tvmjit_module_report(const tvmjit_module_t *module) { return module->report ? module->report : ""; }
+
+/* ---------------------------------------------------------------- functions */
+
+static tj_status_t *describe_function(tvmjit_function_t *f) {
+  int ni = tj_executable_num_inputs(f->exe), no = tj_executable_num_outputs(f->exe);
+  f->input_dtypes = tj_calloc((size_t)ni + 1, sizeof *f->input_dtypes);
+  f->output_dtypes = tj_calloc((size_t)no + 1, sizeof *f->output_dtypes);
+  f->memory_plan = tj_executable_memory_plan_text(f->exe);
+  if (!f->input_dtypes || !f->output_dtypes || !f->memory_plan)
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < ni; i++) f->input_dtypes[i] = to_public_dtype(tj_executable_input(f->exe, i)->dtype);
+  for (int i = 0; i < no; i++) f->output_dtypes[i] = to_public_dtype(tj_executable_output(f->exe, i)->dtype);
+  return NULL;
+}
+
+static tj_status_t *append_stats(tvmjit_module_t *module, const tj_jit_stats_t *s) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  tj_strbuf_append(&sb, module->report ? module->report : "");
+  tj_strbuf_printf(&sb,
+                   "jit: %d kernels requested, %d compiled, %d loaded from cache; %.1f ms (lower %.1f, "
+                   "codegen %.1f, optimize %.1f, emit %.1f, link %.1f)\n",
+                   s->kernels_requested, s->kernels_compiled, s->kernels_loaded, s->total_ms, s->lower_ms,
+                   s->codegen_ms, s->optimize_ms, s->emit_ms, s->link_ms);
+  char *text = tj_strbuf_take(&sb);
+  if (!text) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  tj_free(module->report);
+  module->report = text;
+  return NULL;
+}
+
+tvmjit_status_t *tvmjit_module_get_function(tvmjit_module_t *module, const char *name,
+                                            tvmjit_function_t **out_function) {
+  if (!module || !name) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_module_get_function: NULL argument");
+  for (tvmjit_function_t *f = module->functions; f; f = f->next)
+    if (strcmp(f->name, name) == 0) return *out_function = f, NULL;
+  if (!tj_module_find_relax(module->ir, name))
+    return tj_status_new(TJ_ERR_NOT_FOUND, "the module has no Relax function '%s'", name);
+  tvmjit_function_t *f = tj_calloc(1, sizeof *f);
+  if (!f || !(f->name = tj_strdup(name))) {
+    tj_free(f);
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  tj_jit_stats_t stats = {0};
+  tj_jit_options_t opts = {.opt_level = 3, .stats = &stats};
+  tj_status_t *st = tj_jit_compile_module(module->instance->jit, module->ir, name, &opts, &f->exe);
+  if (!st) st = describe_function(f);
+  if (!st) st = append_stats(module, &stats);
+  if (st) {
+    function_free(f);
+    return tj_status_annotate(st, "compiling '%s'", name);
+  }
+  f->next = module->functions;
+  module->functions = f;
+  *out_function = f;
+  return NULL;
+}
+
+int tvmjit_function_num_inputs(const tvmjit_function_t *function) { return tj_executable_num_inputs(function->exe); }
+
+int tvmjit_function_num_outputs(const tvmjit_function_t *function) { return tj_executable_num_outputs(function->exe); }
+
+int tvmjit_function_input_info(const tvmjit_function_t *function, int i, const char **out_name,
+                               tvmjit_dtype_t *out_dtype, int *out_ndim, const int64_t **out_shape) {
+  if (i < 0 || i >= tj_executable_num_inputs(function->exe)) return -1;
+  const tj_value_desc_t *d = tj_executable_input(function->exe, i);
+  if (out_name) *out_name = d->name;
+  if (out_dtype) *out_dtype = function->input_dtypes[i];
+  if (out_ndim) *out_ndim = d->ndim;
+  if (out_shape) *out_shape = d->shape;
+  return 0;
+}
+
+int tvmjit_function_output_info(const tvmjit_function_t *function, int i, tvmjit_dtype_t *out_dtype, int *out_ndim,
+                                const int64_t **out_shape) {
+  if (i < 0 || i >= tj_executable_num_outputs(function->exe)) return -1;
+  const tj_value_desc_t *d = tj_executable_output(function->exe, i);
+  if (out_dtype) *out_dtype = function->output_dtypes[i];
+  if (out_ndim) *out_ndim = d->ndim;
+  if (out_shape) *out_shape = d->shape;
+  return 0;
+}
+
+const char *tvmjit_function_memory_plan(const tvmjit_function_t *function) { return function->memory_plan; }
+
+tvmjit_status_t *tvmjit_function_call(const tvmjit_function_t *function, int n_inputs,
+                                      const tvmjit_tensor_t *const *inputs, int n_outputs,
+                                      tvmjit_tensor_t **out_outputs) {
+  if (!function || (n_inputs > 0 && !inputs) || (n_outputs > 0 && !out_outputs))
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_function_call: NULL argument");
+  int want_out = tj_executable_num_outputs(function->exe);
+  if (n_outputs != want_out)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "'%s' returns %d output(s), but room for %d was given", function->name,
+                         want_out, n_outputs);
+  const tj_tensor_t **in = tj_calloc((size_t)n_inputs + 1, sizeof *in);
+  tj_tensor_t **out = tj_calloc((size_t)n_outputs + 1, sizeof *out);
+  tvmjit_tensor_t **handles = tj_calloc((size_t)n_outputs + 1, sizeof *handles);
+  tj_status_t *st = (in && out && handles) ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < n_inputs && !st; i++) {
+    if (!inputs[i]) st = tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input %d is NULL", i);
+    else in[i] = inputs[i]->t;
+  }
+  if (!st) st = tj_executable_run(function->exe, n_inputs, in, n_outputs, out);
+  for (int i = 0; i < n_outputs && !st; i++) {
+    st = wrap_tensor(out[i], &handles[i]);
+    out[i] = NULL;
+  }
+  if (!st) memcpy(out_outputs, handles, sizeof *handles * (size_t)n_outputs);
+  else
+    for (int i = 0; i < n_outputs; i++) {
+      if (out) tj_tensor_free(out[i]);
+      if (handles) tvmjit_tensor_free(handles[i]);
+    }
+  tj_free(in);
+  tj_free(out);
+  tj_free(handles);
+  return st ? tj_status_annotate(st, "calling '%s'", function->name) : NULL;
+}
