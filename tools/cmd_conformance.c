@@ -11,7 +11,7 @@
 #include "ir/verify.h"
 #include "support/alloc.h"
 #include "tools/cli.h"
-#include "transforms/transforms.h"
+#include "transforms/pass_manager.h"
 
 typedef enum { RESULT_PASS, RESULT_FAIL, RESULT_SKIP } result_t;
 
@@ -61,49 +61,14 @@ static tj_status_t *parse_case_file(tj_arena_t *arena, const case_info_t *c, con
   return tj_parse_file(arena, path, out);
 }
 
-/* Runs one pass given as "Name(options)". Unbuilt passes report TJ_ERR_UNSUPPORTED. */
-static tj_status_t *run_one_pass(const tj_pass_context_t *ctx, const char *spec, const tj_module_t *in,
+/* Applies a pipeline written as in case.txt: "A() -> B(opt=...)". */
+static tj_status_t *run_pipeline(tj_arena_t *arena, const char *text, const tj_module_t *in,
                                  const tj_module_t **out) {
-  char name[64];
-  size_t n = strcspn(spec, "(");
-  if (n >= sizeof name) n = sizeof name - 1;
-  memcpy(name, spec, n);
-  name[n] = '\0';
-  const char *opts = spec + n;
-  if (strcmp(name, "LegalizeOps") == 0) return tj_legalize_ops(ctx, in, out);
-  if (strcmp(name, "AnnotateTIROpPattern") == 0) return tj_annotate_tir_op_pattern(ctx, in, out);
-  if (strcmp(name, "FuseOps") == 0) return tj_fuse_ops(ctx, in, -1, out);
-  if (strcmp(name, "FuseTIR") == 0) return tj_fuse_tir(ctx, in, out);
-  if (strcmp(name, "ToMixedPrecision") == 0) {
-    const char *dtype = strstr(opts, "out_dtype=\"float16\"") ? "float16" : "float32";
-    const char *fp16_names[2] = {"w", "bias"};
-    int n_fp16 = strstr(opts, "fp16_input_names=[\"w\", \"bias\"]") ? 2 : 0;
-    return tj_to_mixed_precision(ctx, in, dtype, n_fp16, fp16_names, out);
-  }
-  return tj_status_new(TJ_ERR_UNSUPPORTED, "pass %s is not built yet", name);
-}
-
-/* Applies a pipeline written as "A() -> B(opt=...)". */
-static tj_status_t *run_pipeline(tj_arena_t *arena, const char *pipeline, const tj_module_t *in,
-                                 const tj_module_t **out) {
+  tj_pipeline_t pipeline;
+  TJ_RETURN_IF_ERROR(tj_pipeline_parse(arena, text, &pipeline));
   tj_pass_context_t ctx;
   tj_pass_context_init(&ctx, arena);
-  const tj_module_t *cur = in;
-  char spec[512];
-  const char *p = pipeline;
-  while (*p) {
-    const char *arrow = strstr(p, " -> ");
-    size_t n = arrow ? (size_t)(arrow - p) : strlen(p);
-    if (n >= sizeof spec) n = sizeof spec - 1;
-    memcpy(spec, p, n);
-    spec[n] = '\0';
-    const tj_module_t *next = NULL;
-    TJ_RETURN_IF_ERROR(run_one_pass(&ctx, spec, cur, &next));
-    cur = next;
-    p = arrow ? arrow + 4 : p + n;
-  }
-  *out = cur;
-  return NULL;
+  return tj_pipeline_run(&ctx, &pipeline, NULL, in, out, NULL);
 }
 
 static bool is_not_built(tj_status_t *s) {
