@@ -271,18 +271,6 @@ static void parse_class_body(tj_pctx_t *c, const tj_py_t *cls, tj_ptrvec_t *defs
   }
 }
 
-static const tj_sinfo_t *global_sinfo(void *ctx, const char *name) {
-  tj_pctx_t *c = ctx;
-  tj_pfunc_t *f = tj_pctx_find_func(c, name);
-  if (!f) return NULL;
-  if (f->is_prim) return tj_sinfo_func(c->arena, -1, NULL, tj_sinfo_object(c->arena), true);
-  if (f->relax) {
-    const tj_sinfo_t *s = tj_rx_func_sinfo(c->arena, f->relax);
-    if (s) return s;
-  }
-  return f->decl_sinfo;
-}
-
 static tj_module_t *build_module(tj_pctx_t *c, const tj_ptrvec_t *defs, const modinfo_t *mi) {
   c->n_funcs = defs->n;
   c->funcs = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof(tj_pfunc_t) * (size_t)(defs->n + 1)));
@@ -346,7 +334,6 @@ tj_status_t *tj_parse_module(tj_arena_t *arena, const char *filename, const char
   if (!scratch) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", filename);
   jmp_buf on_error;
   tj_parse_src_t src = {filename, text ? text : "", len, scratch, &on_error, NULL};
-  tj_pctx_t *ctx = NULL;
   if (setjmp(on_error)) {
     tj_arena_free(scratch);
     return src.error;
@@ -357,7 +344,7 @@ tj_status_t *tj_parse_module(tj_arena_t *arena, const char *filename, const char
   const tj_py_t *const *stmts;
   int n;
   tj_py_parse(&src, toks, n_toks, &stmts, &n);
-  ctx = tj_parse_check(&src, tj_arena_alloc(scratch, sizeof *ctx));
+  tj_pctx_t *ctx = tj_parse_check(&src, tj_arena_alloc(scratch, sizeof *ctx));
   ctx->src = &src;
   ctx->arena = arena;
   tj_module_t *m = parse_top(ctx, stmts, n);

@@ -1,5 +1,6 @@
 /* Recursive-descent parser for the Python subset TVMScript is written in. It knows no
  * TVM names: it only builds the syntax tree (ir/parse_ast.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "ir/parse_ast.h"
@@ -115,9 +116,15 @@ static bool starts_expr(const pyparser_t *p) {
 }
 
 /* Comma-separated items up to `close`; sets *trailing when a comma ended the list. */
+static bool at_line_end(const pyparser_t *p) {
+  tj_tok_kind_t k = cur(p)->kind;
+  return k == TJ_TK_EOF || k == TJ_TK_NEWLINE || k == TJ_TK_DEDENT || k == TJ_TK_INDENT;
+}
+
 static void parse_items(pyparser_t *p, const char *close, const tj_tok_t *open, tj_ptrvec_t *v, bool *trailing) {
   *trailing = false;
   while (!is_op(p, close)) {
+    if (at_line_end(p)) expect_close(p, close, open);
     if (is_op(p, "*")) {
       tj_py_t *s = node(p, PY_STARRED, cur(p)->pos);
       advance(p);
@@ -137,6 +144,7 @@ static const tj_py_t *parse_dict(pyparser_t *p, const tj_tok_t *open) {
   tj_py_t *d = node(p, PY_DICT, open->pos);
   tj_ptrvec_t keys = {0}, vals = {0};
   while (!is_op(p, "}")) {
+    if (at_line_end(p)) expect_close(p, "}", open);
     tj_ptrvec_push(p->src, &keys, parse_test(p));
     expect_op(p, ":");
     tj_ptrvec_push(p->src, &vals, parse_test(p));
@@ -223,6 +231,7 @@ static const tj_py_t *parse_atom(pyparser_t *p) {
 static void parse_call_args(pyparser_t *p, tj_py_t *call, const tj_tok_t *open) {
   tj_ptrvec_t args = {0}, kwv = {0}, kwn = {0};
   while (!is_op(p, ")")) {
+    if (at_line_end(p)) expect_close(p, ")", open);
     if (is_op(p, "*") || is_op(p, "**")) {
       if (is_op(p, "**")) tj_parse_fail(p->src, cur(p)->pos, "'**' arguments are not supported in TVMScript");
       tj_py_t *s = node(p, PY_STARRED, cur(p)->pos);
@@ -280,6 +289,7 @@ static const tj_py_t *parse_trailers(pyparser_t *p, const tj_py_t *e) {
       s->a = e;
       tj_ptrvec_t v = {0};
       while (!is_op(p, "]")) {
+        if (at_line_end(p)) expect_close(p, "]", t);
         tj_ptrvec_push(p->src, &v, parse_subscript_item(p));
         if (!accept_op(p, ",")) break;
       }
@@ -287,6 +297,10 @@ static const tj_py_t *parse_trailers(pyparser_t *p, const tj_py_t *e) {
       if (v.n == 0) tj_parse_fail(p->src, t->pos, "empty subscript");
       s->n = v.n;
       s->items = vec_items(&v);
+      if (v.n == 1 && ((const tj_py_t *)v.items[0])->kind == PY_TUPLE) { /* A[()] and A[(i, j)] */
+        s->n = ((const tj_py_t *)v.items[0])->n;
+        s->items = ((const tj_py_t *)v.items[0])->items;
+      }
       e = s;
     } else if (accept_op(p, ".")) {
       tj_py_t *a = node(p, PY_ATTR, e->pos);
@@ -482,6 +496,24 @@ static const tj_py_t *parse_testlist(pyparser_t *p) {
   return t;
 }
 
+/* `for` targets: names or tuples of names, parsed below comparisons so that `in`
+ * ends them. */
+static const tj_py_t *parse_target_list(pyparser_t *p) {
+  tj_src_pos_t pos = cur(p)->pos;
+  const tj_py_t *first = parse_bitor(p);
+  if (!is_op(p, ",")) return first;
+  tj_ptrvec_t v = {0};
+  tj_ptrvec_push(p->src, &v, first);
+  while (accept_op(p, ",")) {
+    if (is_kw(p, "in")) break;
+    tj_ptrvec_push(p->src, &v, parse_bitor(p));
+  }
+  tj_py_t *t = node(p, PY_TUPLE, pos);
+  t->n = v.n;
+  t->items = vec_items(&v);
+  return t;
+}
+
 /* ---- statements ---- */
 
 static const tj_py_t *parse_stmt_list(pyparser_t *p, tj_ptrvec_t *out);
@@ -583,6 +615,7 @@ static const tj_py_t *parse_params(pyparser_t *p, tj_py_t *def) {
   expect_op(p, "(");
   tj_ptrvec_t v = {0};
   while (!is_op(p, ")")) {
+    if (at_line_end(p)) expect_close(p, ")", open);
     if (is_op(p, "*") || is_op(p, "**") || is_op(p, "/"))
       tj_parse_fail(p->src, cur(p)->pos, "'*', '**' and '/' parameters are not supported in TVMScript");
     tj_py_t *param = node(p, PY_PARAM, cur(p)->pos);
@@ -658,7 +691,7 @@ static const tj_py_t *parse_compound(pyparser_t *p) {
   if (is_kw(p, "if")) return parse_if(p);
   if (accept_kw(p, "for")) {
     tj_py_t *s = node(p, PY_FOR, t->pos);
-    s->a = parse_testlist(p);
+    s->a = parse_target_list(p);
     if (!accept_kw(p, "in")) fail_expected(p, "'in'");
     s->b = parse_testlist(p);
     parse_suite(p, "'for'", &s->n, &s->items);

@@ -331,9 +331,9 @@ static bool last_is_line_end(const lexer_t *lx) {
 
 /* One step of the main loop: consumes whitespace, a comment, a newline or a token. */
 static void lex_step(lexer_t *lx, bool *at_line_start) {
-  if (*at_line_start && lx->depth == 0) {
-    handle_indent(lx);
+  if (*at_line_start) {
     *at_line_start = false;
+    if (lx->depth == 0) handle_indent(lx); /* inside brackets lines are joined */
     if (lx->off >= lx->src->len) return;
   }
   int c = peekc(lx, 0);
@@ -373,13 +373,10 @@ void tj_lex(tj_parse_src_t *src, tj_tok_t **out_toks, int *out_n) {
   bool at_line_start = true;
   while (lx->off < src->len) lex_step(lx, &at_line_start);
   tj_src_pos_t end = here(lx);
-  if (lx->depth > 0) {
-    tj_src_pos_t o = lx->bracket_pos[lx->depth - 1];
-    tj_parse_fail(src, end, "unexpected end of file: '%c' opened at %d:%d is not closed", lx->brackets[lx->depth - 1],
-                  o.line, o.col);
-  }
-  if (!last_is_line_end(lx)) push(lx, TJ_TK_NEWLINE, end);
-  while (lx->n_indents > 1) {
+  /* An unclosed bracket is left to the parser, which names the bracket it expected
+   * at the first token that cannot continue the bracketed expression. */
+  if (!last_is_line_end(lx) && lx->depth == 0) push(lx, TJ_TK_NEWLINE, end);
+  while (lx->n_indents > 1 && lx->depth == 0) {
     lx->n_indents--;
     push(lx, TJ_TK_DEDENT, end);
   }

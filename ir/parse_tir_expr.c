@@ -110,8 +110,8 @@ static int64_t floormod_i(int64_t a, int64_t b) { return a - floordiv_i(a, b) * 
 /* Both operands constant: the folded value, or NULL when TVM would not fold. */
 static const tj_tir_expr_t *fold_consts(tj_pctx_t *c, tj_tir_expr_kind_t k, const tj_tir_expr_t *a,
                                         const tj_tir_expr_t *b) {
-  int64_t x, y;
-  double fx, fy;
+  int64_t x = 0, y = 0;
+  double fx = 0, fy = 0;
   bool ints = const_int(a, &x) && const_int(b, &y);
   if (!ints && !(a->kind == TJ_TIR_FLOAT_IMM && b->kind == TJ_TIR_FLOAT_IMM)) return NULL;
   const_num(a, &fx);
@@ -582,6 +582,19 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
     const char *op = TJ_CHK(c, tj_arena_printf(c->src->scratch, "tir.%s", name + 2));
     return make_prim(call->pos, TJ_CHK(c, tj_tir_call(c->arena, x->dtype, op, 2, args)));
   }
+  if (!strcmp(name, "T.target")) { /* kept as a dict: {"kind": "llvm"} or the given config */
+    want_args(c, call, name, &a, 1, 2);
+    if (a.v[0].kind == V_DICT) return a.v[0];
+    if (a.v[0].kind != V_STR) tj_parse_fail(c->src, a.v[0].pos, "T.target expects a target string or dict");
+    tj_val_t *items = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof(tj_val_t) * 2));
+    items[0] = tj_val_make(V_STR, call->pos);
+    items[0].s = "kind";
+    items[1] = a.v[0];
+    tj_val_t d = tj_val_make(V_DICT, call->pos);
+    d.n = 1;
+    d.items = items;
+    return d;
+  }
   if (!strcmp(name, "T.meta_var")) {
     want_args(c, call, name, &a, 1, 1);
     return a.v[0];
@@ -654,6 +667,12 @@ static tj_val_t eval_name(tj_pctx_t *c, const tj_py_t *e) {
     return f;
   }
   if (c->class_name && !strcmp(e->s, c->class_name)) return tj_val_make(V_MODULE, e->pos);
+  const tj_pfunc_t *f = c->class_name ? tj_pctx_find_func(c, e->s) : NULL;
+  if (f) { /* inside a module class, function names are its GlobalVars */
+    tj_val_t g = tj_val_make(V_RX, e->pos);
+    g.rx = TJ_CHK(c, tj_rx_global_var(c->arena, f->name));
+    return g;
+  }
   tj_parse_fail(c->src, e->pos, "name '%s' is not defined", e->s);
 }
 
