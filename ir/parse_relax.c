@@ -230,8 +230,6 @@ static const tj_sinfo_t *parse_prim_sinfo(tj_pctx_t *c, const tj_py_t *e) {
 }
 
 static const tj_sinfo_t *parse_sinfo(tj_pctx_t *c, const tj_py_t *e, bool in_params) {
-  if (e->kind == PY_CONST && !strcmp(e->s, "None")) /* `-> None`: the empty tuple */
-    return TJ_CHK(c, tj_sinfo_tuple(c->arena, 0, NULL));
   tj_pctx_enter(c, e->pos);
   const char *name = call_name(c, e);
   const tj_sinfo_t *s = NULL;
@@ -831,24 +829,30 @@ static const char *last_binding_name(tj_pctx_t *c, const tj_py_t *const *items, 
   return single_target(c, last);
 }
 
-/* One branch of an if: its own scope and bindings, as a SeqExpr ending in its last var. */
+/* One branch of an if, as TVM's GetSeqExprForBranch: the statements before the last
+ * are bindings in the branch's own scope; the value of the last binding is the body,
+ * normalised to a leaf (a non-leaf value is bound to a fresh var first). */
 static const tj_rx_expr_t *parse_branch(tj_pctx_t *c, const tj_py_t *const *items, int n) {
   rxfn_t *f = c->rxfn;
   tj_ptrvec_t saved_blocks = f->blocks, saved_bindings = f->bindings;
   f->blocks = (tj_ptrvec_t){0};
   f->bindings = (tj_ptrvec_t){0};
   int mark = tj_pctx_scope_open(c);
-  parse_stmts(c, items, n, NULL, false);
-  const tj_rx_binding_t *last = f->bindings.n ? f->bindings.items[f->bindings.n - 1] : NULL;
+  parse_stmts(c, items, n - 1, NULL, false);
+  const tj_py_t *last = items[n - 1];
+  if (last->kind == PY_ANNASSIGN) (void)parse_sinfo(c, last->b, false);
+  const tj_py_t *value = last->kind == PY_ASSIGN ? last->a : last->c;
+  if (!value) tj_parse_fail(c->src, last->pos, "a branch must bind its result");
+  tj_val_t v = eval(c, value);
+  const tj_rx_expr_t *body = leaf(c, v.pos, as_rx(c, &v));
   flush_block(c, false);
   tj_pctx_scope_close(c, mark);
-  if (!last) tj_parse_fail(c->src, items[n - 1]->pos, "a branch must bind its result");
   int nb = f->blocks.n;
   tj_rx_block_t *blocks = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(tj_rx_block_t) * (size_t)(nb + 1)));
   for (int i = 0; i < nb; i++) blocks[i] = *(const tj_rx_block_t *)f->blocks.items[i];
   f->blocks = saved_blocks;
   f->bindings = saved_bindings;
-  return TJ_CHK(c, tj_rx_seq(c->arena, nb, blocks, last->var));
+  return TJ_CHK(c, tj_rx_seq(c->arena, nb, blocks, body));
 }
 
 static void parse_if(tj_pctx_t *c, const tj_py_t *s) {
@@ -923,6 +927,8 @@ static void parse_stmts(tj_pctx_t *c, const tj_py_t *const *items, int n, const 
 
 /* ---- functions ---- */
 
+static bool is_none(const tj_py_t *e) { return e->kind == PY_CONST && !strcmp(e->s, "None"); }
+
 static const tj_rx_expr_t *const *parse_params(tj_pctx_t *c, const tj_py_t *def) {
   for (int i = 0; i < def->np; i++) define_symbolic(c, def->params[i]->a);
   const tj_rx_expr_t **params = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(def->np + 1)));
@@ -941,7 +947,8 @@ const tj_sinfo_t *tj_parse_relax_decl(tj_pctx_t *c, const tj_py_t *def) {
   const tj_rx_expr_t *const *params = parse_params(c, def);
   const tj_sinfo_t **ps = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(def->np + 1)));
   for (int i = 0; i < def->np; i++) ps[i] = params[i]->sinfo;
-  const tj_sinfo_t *ret = def->b ? parse_sinfo(c, def->b, false) : TJ_CHK(c, tj_sinfo_object(c->arena));
+  if (def->b) define_symbolic(c, def->b);
+  const tj_sinfo_t *ret = def->b && !is_none(def->b) ? parse_sinfo(c, def->b, false) : TJ_CHK(c, tj_sinfo_object(c->arena));
   tj_deco_t deco = {0};
   bool pure = def->nd == 1 && tj_parse_decorator(c, def->decos[0], &deco) ? deco.is_pure : true;
   tj_pctx_scope_close(c, mark);
@@ -979,7 +986,9 @@ static const tj_rx_func_t *parse_function(tj_pctx_t *c, const tj_py_t *def, bool
   fn->n_params = def->np;
   fn->params = parse_params(c, def);
   fn->is_pure = is_pure;
-  const tj_sinfo_t *ret_ann = def->b ? parse_sinfo(c, def->b, false) : NULL;
+  if (def->b) define_symbolic(c, def->b); /* R.Callable signatures may name their own dims */
+  /* `-> None` is no annotation: the return struct info is deduced from the body */
+  const tj_sinfo_t *ret_ann = def->b && !is_none(def->b) ? parse_sinfo(c, def->b, false) : NULL;
   fn->attrs = function_attrs(c, def);
   if (!is_private && !tj_attrs_get(fn->attrs, "global_symbol"))
     fn->attrs = TJ_CHK(c, tj_attrs_set(c->arena, fn->attrs, "global_symbol", tj_attr_str(tj_pctx_str(c, def->s))));

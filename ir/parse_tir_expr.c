@@ -600,7 +600,7 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
     return a.v[0];
   }
   if (!strcmp(name, "T.tvm_struct_get")) return call_generic_intrin(c, call, "tir.tvm_struct_get", &a);
-  if (!strcmp(name, "T.call_packed")) {
+  if (!strcmp(name, "T.call_packed") || !strcmp(name, "T.tvm_call_packed")) {
     for (int i = 0; i < a.n; i++)
       if (a.v[i].kind == V_STR) a.v[i] = make_prim(a.v[i].pos, TJ_CHK(c, tj_tir_string(c->arena, a.v[i].s)));
     return call_generic_intrin(c, call, "tir.tvm_call_packed", &a);
