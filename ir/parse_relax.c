@@ -1,0 +1,1023 @@
+/* Relax functions of the TVMScript reader: struct-info annotations (with symbolic
+ * shapes), bindings and blocks (dataflow outputs become Vars), calls to ops through the
+ * operator registry, call_tir, module and local function calls, if/else, and the
+ * parse-time checks TVM's parser makes. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/op.h"
+#include "ir/parse_ir.h"
+#include "ir/sinfo.h"
+#include "support/alloc.h"
+#include "support/strbuf.h"
+
+typedef struct tj_rxfn {
+  tj_infer_ctx_t ictx;
+  tj_ptrvec_t blocks;   /* tj_rx_block_t* */
+  tj_ptrvec_t bindings; /* tj_rx_binding_t* of the open block */
+  bool in_dataflow;
+  bool after_output;
+  tj_ptrvec_t outputs;  /* names declared by R.output, with the index of their last binding */
+  int stmt_index;       /* index of the statement being read in the dataflow body */
+  int n_fresh;
+} rxfn_t;
+
+typedef struct dfout {
+  const char *name;
+  int last_stmt;
+} dfout_t;
+
+static tj_val_t eval(tj_pctx_t *c, const tj_py_t *e);
+static const tj_sinfo_t *parse_sinfo(tj_pctx_t *c, const tj_py_t *e, bool in_params);
+static const tj_rx_func_t *parse_function(tj_pctx_t *c, const tj_py_t *def, bool is_private, bool is_pure);
+
+static tj_val_t rx_val(tj_src_pos_t pos, const tj_rx_expr_t *e) {
+  tj_val_t v = tj_val_make(V_RX, pos);
+  v.rx = e;
+  return v;
+}
+
+/* Fails with a status message turned into a parse error at pos. */
+static void check_status(tj_pctx_t *c, tj_src_pos_t pos, tj_status_t *s) {
+  if (!s) return;
+  char msg[900];
+  snprintf(msg, sizeof msg, "%s", tj_status_text(s));
+  tj_status_free(s);
+  tj_parse_fail(c->src, pos, "%s", msg);
+}
+
+static const tj_sinfo_t *infer(tj_pctx_t *c, tj_src_pos_t pos, const tj_rx_expr_t *e) {
+  const tj_sinfo_t *s = NULL;
+  if (e->sinfo && e->kind != TJ_RX_GLOBAL_VAR) return e->sinfo;
+  check_status(c, pos, tj_rx_infer_sinfo(&c->rxfn->ictx, e, &s));
+  return s;
+}
+
+static const tj_rx_expr_t *with_sinfo(tj_pctx_t *c, tj_src_pos_t pos, const tj_rx_expr_t *e) {
+  if (e->sinfo) return e;
+  return TJ_CHK(c, tj_rx_with_sinfo(c->arena, e, infer(c, pos, e)));
+}
+
+/* ---- struct info annotations ---- */
+
+static const char *call_name(tj_pctx_t *c, const tj_py_t *e) {
+  if (!e) return NULL;
+  return tj_py_dotted(c->src, e->kind == PY_CALL ? e->a : e);
+}
+
+static bool is_plain_name(const char *s) {
+  if (!*s || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))) return false;
+  for (const char *p = s; *p; p++)
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) return false;
+  return true;
+}
+
+/* Evaluates a dimension written as a string ("n", "n * 2") in TIR, reporting errors
+ * at the string literal. */
+static tj_val_t eval_string_dim(tj_pctx_t *c, const tj_py_t *str) {
+  tj_parse_src_t *outer = c->src;
+  jmp_buf jb;
+  tj_parse_src_t sub = {outer->filename, str->s, strlen(str->s), outer->scratch, &jb, NULL};
+  volatile int saved_depth = c->depth;
+  if (setjmp(jb)) {
+    c->src = outer;
+    c->depth = saved_depth;
+    const char *text = tj_status_message(sub.error);
+    size_t fl = strlen(outer->filename);
+    const char *msg = strncmp(text, outer->filename, fl) == 0 ? strstr(text + fl, ": ") : NULL;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", msg ? msg + 2 : text);
+    char *nl = strchr(buf, '\n');
+    if (nl) *nl = '\0';
+    tj_status_free(sub.error);
+    tj_parse_fail(outer, str->pos, "in the shape string \"%s\": %s", str->s, buf);
+  }
+  c->src = &sub;
+  tj_tok_t *toks;
+  int n_toks;
+  tj_lex(&sub, &toks, &n_toks);
+  const tj_py_t *const *stmts;
+  int n;
+  tj_py_parse(&sub, toks, n_toks, &stmts, &n);
+  if (n != 1 || stmts[0]->kind != PY_EXPR_STMT) tj_parse_fail(&sub, (tj_src_pos_t){1, 1, 0}, "expected one expression");
+  tj_val_t v = tj_tir_eval(c, stmts[0]->a);
+  c->src = outer;
+  v.pos = str->pos;
+  return v;
+}
+
+static const tj_tir_expr_t *shape_dim(tj_pctx_t *c, const tj_py_t *d) {
+  tj_val_t v = d->kind == PY_STR ? eval_string_dim(c, d) : tj_tir_eval(c, d);
+  const tj_tir_expr_t *e = tj_tir_as_typed(c, &v, TJ_I64);
+  if (!tj_dtype_is_int(e->dtype)) tj_parse_fail(c->src, d->pos, "a shape dimension must be an integer expression");
+  return e;
+}
+
+/* Defines the symbolic variables named by plain strings in parameter shapes. */
+static void define_symbolic(tj_pctx_t *c, const tj_py_t *e) {
+  if (!e) return;
+  tj_pctx_enter(c, e->pos);
+  if (e->kind == PY_STR && is_plain_name(e->s)) {
+    const tj_val_t *old = tj_pctx_lookup(c, e->s);
+    if (!old || old->kind != V_PRIM || old->prim->kind != TJ_TIR_VAR) {
+      tj_val_t v = tj_val_make(V_PRIM, e->pos);
+      v.prim = TJ_CHK(c, tj_tir_var(c->arena, e->s, TJ_I64));
+      tj_pctx_bind(c, e->s, v);
+    }
+  }
+  if (e->kind == PY_CALL || e->kind == PY_TUPLE || e->kind == PY_LIST) {
+    for (int i = 0; i < e->n; i++) define_symbolic(c, e->items[i]);
+    if (e->kind == PY_CALL)
+      for (int i = 0; i < e->n2; i++) define_symbolic(c, e->items2[i]);
+  }
+  tj_pctx_leave(c);
+}
+
+static const tj_py_t *arg_or_kw(const tj_py_t *call, int i, const char *kw) {
+  if (call->kind != PY_CALL) return NULL;
+  const tj_py_t *k = tj_py_kwarg(call, kw);
+  if (k) return k;
+  return i < call->n ? call->items[i] : NULL;
+}
+
+static const tj_sinfo_t *parse_tensor_sinfo(tj_pctx_t *c, const tj_py_t *e) {
+  if (e->kind != PY_CALL) return TJ_CHK(c, tj_sinfo_tensor(c->arena, TJ_VOID, -1, NULL));
+  static const char *const kws[] = {"shape", "dtype", "vdevice", "ndim", NULL};
+  tj_py_check_kwargs(c, e, kws);
+  tj_py_check_nargs(c, e, "R.Tensor", 0, 4);
+  const tj_py_t *shape = arg_or_kw(e, 0, "shape"), *dtype = arg_or_kw(e, 1, "dtype");
+  const tj_py_t *vdev = arg_or_kw(e, 2, "vdevice"), *ndim_e = arg_or_kw(e, 3, "ndim");
+  if (shape && shape->kind == PY_STR && !tj_py_kwarg(e, "dtype") && e->n == 1) { /* R.Tensor("float32") */
+    dtype = shape;
+    shape = NULL;
+  }
+  tj_dtype_t dt = TJ_VOID;
+  if (dtype && !(dtype->kind == PY_CONST && !strcmp(dtype->s, "None"))) {
+    tj_val_t d = tj_tir_eval(c, dtype);
+    if (d.kind != V_STR) tj_parse_fail(c->src, dtype->pos, "dtype must be a string such as \"float32\"");
+    if (d.s[0] && strcmp(d.s, "void")) dt = tj_val_dtype(c, &d);
+  }
+  int ndim = -1;
+  if (ndim_e) {
+    tj_val_t n = tj_tir_eval(c, ndim_e);
+    if (n.kind != V_INT) tj_parse_fail(c->src, ndim_e->pos, "ndim must be an integer");
+    if (n.i < -1 || n.i > 64) tj_parse_fail(c->src, ndim_e->pos, "ndim must be a non-negative integer, or -1 for unknown");
+    ndim = (int)n.i;
+  }
+  const tj_tir_expr_t **dims = NULL;
+  int n_dims = -1;
+  if (shape && !(shape->kind == PY_CONST && !strcmp(shape->s, "None"))) {
+    if (shape->kind != PY_TUPLE && shape->kind != PY_LIST)
+      tj_parse_fail(c->src, shape->pos, "a tensor shape must be a tuple or list of dimensions");
+    n_dims = shape->n;
+    dims = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(n_dims + 1)));
+    for (int i = 0; i < n_dims; i++) dims[i] = shape_dim(c, shape->items[i]);
+    if (ndim != -1 && ndim != n_dims)
+      tj_parse_fail(c->src, e->pos, "the shape has %d dimensions but ndim=%d", n_dims, ndim);
+    ndim = n_dims;
+  }
+  tj_sinfo_t *s = (tj_sinfo_t *)TJ_CHK(c, tj_sinfo_tensor(c->arena, dt, ndim, dims));
+  if (dims && ndim == 0) s->tensor.shape = dims;
+  if (vdev && !(vdev->kind == PY_CONST && !strcmp(vdev->s, "None"))) {
+    tj_val_t v = tj_tir_eval(c, vdev);
+    if (v.kind != V_STR) tj_parse_fail(c->src, vdev->pos, "vdevice must be a string");
+    s->tensor.vdevice = tj_pctx_str(c, v.s);
+  }
+  return s;
+}
+
+static const tj_sinfo_t *parse_shape_sinfo(tj_pctx_t *c, const tj_py_t *e) {
+  if (e->kind != PY_CALL) return TJ_CHK(c, tj_sinfo_shape(c->arena, -1, NULL));
+  static const char *const kws[] = {"values", "ndim", NULL};
+  tj_py_check_kwargs(c, e, kws);
+  const tj_py_t *vals = arg_or_kw(e, 0, "values"), *nd = arg_or_kw(e, 1, "ndim");
+  int ndim = -1;
+  if (nd) {
+    tj_val_t n = tj_tir_eval(c, nd);
+    if (n.kind != V_INT || n.i < -1) tj_parse_fail(c->src, nd->pos, "ndim must be an integer >= -1");
+    ndim = (int)n.i;
+  }
+  if (vals && !(vals->kind == PY_CONST && !strcmp(vals->s, "None"))) {
+    if (vals->kind != PY_TUPLE && vals->kind != PY_LIST) tj_parse_fail(c->src, vals->pos, "expected a list of values");
+    const tj_tir_expr_t **d = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(vals->n + 1)));
+    for (int i = 0; i < vals->n; i++) d[i] = shape_dim(c, vals->items[i]);
+    if (ndim != -1 && ndim != vals->n) tj_parse_fail(c->src, e->pos, "the shape has %d values but ndim=%d", vals->n, ndim);
+    tj_sinfo_t *s = (tj_sinfo_t *)TJ_CHK(c, tj_sinfo_shape(c->arena, vals->n, d));
+    if (vals->n == 0) s->shape.values = d;
+    return s;
+  }
+  return TJ_CHK(c, tj_sinfo_shape(c->arena, ndim, NULL));
+}
+
+static const tj_sinfo_t *parse_prim_sinfo(tj_pctx_t *c, const tj_py_t *e) {
+  if (e->kind != PY_CALL) tj_parse_fail(c->src, e->pos, "R.Prim needs a dtype, e.g. R.Prim(\"int64\")");
+  static const char *const kws[] = {"dtype", "value", NULL};
+  tj_py_check_kwargs(c, e, kws);
+  const tj_py_t *d = arg_or_kw(e, 0, "dtype"), *v = tj_py_kwarg(e, "value");
+  tj_dtype_t dt = TJ_VOID;
+  const tj_tir_expr_t *value = NULL;
+  if (v) {
+    value = shape_dim(c, v);
+    dt = value->dtype;
+  }
+  if (d) {
+    tj_val_t dv = tj_tir_eval(c, d);
+    dt = tj_val_dtype(c, &dv);
+  }
+  if (!d && !v) tj_parse_fail(c->src, e->pos, "R.Prim needs a dtype or a value");
+  return TJ_CHK(c, tj_sinfo_prim(c->arena, dt, value));
+}
+
+static const tj_sinfo_t *parse_sinfo(tj_pctx_t *c, const tj_py_t *e, bool in_params) {
+  tj_pctx_enter(c, e->pos);
+  const char *name = call_name(c, e);
+  const tj_sinfo_t *s = NULL;
+  if (!name) tj_parse_fail(c->src, e->pos, "expected a struct info annotation such as R.Tensor(...)");
+  if (!strcmp(name, "R.Tensor")) s = parse_tensor_sinfo(c, e);
+  else if (!strcmp(name, "R.Shape")) s = parse_shape_sinfo(c, e);
+  else if (!strcmp(name, "R.Object")) s = TJ_CHK(c, tj_sinfo_object(c->arena));
+  else if (!strcmp(name, "R.Prim")) s = parse_prim_sinfo(c, e);
+  else if (!strcmp(name, "R.Tuple")) {
+    int n = e->kind == PY_CALL ? e->n : 0;
+    const tj_py_t *const *items = e->kind == PY_CALL ? e->items : NULL;
+    if (n == 1 && (items[0]->kind == PY_LIST || items[0]->kind == PY_TUPLE)) {
+      n = items[0]->n;
+      items = items[0]->items;
+    }
+    const tj_sinfo_t **f = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(n + 1)));
+    for (int i = 0; i < n; i++) f[i] = parse_sinfo(c, items[i], in_params);
+    s = TJ_CHK(c, tj_sinfo_tuple(c->arena, n, f));
+  } else if (!strcmp(name, "R.Callable")) {
+    if (e->kind != PY_CALL || e->n < 2) tj_parse_fail(c->src, e->pos, "R.Callable needs (params, ret)");
+    static const char *const kws[] = {"purity", NULL};
+    tj_py_check_kwargs(c, e, kws);
+    const tj_py_t *ps = e->items[0];
+    if (ps->kind != PY_TUPLE && ps->kind != PY_LIST) tj_parse_fail(c->src, ps->pos, "R.Callable parameters must be a tuple");
+    const tj_sinfo_t **p = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(ps->n + 1)));
+    for (int i = 0; i < ps->n; i++) p[i] = parse_sinfo(c, ps->items[i], in_params);
+    bool pure = true;
+    const tj_py_t *pk = e->n > 2 ? e->items[2] : tj_py_kwarg(e, "purity");
+    if (pk) pure = pk->kind == PY_CONST && !strcmp(pk->s, "True");
+    s = TJ_CHK(c, tj_sinfo_func(c->arena, ps->n, p, parse_sinfo(c, e->items[1], in_params), pure));
+  } else {
+    tj_parse_fail(c->src, e->pos, "unknown struct info '%s' (expected R.Tensor, R.Tuple, R.Shape, R.Prim, R.Object or R.Callable)", name);
+  }
+  tj_pctx_leave(c);
+  return s;
+}
+
+static bool is_sinfo_name(const char *name) {
+  return name && (!strcmp(name, "R.Tensor") || !strcmp(name, "R.Shape") || !strcmp(name, "R.Object") ||
+                  !strcmp(name, "R.Prim") || !strcmp(name, "R.Tuple") || !strcmp(name, "R.Callable"));
+}
+
+/* ---- bindings ---- */
+
+static void flush_block(tj_pctx_t *c, bool dataflow) {
+  rxfn_t *f = c->rxfn;
+  if (f->bindings.n == 0) return;
+  tj_rx_block_t *b = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof *b));
+  tj_rx_binding_t *bs = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(tj_rx_binding_t) * (size_t)f->bindings.n));
+  for (int i = 0; i < f->bindings.n; i++) bs[i] = *(const tj_rx_binding_t *)f->bindings.items[i];
+  b->is_dataflow = dataflow;
+  b->n_bindings = f->bindings.n;
+  b->bindings = bs;
+  tj_ptrvec_push(c->src, &f->blocks, b);
+  f->bindings.n = 0;
+  f->bindings.items = NULL;
+  f->bindings.cap = 0;
+}
+
+static bool is_output_binding(tj_pctx_t *c, const char *name) {
+  rxfn_t *f = c->rxfn;
+  for (int i = 0; i < f->outputs.n; i++) {
+    const dfout_t *o = f->outputs.items[i];
+    if (!strcmp(o->name, name) && o->last_stmt == f->stmt_index) return true;
+  }
+  return false;
+}
+
+/* Emits `name = value` in the open block and binds the name; returns the var. */
+static const tj_rx_expr_t *emit(tj_pctx_t *c, tj_src_pos_t pos, const char *name, const tj_rx_expr_t *value,
+                                const tj_sinfo_t *ann, bool bind_name) {
+  rxfn_t *f = c->rxfn;
+  const tj_sinfo_t *s = infer(c, pos, value);
+  if (ann) {
+    /* Only a different kind (Tensor annotated as Shape, ...) is a parse error: dtype and
+     * ndim disagreements parse and are left to the verifier, as TVM's parser does. */
+    if (ann->kind != TJ_SINFO_OBJECT && ann->kind != s->kind && tj_sinfo_base_check(ann, s) == TJ_SINFO_FAIL_L0) {
+      tj_strbuf_t a, b;
+      tj_strbuf_init(&a);
+      tj_strbuf_init(&b);
+      tj_sinfo_format_short(&a, ann);
+      tj_sinfo_format_short(&b, s);
+      char msg[512];
+      snprintf(msg, sizeof msg, "cannot annotate '%s' as %s: the value is %s", name, a.data ? a.data : "?",
+               b.data ? b.data : "?");
+      tj_strbuf_free(&a);
+      tj_strbuf_free(&b);
+      tj_parse_fail(c->src, pos, "%s", msg);
+    }
+    s = ann;
+  }
+  bool dataflow_var = f->in_dataflow && !(bind_name && is_output_binding(c, name));
+  const tj_rx_expr_t *var = dataflow_var ? tj_rx_dataflow_var(c->arena, name, s) : tj_rx_var(c->arena, name, s);
+  TJ_CHK(c, var);
+  tj_rx_binding_t *b = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof *b));
+  b->var = var;
+  b->value = value->sinfo ? value : TJ_CHK(c, tj_rx_with_sinfo(c->arena, value, infer(c, pos, value)));
+  tj_ptrvec_push(c->src, &f->bindings, b);
+  if (bind_name) tj_pctx_bind(c, name, rx_val(pos, var));
+  return var;
+}
+
+static bool is_leaf(const tj_rx_expr_t *e) {
+  return e->kind != TJ_RX_CALL && e->kind != TJ_RX_IF && e->kind != TJ_RX_SEQ && e->kind != TJ_RX_FUNCTION &&
+         e->kind != TJ_RX_TUPLE_GET_ITEM;
+}
+
+/* ANF: a non-leaf argument is bound to a fresh var first (BlockBuilder::NormalizeArgument). */
+static const tj_rx_expr_t *leaf(tj_pctx_t *c, tj_src_pos_t pos, const tj_rx_expr_t *e) {
+  if (e->kind == TJ_RX_TUPLE) {
+    bool changed = false;
+    const tj_rx_expr_t **f = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(e->tuple.n + 1)));
+    for (int i = 0; i < e->tuple.n; i++) {
+      f[i] = leaf(c, pos, e->tuple.fields[i]);
+      changed |= f[i] != e->tuple.fields[i];
+    }
+    if (changed) e = TJ_CHK(c, tj_rx_tuple(c->arena, e->tuple.n, f));
+    return with_sinfo(c, pos, e);
+  }
+  if (is_leaf(e)) return with_sinfo(c, pos, e);
+  const char *name = TJ_CHK(c, tj_arena_printf(c->arena, "%s%d", c->rxfn->in_dataflow ? "lv" : "gv", c->rxfn->n_fresh++));
+  return emit(c, pos, name, e, NULL, false);
+}
+
+/* ---- expressions ---- */
+
+static const tj_rx_expr_t *as_rx(tj_pctx_t *c, const tj_val_t *v);
+
+static const tj_rx_expr_t *shape_expr_of(tj_pctx_t *c, const tj_val_t *v) {
+  const tj_tir_expr_t **d = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(v->n + 1)));
+  for (int i = 0; i < v->n; i++) d[i] = tj_tir_as_typed(c, &v->items[i], TJ_I64);
+  return TJ_CHK(c, tj_rx_shape_expr(c->arena, v->n, d));
+}
+
+static bool all_prim(const tj_val_t *v) {
+  for (int i = 0; i < v->n; i++)
+    if (v->items[i].kind != V_INT && v->items[i].kind != V_PRIM) return false;
+  return true;
+}
+
+static const tj_rx_expr_t *as_rx(tj_pctx_t *c, const tj_val_t *v) {
+  switch (v->kind) {
+    case V_RX: return v->rx;
+    case V_SEQ: {
+      const tj_rx_expr_t **f = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(v->n + 1)));
+      for (int i = 0; i < v->n; i++) f[i] = as_rx(c, &v->items[i]);
+      return TJ_CHK(c, tj_rx_tuple(c->arena, v->n, f));
+    }
+    case V_INT: {
+      const tj_tir_expr_t *i = tj_tir_as_typed(c, v, TJ_I64);
+      return TJ_CHK(c, tj_rx_prim_value(c->arena, i));
+    }
+    case V_FLOAT: case V_BOOL: case V_PRIM:
+      return TJ_CHK(c, tj_rx_prim_value(c->arena, tj_tir_as_expr(c, v)));
+    case V_STR: return TJ_CHK(c, tj_rx_string_imm(c->arena, v->s));
+    default: tj_parse_fail(c->src, v->pos, "expected a Relax expression, found %s", tj_val_kind_name(v->kind));
+  }
+}
+
+static tj_dtype_t const_dtype(tj_pctx_t *c, const tj_val_t *v) {
+  if (v->kind == V_SEQ) return v->n ? const_dtype(c, &v->items[0]) : TJ_F32;
+  if (v->kind == V_FLOAT) return TJ_F32;
+  if (v->kind == V_BOOL) return TJ_BOOL;
+  if (v->kind == V_INT) return TJ_I32;
+  tj_parse_fail(c->src, v->pos, "R.const expects a number or a nested list of numbers");
+}
+
+static void const_shape(tj_pctx_t *c, const tj_val_t *v, int depth, int64_t *shape, int *ndim) {
+  if (depth >= 16) tj_parse_fail(c->src, v->pos, "constant nested too deeply");
+  if (v->kind != V_SEQ) {
+    *ndim = depth;
+    return;
+  }
+  shape[depth] = v->n;
+  if (v->n == 0) {
+    *ndim = depth + 1;
+    return;
+  }
+  const_shape(c, &v->items[0], depth + 1, shape, ndim);
+}
+
+static void const_fill(tj_pctx_t *c, const tj_val_t *v, int depth, int ndim, const int64_t *shape, tj_dtype_t dt,
+                       unsigned char *data, size_t *idx) {
+  if (depth < ndim) {
+    if (v->kind != V_SEQ || v->n != shape[depth]) tj_parse_fail(c->src, v->pos, "constant is not rectangular");
+    for (int i = 0; i < v->n; i++) const_fill(c, &v->items[i], depth + 1, ndim, shape, dt, data, idx);
+    return;
+  }
+  if (v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_BOOL) tj_parse_fail(c->src, v->pos, "expected a number");
+  double x = v->kind == V_FLOAT ? v->f : (double)v->i;
+  size_t sz = tj_dtype_bytes(dt);
+  unsigned char *p = data + (*idx)++ * sz;
+  if (dt.code == TJ_DT_FLOAT && dt.bits == 16) {
+    uint16_t h = tj_float_to_half((float)x);
+    memcpy(p, &h, 2);
+  } else if (dt.code == TJ_DT_FLOAT && dt.bits == 32) {
+    float f = (float)x;
+    memcpy(p, &f, 4);
+  } else if (dt.code == TJ_DT_FLOAT && dt.bits == 64) {
+    memcpy(p, &x, 8);
+  } else if (dt.code == TJ_DT_BOOL) {
+    *p = x != 0;
+  } else if (tj_dtype_is_int(dt)) {
+    int64_t i = v->kind == V_FLOAT ? (int64_t)x : v->i;
+    memcpy(p, &i, sz < 8 ? sz : 8); /* little-endian truncation */
+  } else {
+    tj_parse_fail(c->src, v->pos, "unsupported constant dtype");
+  }
+}
+
+static tj_val_t call_const(tj_pctx_t *c, const tj_py_t *call) {
+  static const char *const kws[] = {"value", "dtype", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  tj_py_check_nargs(c, call, "R.const", 0, 2);
+  const tj_py_t *ve = arg_or_kw(call, 0, "value"), *de = arg_or_kw(call, 1, "dtype");
+  if (!ve) tj_parse_fail(c->src, call->pos, "R.const needs a value");
+  tj_val_t v = tj_tir_eval(c, ve);
+  tj_dtype_t dt = const_dtype(c, &v);
+  if (de) {
+    tj_val_t d = tj_tir_eval(c, de);
+    dt = tj_val_dtype(c, &d);
+  }
+  int64_t shape[16];
+  int ndim = 0;
+  const_shape(c, &v, 0, shape, &ndim);
+  size_t count = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] > (1 << 24) || count * (size_t)shape[i] > ((size_t)1 << 26)) tj_parse_fail(c->src, ve->pos, "constant too large");
+    count *= (size_t)shape[i];
+  }
+  size_t nbytes = count * tj_dtype_bytes(dt);
+  unsigned char *data = TJ_CHK(c, tj_arena_alloc(c->arena, nbytes ? nbytes : 1));
+  size_t idx = 0;
+  const_fill(c, &v, 0, ndim, shape, dt, data, &idx);
+  const tj_rx_expr_t *k = TJ_CHK(c, tj_rx_constant(c->arena, dt, ndim, shape, data, nbytes));
+  return rx_val(call->pos, with_sinfo(c, call->pos, k));
+}
+
+static const tj_sinfo_t *out_sinfo_of(tj_pctx_t *c, const tj_py_t *e) {
+  if (e->kind == PY_LIST || e->kind == PY_TUPLE) {
+    const tj_sinfo_t **f = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(e->n + 1)));
+    for (int i = 0; i < e->n; i++) f[i] = parse_sinfo(c, e->items[i], false);
+    return TJ_CHK(c, tj_sinfo_tuple(c->arena, e->n, f));
+  }
+  return parse_sinfo(c, e, false);
+}
+
+static tj_val_t call_call_tir(tj_pctx_t *c, const tj_py_t *call) {
+  static const char *const kws[] = {"out_sinfo", "tir_vars", "args", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  tj_py_check_nargs(c, call, "R.call_tir", 1, 4);
+  const tj_py_t *fe = call->items[0], *ae = arg_or_kw(call, 1, "args"), *oe = arg_or_kw(call, 2, "out_sinfo");
+  const tj_py_t *te = arg_or_kw(call, 3, "tir_vars");
+  if (!ae || !oe) tj_parse_fail(c->src, call->pos, "R.call_tir needs (func, args, out_sinfo)");
+  const tj_rx_expr_t *callee;
+  if (fe->kind == PY_STR) {
+    callee = TJ_CHK(c, tj_rx_extern_func(c->arena, fe->s));
+  } else {
+    tj_val_t f = eval(c, fe);
+    if (f.kind != V_RX || (f.rx->kind != TJ_RX_GLOBAL_VAR && f.rx->kind != TJ_RX_EXTERN_FUNC))
+      tj_parse_fail(c->src, fe->pos, "R.call_tir expects a PrimFunc of the module (cls.name) or an extern name");
+    callee = f.rx;
+  }
+  tj_val_t av = eval(c, ae);
+  int n;
+  const tj_rx_expr_t **args;
+  if (av.kind == V_SEQ) {
+    n = av.n;
+    args = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(n + 1)));
+    for (int i = 0; i < n; i++) args[i] = leaf(c, av.items[i].pos, as_rx(c, &av.items[i]));
+  } else {
+    const tj_rx_expr_t *a = as_rx(c, &av);
+    if (a->kind == TJ_RX_TUPLE) {
+      n = a->tuple.n;
+      args = (const tj_rx_expr_t **)a->tuple.fields;
+      for (int i = 0; i < n; i++) args[i] = leaf(c, av.pos, args[i]);
+    } else {
+      n = 1;
+      args = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *)));
+      args[0] = leaf(c, av.pos, a);
+    }
+  }
+  const tj_sinfo_t *out = out_sinfo_of(c, oe);
+  const tj_rx_expr_t *tir_vars = NULL;
+  if (te && !(te->kind == PY_CONST && !strcmp(te->s, "None"))) {
+    tj_val_t tv = eval(c, te);
+    if (tv.kind == V_SEQ) tir_vars = shape_expr_of(c, &tv);
+    else if (tv.kind == V_RX && tv.rx->kind == TJ_RX_SHAPE_EXPR) tir_vars = tv.rx;
+    else tj_parse_fail(c->src, te->pos, "tir_vars must be R.shape([...])");
+    tir_vars = with_sinfo(c, te->pos, tir_vars);
+  }
+  return rx_val(call->pos, TJ_CHK(c, tj_rx_make_call_tir(c->arena, callee, n, args, out, tir_vars)));
+}
+
+static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
+  const tj_op_def_t *def = tj_op_lookup_script(name);
+  const tj_rx_expr_t *args[16];
+  int n_args = 0;
+  const tj_attrs_t *attrs = NULL;
+  int max_args = def ? def->max_args : 16;
+  for (int i = 0; i < call->n; i++) {
+    if (call->items[i]->kind == PY_STARRED) tj_parse_fail(c->src, call->items[i]->pos, "'*' arguments are not supported here");
+    tj_val_t v = eval(c, call->items[i]);
+    if (i < max_args) {
+      if (n_args >= 16) tj_parse_fail(c->src, call->items[i]->pos, "too many arguments");
+      const tj_rx_expr_t *a = (v.kind == V_SEQ && v.n && all_prim(&v)) ? shape_expr_of(c, &v) : as_rx(c, &v);
+      args[n_args++] = leaf(c, v.pos, a);
+      continue;
+    }
+    const char *attr = NULL;
+    if (def && def->positional_attrs)
+      for (int k = 0; def->positional_attrs[k]; k++)
+        if (k == i - max_args) attr = def->positional_attrs[k];
+    if (!attr) tj_parse_fail(c->src, call->items[i]->pos, "%s takes at most %d positional arguments", name, max_args);
+    attrs = TJ_CHK(c, tj_attrs_set(c->arena, attrs, attr, tj_val_to_attr(c, &v)));
+  }
+  for (int i = 0; i < call->n2; i++) {
+    int arg_index = -1;
+    if (def && def->arg_names)
+      for (int k = 0; k < def->max_args; k++)
+        if (def->arg_names[k] && !strcmp(def->arg_names[k], call->kw[i])) arg_index = k;
+    tj_val_t v = eval(c, call->items2[i]);
+    if (arg_index >= 0) {
+      if (arg_index != n_args) tj_parse_fail(c->src, call->items2[i]->pos, "argument '%s' given out of order", call->kw[i]);
+      const tj_rx_expr_t *a = (v.kind == V_SEQ && v.n && all_prim(&v)) ? shape_expr_of(c, &v) : as_rx(c, &v);
+      args[n_args++] = leaf(c, v.pos, a);
+      continue;
+    }
+    attrs = TJ_CHK(c, tj_attrs_set(c->arena, attrs, tj_pctx_str(c, call->kw[i]), tj_val_to_attr(c, &v)));
+  }
+  if (def) {
+    const tj_rx_expr_t *out = NULL;
+    check_status(c, call->pos, tj_op_make_call(&c->rxfn->ictx, def, n_args, args, attrs, &out));
+    return rx_val(call->pos, out);
+  }
+  /* An op without a registry entry: kept as written, struct info unknown. */
+  const char *op = TJ_CHK(c, tj_arena_printf(c->arena, "relax.%s", name + 2));
+  const tj_rx_expr_t *e = TJ_CHK(c, tj_rx_call(c->arena, TJ_CHK(c, tj_rx_op(c->arena, op)), n_args, args, attrs, 0, NULL));
+  return rx_val(call->pos, TJ_CHK(c, tj_rx_with_sinfo(c->arena, e, TJ_CHK(c, tj_sinfo_object(c->arena)))));
+}
+
+static tj_val_t call_function(tj_pctx_t *c, const tj_py_t *call, const tj_rx_expr_t *callee) {
+  if (call->n2) tj_parse_fail(c->src, call->items2[0]->pos, "keyword arguments are not supported in a function call");
+  const tj_rx_expr_t **args = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(call->n + 1)));
+  for (int i = 0; i < call->n; i++) {
+    tj_val_t v = eval(c, call->items[i]);
+    args[i] = leaf(c, v.pos, as_rx(c, &v));
+  }
+  const tj_rx_expr_t *e = TJ_CHK(c, tj_rx_call(c->arena, callee, call->n, args, NULL, 0, NULL));
+  return rx_val(call->pos, with_sinfo(c, call->pos, e));
+}
+
+static tj_val_t call_r(tj_pctx_t *c, const tj_py_t *call, const char *name) {
+  if (!strcmp(name, "R.call_tir")) return call_call_tir(c, call);
+  if (!strcmp(name, "R.const")) return call_const(c, call);
+  if (is_sinfo_name(name)) {
+    tj_val_t v = tj_val_make(V_SINFO, call->pos);
+    v.sinfo = parse_sinfo(c, call, false);
+    return v;
+  }
+  if (!strcmp(name, "R.output") || !strcmp(name, "R.func_attr") || !strcmp(name, "R.dataflow"))
+    tj_parse_fail(c->src, call->pos, "%s cannot be used as a value", name);
+  if (!strcmp(name, "R.prim_value") || !strcmp(name, "R.str") || !strcmp(name, "R.dtype") ||
+      !strcmp(name, "R.ExternFunc") || !strcmp(name, "R.shape") || !strcmp(name, "R.TupleGetItem")) {
+    tj_py_check_nargs(c, call, name, !strcmp(name, "R.TupleGetItem") ? 2 : 1, !strcmp(name, "R.TupleGetItem") ? 2 : 1);
+    tj_val_t v = eval(c, call->items[0]);
+    const tj_rx_expr_t *e;
+    if (!strcmp(name, "R.prim_value")) {
+      const tj_tir_expr_t *p = v.kind == V_INT ? tj_tir_as_typed(c, &v, TJ_I64) : v.kind == V_FLOAT ? tj_tir_as_typed(c, &v, TJ_F64) : tj_tir_as_expr(c, &v);
+      e = TJ_CHK(c, tj_rx_prim_value(c->arena, p));
+    } else if (!strcmp(name, "R.shape")) {
+      if (v.kind != V_SEQ) tj_parse_fail(c->src, v.pos, "R.shape expects a list of dimensions");
+      e = shape_expr_of(c, &v);
+    } else if (!strcmp(name, "R.TupleGetItem")) {
+      tj_val_t i = eval(c, call->items[1]);
+      if (i.kind != V_INT) tj_parse_fail(c->src, i.pos, "expected a constant index");
+      e = TJ_CHK(c, tj_rx_get_item(c->arena, leaf(c, v.pos, as_rx(c, &v)), (int)i.i));
+    } else {
+      if (v.kind != V_STR) tj_parse_fail(c->src, v.pos, "%s expects a string", name);
+      if (!strcmp(name, "R.str")) e = TJ_CHK(c, tj_rx_string_imm(c->arena, v.s));
+      else if (!strcmp(name, "R.ExternFunc")) e = TJ_CHK(c, tj_rx_extern_func(c->arena, v.s));
+      else e = TJ_CHK(c, tj_rx_dtype_imm(c->arena, tj_val_dtype(c, &v)));
+    }
+    return rx_val(call->pos, with_sinfo(c, call->pos, e));
+  }
+  if (!strcmp(name, "R.tuple")) {
+    const tj_rx_expr_t **f = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(call->n + 1)));
+    for (int i = 0; i < call->n; i++) {
+      tj_val_t v = eval(c, call->items[i]);
+      f[i] = leaf(c, v.pos, as_rx(c, &v));
+    }
+    return rx_val(call->pos, with_sinfo(c, call->pos, TJ_CHK(c, tj_rx_tuple(c->arena, call->n, f))));
+  }
+  if (!strcmp(name, "R.match_cast"))
+    tj_parse_fail(c->src, call->pos, "R.match_cast is not supported by tvmjit");
+  return call_op(c, call, name);
+}
+
+static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *e) {
+  const char *name = tj_py_dotted(c->src, e->a);
+  if (name && (!strncmp(name, "T.", 2))) return tj_tir_eval(c, e);
+  tj_val_t f = eval(c, e->a);
+  if (f.kind == V_FUNC) {
+    if (!strncmp(f.s, "R.", 2)) return call_r(c, e, f.s);
+    if (!strncmp(f.s, "T.", 2)) return tj_tir_eval(c, e);
+    tj_parse_fail(c->src, e->pos, "unknown function '%s'", f.s);
+  }
+  if (f.kind == V_RX && (f.rx->kind == TJ_RX_GLOBAL_VAR || tj_rx_is_var(f.rx))) return call_function(c, e, f.rx);
+  tj_parse_fail(c->src, e->pos, "%s is not callable", tj_val_kind_name(f.kind));
+}
+
+static tj_val_t eval_subscript(tj_pctx_t *c, const tj_py_t *e) {
+  tj_val_t base = eval(c, e->a);
+  if (base.kind != V_RX) return tj_tir_eval(c, e);
+  if (e->n != 1 || e->items[0]->kind == PY_SLICE) tj_parse_fail(c->src, e->pos, "a tuple item takes one constant index");
+  tj_val_t i = eval(c, e->items[0]);
+  if (i.kind != V_INT) tj_parse_fail(c->src, i.pos, "expected a constant integer index");
+  const tj_rx_expr_t *t = leaf(c, base.pos, base.rx);
+  const tj_sinfo_t *ts = infer(c, e->pos, t);
+  if (ts->kind == TJ_SINFO_TUPLE && (i.i < 0 || i.i >= ts->tuple.n))
+    tj_parse_fail(c->src, i.pos, "index %lld out of range for a tuple of %d fields", (long long)i.i, ts->tuple.n);
+  return rx_val(e->pos, with_sinfo(c, e->pos, TJ_CHK(c, tj_rx_get_item(c->arena, t, (int)i.i))));
+}
+
+static tj_val_t eval_binop(tj_pctx_t *c, const tj_py_t *e) {
+  tj_val_t a = eval(c, e->a), b = eval(c, e->b);
+  if (a.kind != V_RX && b.kind != V_RX) return tj_tir_eval(c, e); /* symbolic shape arithmetic */
+  static const struct { const char *op, *rop; } ops[] = {
+      {"+", "R.add"}, {"-", "R.subtract"}, {"*", "R.multiply"}, {"/", "R.divide"}, {"@", "R.matmul"}};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    if (strcmp(e->s, ops[i].op)) continue;
+    const tj_op_def_t *def = tj_op_lookup_script(ops[i].rop);
+    if (!def) break;
+    const tj_rx_expr_t *args[2] = {leaf(c, a.pos, as_rx(c, &a)), leaf(c, b.pos, as_rx(c, &b))};
+    const tj_rx_expr_t *out = NULL;
+    check_status(c, e->pos, tj_op_make_call(&c->rxfn->ictx, def, 2, args, NULL, &out));
+    return rx_val(e->pos, out);
+  }
+  tj_parse_fail(c->src, e->pos, "operator '%s' is not supported on Relax values", e->s);
+}
+
+static tj_val_t eval(tj_pctx_t *c, const tj_py_t *e) {
+  tj_pctx_enter(c, e->pos);
+  tj_val_t v;
+  switch (e->kind) {
+    case PY_CALL: v = eval_call(c, e); break;
+    case PY_SUBSCRIPT: v = eval_subscript(c, e); break;
+    case PY_BINOP: v = eval_binop(c, e); break;
+    case PY_TUPLE: case PY_LIST: {
+      v = tj_val_make(V_SEQ, e->pos);
+      tj_val_t *items = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof(tj_val_t) * (size_t)(e->n + 1)));
+      for (int i = 0; i < e->n; i++) {
+        if (e->items[i]->kind == PY_STARRED) tj_parse_fail(c->src, e->items[i]->pos, "'*' is not supported here");
+        items[i] = eval(c, e->items[i]);
+      }
+      v.n = e->n;
+      v.items = items;
+      v.is_tuple = e->kind == PY_TUPLE;
+      break;
+    }
+    case PY_ATTR: {
+      const char *dotted = tj_py_dotted(c->src, e);
+      if (is_sinfo_name(dotted)) {
+        v = tj_val_make(V_SINFO, e->pos);
+        v.sinfo = parse_sinfo(c, e, false);
+        break;
+      }
+      v = tj_tir_eval(c, e);
+      if (v.kind == V_RX && v.rx->kind == TJ_RX_GLOBAL_VAR) v.rx = with_sinfo(c, e->pos, v.rx);
+      break;
+    }
+    default: v = tj_tir_eval(c, e);
+  }
+  tj_pctx_leave(c);
+  return v;
+}
+
+/* ---- statements ---- */
+
+static void parse_stmts(tj_pctx_t *c, const tj_py_t *const *items, int n, const tj_rx_expr_t **out_ret,
+                        bool top_level);
+
+static const char *single_target(tj_pctx_t *c, const tj_py_t *s) {
+  if (s->kind == PY_ASSIGN && s->n != 1)
+    tj_parse_fail(c->src, s->items[1]->pos, "chained assignment (a = b = c) is not allowed in Relax");
+  const tj_py_t *t = s->kind == PY_ASSIGN ? s->items[0] : s->a;
+  if (t->kind != PY_NAME) tj_parse_fail(c->src, t->pos, "a Relax binding assigns one name");
+  return t->s;
+}
+
+static void parse_binding(tj_pctx_t *c, const tj_py_t *s) {
+  if (c->rxfn->after_output) tj_parse_fail(c->src, s->pos, "no binding may follow R.output(...) in a dataflow block");
+  const char *name = single_target(c, s);
+  const tj_py_t *value = s->kind == PY_ASSIGN ? s->a : s->c;
+  if (!value) tj_parse_fail(c->src, s->pos, "a binding needs a value");
+  /* `cls = Module` and `n = T.int64()` declare names, not bindings */
+  if (value->kind == PY_NAME && c->class_name && !strcmp(value->s, c->class_name) && s->kind == PY_ASSIGN) {
+    tj_pctx_bind(c, name, tj_val_make(V_MODULE, s->pos));
+    return;
+  }
+  const char *fn = value->kind == PY_CALL ? tj_py_dotted(c->src, value->a) : NULL;
+  tj_dtype_t dt;
+  if (fn && !strncmp(fn, "T.", 2) && value->n == 0 && value->n2 == 0 && tj_dtype_parse(fn + 2, &dt)) {
+    const tj_val_t *old = tj_pctx_lookup(c, name);
+    if (old && old->kind == V_PRIM && old->prim->kind == TJ_TIR_VAR && tj_dtype_eq(old->prim->dtype, dt)) return;
+    tj_val_t v = tj_val_make(V_PRIM, s->pos);
+    v.prim = TJ_CHK(c, tj_tir_var(c->arena, name, dt));
+    tj_pctx_bind(c, name, v);
+    return;
+  }
+  const tj_sinfo_t *ann = s->kind == PY_ANNASSIGN ? parse_sinfo(c, s->b, false) : NULL;
+  tj_val_t v = eval(c, value);
+  if (v.kind == V_SINFO) tj_parse_fail(c->src, value->pos, "a struct info is not a value");
+  if (v.kind == V_MODULE) tj_parse_fail(c->src, value->pos, "the module is not a value");
+  const tj_rx_expr_t *e = as_rx(c, &v);
+  if (e->kind == TJ_RX_TUPLE) e = leaf(c, v.pos, e);
+  emit(c, s->pos, name, e, ann, true);
+}
+
+/* Names of R.output(...) in a dataflow body, with the statement index of their last
+ * binding (that binding makes a Var instead of a DataflowVar). */
+static void scan_outputs(tj_pctx_t *c, const tj_py_t *with, tj_ptrvec_t *outs) {
+  const tj_py_t *output = NULL;
+  for (int i = 0; i < with->n; i++) {
+    const tj_py_t *s = with->items[i];
+    if (s->kind != PY_EXPR_STMT || s->a->kind != PY_CALL) continue;
+    const char *fn = tj_py_dotted(c->src, s->a->a);
+    if (!fn || strcmp(fn, "R.output")) continue;
+    if (output) tj_parse_fail(c->src, s->pos, "R.output(...) may appear only once per dataflow block");
+    output = s->a;
+  }
+  if (!output) return;
+  if (output->n2) tj_parse_fail(c->src, output->pos, "R.output takes variable names");
+  for (int k = 0; k < output->n; k++) {
+    const tj_py_t *nm = output->items[k];
+    if (nm->kind != PY_NAME) tj_parse_fail(c->src, nm->pos, "R.output takes variable names");
+    int last = -1;
+    for (int i = 0; i < with->n; i++) {
+      const tj_py_t *s = with->items[i];
+      const tj_py_t *t = s->kind == PY_ASSIGN && s->n >= 1 ? s->items[0] : s->kind == PY_ANNASSIGN ? s->a : NULL;
+      if (t && t->kind == PY_NAME && !strcmp(t->s, nm->s)) last = i;
+    }
+    if (last < 0) tj_parse_fail(c->src, nm->pos, "R.output: '%s' is not bound in this dataflow block", nm->s);
+    dfout_t *o = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof *o));
+    o->name = nm->s;
+    o->last_stmt = last;
+    tj_ptrvec_push(c->src, outs, o);
+  }
+}
+
+static void parse_dataflow(tj_pctx_t *c, const tj_py_t *s) {
+  rxfn_t *f = c->rxfn;
+  if (f->in_dataflow) tj_parse_fail(c->src, s->pos, "dataflow blocks cannot be nested");
+  if (s->b) tj_parse_fail(c->src, s->b->pos, "'with R.dataflow() as x' is not supported");
+  for (int i = 0; i < s->n; i++)
+    if (s->items[i]->kind == PY_IF) tj_parse_fail(c->src, s->items[i]->pos, "'if' is not allowed inside a dataflow block");
+  flush_block(c, false);
+  f->in_dataflow = true;
+  f->after_output = false;
+  f->outputs = (tj_ptrvec_t){0};
+  scan_outputs(c, s, &f->outputs);
+  int mark = tj_pctx_scope_open(c);
+  for (int i = 0; i < s->n; i++) {
+    const tj_py_t *st = s->items[i];
+    f->stmt_index = i;
+    if (st->kind == PY_EXPR_STMT && st->a->kind == PY_CALL) {
+      const char *fn = tj_py_dotted(c->src, st->a->a);
+      if (fn && !strcmp(fn, "R.output")) {
+        f->after_output = true;
+        continue;
+      }
+    }
+    if (st->kind == PY_ASSIGN || st->kind == PY_ANNASSIGN) parse_binding(c, st);
+    else if (st->kind == PY_IF) tj_parse_fail(c->src, st->pos, "'if' is not allowed inside a dataflow block");
+    else if (st->kind == PY_RETURN) tj_parse_fail(c->src, st->pos, "'return' is not allowed inside a dataflow block");
+    else if (st->kind == PY_PASS || (st->kind == PY_EXPR_STMT && st->a->kind == PY_STR)) continue;
+    else if (st->kind == PY_EXPR_STMT) tj_parse_fail(c->src, st->pos, "the result of this call must be bound to a name");
+    else tj_parse_fail(c->src, st->pos, "%s is not allowed inside a dataflow block", tj_py_kind_name(st->kind));
+  }
+  tj_pctx_scope_close(c, mark);
+  /* only the outputs stay visible, as ordinary vars */
+  for (int i = 0; i < f->bindings.n; i++) {
+    const tj_rx_binding_t *b = f->bindings.items[i];
+    if (b->var->kind == TJ_RX_VAR) tj_pctx_bind(c, b->var->var.name, rx_val(s->pos, b->var));
+  }
+  flush_block(c, true);
+  f->in_dataflow = false;
+  f->after_output = false;
+  f->outputs = (tj_ptrvec_t){0};
+}
+
+static const char *last_binding_name(tj_pctx_t *c, const tj_py_t *const *items, int n, tj_src_pos_t pos) {
+  if (n == 0) tj_parse_fail(c->src, pos, "an empty branch");
+  const tj_py_t *last = items[n - 1];
+  if (last->kind != PY_ASSIGN && last->kind != PY_ANNASSIGN)
+    tj_parse_fail(c->src, last->pos, "each branch of a Relax 'if' must end with a binding of the result");
+  return single_target(c, last);
+}
+
+/* One branch of an if, as TVM's GetSeqExprForBranch: the statements before the last
+ * are bindings in the branch's own scope; the value of the last binding is the body,
+ * normalised to a leaf (a non-leaf value is bound to a fresh var first). */
+static const tj_rx_expr_t *parse_branch(tj_pctx_t *c, const tj_py_t *const *items, int n) {
+  rxfn_t *f = c->rxfn;
+  tj_ptrvec_t saved_blocks = f->blocks, saved_bindings = f->bindings;
+  f->blocks = (tj_ptrvec_t){0};
+  f->bindings = (tj_ptrvec_t){0};
+  int mark = tj_pctx_scope_open(c);
+  parse_stmts(c, items, n - 1, NULL, false);
+  const tj_py_t *last = items[n - 1];
+  if (last->kind == PY_ANNASSIGN) (void)parse_sinfo(c, last->b, false);
+  const tj_py_t *value = last->kind == PY_ASSIGN ? last->a : last->c;
+  if (!value) tj_parse_fail(c->src, last->pos, "a branch must bind its result");
+  tj_val_t v = eval(c, value);
+  const tj_rx_expr_t *body = leaf(c, v.pos, as_rx(c, &v));
+  flush_block(c, false);
+  tj_pctx_scope_close(c, mark);
+  int nb = f->blocks.n;
+  tj_rx_block_t *blocks = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(tj_rx_block_t) * (size_t)(nb + 1)));
+  for (int i = 0; i < nb; i++) blocks[i] = *(const tj_rx_block_t *)f->blocks.items[i];
+  f->blocks = saved_blocks;
+  f->bindings = saved_bindings;
+  return TJ_CHK(c, tj_rx_seq(c->arena, nb, blocks, body));
+}
+
+static void parse_if(tj_pctx_t *c, const tj_py_t *s) {
+  if (c->rxfn->in_dataflow) tj_parse_fail(c->src, s->pos, "'if' is not allowed inside a dataflow block");
+  if (!s->n2) tj_parse_fail(c->src, s->pos, "a Relax 'if' needs an 'else' branch");
+  const char *tn = last_binding_name(c, s->items, s->n, s->pos);
+  const char *en = last_binding_name(c, s->items2, s->n2, s->pos);
+  if (strcmp(tn, en))
+    tj_parse_fail(c->src, s->items2[s->n2 - 1]->pos, "both branches must bind the same name: '%s' vs '%s'", tn, en);
+  tj_val_t cv = eval(c, s->a);
+  const tj_rx_expr_t *cond = leaf(c, cv.pos, as_rx(c, &cv));
+  const tj_rx_expr_t *then_b = parse_branch(c, s->items, s->n);
+  const tj_rx_expr_t *else_b = parse_branch(c, s->items2, s->n2);
+  const tj_rx_expr_t *e = TJ_CHK(c, tj_rx_if(c->arena, cond, then_b, else_b));
+  emit(c, s->pos, tn, e, NULL, true);
+}
+
+static void parse_local_function(tj_pctx_t *c, const tj_py_t *s) {
+  tj_deco_t deco;
+  if (s->nd != 1 || !tj_parse_decorator(c, s->decos[0], &deco) || strcmp(deco.kind, "R.function"))
+    tj_parse_fail(c->src, s->pos, "a local function needs the decorator @R.function");
+  rxfn_t *saved = c->rxfn;
+  const tj_rx_func_t *fn = parse_function(c, s, true, deco.is_pure);
+  c->rxfn = saved;
+  const tj_rx_expr_t *e = TJ_CHK(c, tj_rx_function_expr(c->arena, fn));
+  emit(c, s->pos, s->s, with_sinfo(c, s->pos, e), NULL, true);
+}
+
+static void parse_expr_stmt(tj_pctx_t *c, const tj_py_t *s, bool top_level) {
+  if (s->a->kind == PY_STR) return;
+  const char *fn = s->a->kind == PY_CALL ? tj_py_dotted(c->src, s->a->a) : NULL;
+  if (fn && !strcmp(fn, "R.output")) tj_parse_fail(c->src, s->pos, "R.output(...) is only allowed at the end of a dataflow block");
+  if (fn && !strcmp(fn, "R.func_attr")) {
+    if (!top_level) tj_parse_fail(c->src, s->pos, "R.func_attr is only allowed at the function level");
+    return; /* read by parse_function */
+  }
+  tj_parse_fail(c->src, s->pos, "the result of this expression must be bound to a name (x = ...)");
+}
+
+static void parse_stmts(tj_pctx_t *c, const tj_py_t *const *items, int n, const tj_rx_expr_t **out_ret,
+                        bool top_level) {
+  for (int i = 0; i < n; i++) {
+    const tj_py_t *s = items[i];
+    tj_pctx_enter(c, s->pos);
+    switch (s->kind) {
+      case PY_ASSIGN: case PY_ANNASSIGN: parse_binding(c, s); break;
+      case PY_WITH: {
+        const char *fn = s->a->kind == PY_CALL ? tj_py_dotted(c->src, s->a->a) : NULL;
+        if (!fn || strcmp(fn, "R.dataflow")) tj_parse_fail(c->src, s->a->pos, "expected R.dataflow() after 'with'");
+        parse_dataflow(c, s);
+        break;
+      }
+      case PY_IF: parse_if(c, s); break;
+      case PY_DEF: parse_local_function(c, s); break;
+      case PY_EXPR_STMT: parse_expr_stmt(c, s, top_level); break;
+      case PY_PASS: break;
+      case PY_RETURN: {
+        if (!out_ret) tj_parse_fail(c->src, s->pos, "'return' is only allowed at the end of the function body");
+        if (i != n - 1) tj_parse_fail(c->src, items[i + 1]->pos, "nothing may follow 'return' in a function body");
+        if (!s->a) tj_parse_fail(c->src, s->pos, "a Relax function must return a value");
+        tj_val_t v = eval(c, s->a);
+        const tj_rx_expr_t *r = as_rx(c, &v);
+        if (r->kind == TJ_RX_TUPLE) r = leaf(c, v.pos, r);
+        *out_ret = with_sinfo(c, s->pos, r);
+        break;
+      }
+      default: tj_parse_fail(c->src, s->pos, "%s is not supported in a Relax function", tj_py_kind_name(s->kind));
+    }
+    tj_pctx_leave(c);
+  }
+}
+
+/* ---- functions ---- */
+
+static bool is_none(const tj_py_t *e) { return e->kind == PY_CONST && !strcmp(e->s, "None"); }
+
+static const tj_rx_expr_t *const *parse_params(tj_pctx_t *c, const tj_py_t *def) {
+  for (int i = 0; i < def->np; i++) define_symbolic(c, def->params[i]->a);
+  const tj_rx_expr_t **params = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(def->np + 1)));
+  for (int i = 0; i < def->np; i++) {
+    const tj_py_t *p = def->params[i];
+    if (!p->a) tj_parse_fail(c->src, p->pos, "parameter '%s' needs a struct info annotation, e.g. R.Tensor((n,), \"float32\")", p->s);
+    if (p->b) tj_parse_fail(c->src, p->b->pos, "Relax parameters cannot have default values");
+    params[i] = TJ_CHK(c, tj_rx_var(c->arena, p->s, parse_sinfo(c, p->a, true)));
+    tj_pctx_bind(c, p->s, rx_val(p->pos, params[i]));
+  }
+  return params;
+}
+
+const tj_sinfo_t *tj_parse_relax_decl(tj_pctx_t *c, const tj_py_t *def) {
+  int mark = tj_pctx_scope_open(c);
+  const tj_rx_expr_t *const *params = parse_params(c, def);
+  const tj_sinfo_t **ps = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(def->np + 1)));
+  for (int i = 0; i < def->np; i++) ps[i] = params[i]->sinfo;
+  if (def->b) define_symbolic(c, def->b);
+  const tj_sinfo_t *ret = def->b && !is_none(def->b) ? parse_sinfo(c, def->b, false) : TJ_CHK(c, tj_sinfo_object(c->arena));
+  tj_deco_t deco = {0};
+  bool pure = def->nd == 1 && tj_parse_decorator(c, def->decos[0], &deco) ? deco.is_pure : true;
+  tj_pctx_scope_close(c, mark);
+  return TJ_CHK(c, tj_sinfo_func(c->arena, def->np, ps, ret, pure));
+}
+
+static const tj_attrs_t *function_attrs(tj_pctx_t *c, const tj_py_t *def) {
+  const tj_attrs_t *attrs = NULL;
+  bool seen = false;
+  for (int i = 0; i < def->n; i++) {
+    const tj_py_t *s = def->items[i];
+    if (s->kind != PY_EXPR_STMT || s->a->kind != PY_CALL) continue;
+    const char *fn = tj_py_dotted(c->src, s->a->a);
+    if (!fn || strcmp(fn, "R.func_attr")) continue;
+    if (seen) tj_parse_fail(c->src, s->pos, "R.func_attr given twice");
+    seen = true;
+    tj_py_check_nargs(c, s->a, fn, 1, 1);
+    tj_val_t v = tj_tir_eval(c, s->a->items[0]);
+    if (v.kind != V_DICT) tj_parse_fail(c->src, v.pos, "R.func_attr expects a dict");
+    attrs = tj_val_to_attrs(c, &v);
+  }
+  return attrs;
+}
+
+static const tj_sinfo_t *global_sinfo_cb(void *ctx, const char *name);
+
+static const tj_rx_func_t *parse_function(tj_pctx_t *c, const tj_py_t *def, bool is_private, bool is_pure) {
+  rxfn_t *f = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof *f));
+  f->ictx.arena = c->arena;
+  f->ictx.global_sinfo = global_sinfo_cb;
+  f->ictx.global_ctx = c;
+  c->rxfn = f;
+  int mark = tj_pctx_scope_open(c);
+  tj_rx_func_t *fn = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof *fn));
+  fn->n_params = def->np;
+  fn->params = parse_params(c, def);
+  fn->is_pure = is_pure;
+  if (def->b) define_symbolic(c, def->b); /* R.Callable signatures may name their own dims */
+  /* `-> None` is no annotation: the return struct info is deduced from the body */
+  const tj_sinfo_t *ret_ann = def->b && !is_none(def->b) ? parse_sinfo(c, def->b, false) : NULL;
+  fn->attrs = function_attrs(c, def);
+  if (!is_private && !tj_attrs_get(fn->attrs, "global_symbol"))
+    fn->attrs = TJ_CHK(c, tj_attrs_set(c->arena, fn->attrs, "global_symbol", tj_attr_str(tj_pctx_str(c, def->s))));
+  const tj_rx_expr_t *ret = NULL;
+  parse_stmts(c, def->items, def->n, &ret, true);
+  if (!ret) tj_parse_fail(c->src, def->pos, "function '%s' must end with a 'return'", def->s);
+  flush_block(c, false);
+  tj_rx_block_t *blocks = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(tj_rx_block_t) * (size_t)(f->blocks.n + 1)));
+  for (int i = 0; i < f->blocks.n; i++) blocks[i] = *(const tj_rx_block_t *)f->blocks.items[i];
+  fn->body = TJ_CHK(c, tj_rx_seq(c->arena, f->blocks.n, blocks, ret));
+  const tj_sinfo_t *body_sinfo = infer(c, def->pos, ret);
+  fn->ret_sinfo = ret_ann ? ret_ann : body_sinfo;
+  tj_pctx_scope_close(c, mark);
+  c->rxfn = NULL;
+  return fn;
+}
+
+static const tj_sinfo_t *global_sinfo_cb(void *ctx, const char *name) {
+  tj_pctx_t *c = ctx;
+  tj_pfunc_t *f = tj_pctx_find_func(c, name);
+  if (!f) return NULL;
+  if (f->is_prim) return tj_sinfo_func(c->arena, -1, NULL, tj_sinfo_object(c->arena), true);
+  if (f->relax) {
+    const tj_sinfo_t *s = tj_rx_func_sinfo(c->arena, f->relax);
+    if (s) return s;
+  }
+  return f->decl_sinfo;
+}
+
+const tj_rx_func_t *tj_parse_relax_func(tj_pctx_t *c, const tj_py_t *def, bool is_private, bool is_pure) {
+  return parse_function(c, def, is_private, is_pure);
+}

@@ -1,0 +1,555 @@
+/* ir/parse: the TVMScript reader on the seed, the conformance corpus, hand-written
+ * error cases and sugar/explicit equivalences. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/parse.h"
+#include "ir/struct_equal.h"
+#include "support/arena.h"
+#include "testutil.h"
+
+/* Parses text; returns the module or NULL, and the error text in err (may be NULL). */
+static tj_module_t *parse_text(tj_arena_t *a, const char *text, size_t len, char *err, size_t err_len) {
+  tj_module_t *m = NULL;
+  tj_status_t *s = tj_parse_module(a, "m.rx", text, len, &m);
+  if (err) err[0] = '\0';
+  if (s) {
+    if (err) snprintf(err, err_len, "%s", tj_status_text(s));
+    ck_assert_ptr_null(m);
+    tj_status_free(s);
+    return NULL;
+  }
+  ck_assert_ptr_nonnull(m);
+  return m;
+}
+
+static tj_module_t *parse_ok(tj_arena_t *a, const char *text) {
+  char err[2048];
+  tj_module_t *m = parse_text(a, text, strlen(text), err, sizeof err);
+  ck_assert_msg(m != NULL, "unexpected parse error: %s", err);
+  return m;
+}
+
+/* ---- the seed ---- */
+
+static const tj_tir_stmt_t *strip_seq_first(const tj_tir_stmt_t *s) {
+  return s->kind == TJ_TIR_SEQ ? s->seq.stmts[0] : s;
+}
+
+static const tj_block_t *first_block_under(const tj_tir_stmt_t *s) {
+  while (s && s->kind == TJ_TIR_FOR) s = s->loop.body;
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(s->kind, TJ_TIR_BLOCK_REALIZE);
+  return s->realize.block;
+}
+
+START_TEST(seed_parses_with_expected_structure) {
+  const char *shared = tu_shared_dir();
+  if (!shared) return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = NULL;
+  TU_OK(tj_parse_file(a, path, &m));
+  ck_assert_int_eq(m->n_funcs, 4);
+
+  const tj_rx_func_t *main_fn = tj_module_find_relax(m, "main");
+  ck_assert_ptr_nonnull(main_fn);
+  ck_assert_int_eq(main_fn->n_params, 6);
+  ck_assert_str_eq(tj_attrs_get_str(main_fn->attrs, "global_symbol", ""), "main");
+  ck_assert_int_eq(tj_attrs_get_int(main_fn->attrs, "num_input", -1), 1);
+  ck_assert_int_eq(main_fn->body->kind, TJ_RX_SEQ);
+  ck_assert_int_eq(main_fn->body->seq.n_blocks, 1);
+  const tj_rx_block_t *df = &main_fn->body->seq.blocks[0];
+  ck_assert(df->is_dataflow);
+  ck_assert_int_eq(df->n_bindings, 7);
+  for (int i = 0; i < 6; i++) ck_assert_int_eq(df->bindings[i].var->kind, TJ_RX_DATAFLOW_VAR);
+  ck_assert_int_eq(df->bindings[6].var->kind, TJ_RX_VAR); /* R.output(conv3) */
+  ck_assert_ptr_eq(main_fn->body->seq.body, df->bindings[6].var);
+  tj_call_tir_view_t view;
+  ck_assert(tj_rx_as_call_tir(df->bindings[0].value, &view));
+  ck_assert_str_eq(view.callee->var.name, "conv2d2");
+  ck_assert_int_eq(view.n_args, 2);
+  ck_assert_ptr_eq(view.args[0], main_fn->params[0]);
+  ck_assert(tj_sinfo_is_tensor(df->bindings[0].var->sinfo));
+  ck_assert_int_eq(df->bindings[0].var->sinfo->tensor.ndim, 4);
+
+  const tj_prim_func_t *conv = tj_module_find_prim(m, "conv2d2");
+  ck_assert_ptr_nonnull(conv);
+  ck_assert_ptr_null(tj_attrs_get(conv->attrs, "global_symbol")); /* private */
+  ck_assert_int_eq(conv->n_params, 3);
+  for (int i = 0; i < 3; i++) {
+    const tj_buffer_t *b = conv->buffer_map[i];
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(conv->params[i]->dtype.code, TJ_DT_HANDLE);
+    ck_assert(tj_dtype_eq(b->dtype, TJ_F16));
+    ck_assert_int_eq(b->ndim, 4);
+    int64_t d;
+    for (int k = 0; k < 4; k++) ck_assert(tj_dtype_eq(b->shape[k]->dtype, TJ_I64));
+    ck_assert(tj_tir_is_const_int(b->shape[0], &d) && d == 16);
+  }
+  const tj_block_t *root = tj_prim_func_root_block(conv);
+  ck_assert_ptr_nonnull(root);
+  ck_assert_str_eq(root->name, "root");
+  ck_assert_int_eq(root->n_iter_vars, 0);
+  ck_assert_int_eq(root->n_alloc_buffers, 1);
+  ck_assert_str_eq(root->alloc_buffers[0]->name, "pad_temp");
+  ck_assert_int_eq(root->body->kind, TJ_TIR_SEQ);
+  ck_assert_int_eq(root->body->seq.n, 2);
+  const tj_block_t *cb = first_block_under(root->body->seq.stmts[1]);
+  ck_assert_str_eq(cb->name, "conv2d_nhwc");
+  ck_assert_int_eq(cb->n_iter_vars, 7);
+  const char *kinds = "SSSSRRR";
+  for (int i = 0; i < 7; i++) {
+    ck_assert_int_eq(cb->iter_vars[i].kind, kinds[i] == 'S' ? TJ_ITER_SPATIAL : TJ_ITER_REDUCE);
+    ck_assert(tj_dtype_eq(cb->iter_vars[i].var->dtype, TJ_I64));
+  }
+  ck_assert_ptr_nonnull(cb->init);
+  ck_assert_int_eq(cb->init->kind, TJ_TIR_BUFFER_STORE);
+  ck_assert_int_eq(cb->n_reads, 2);
+  ck_assert_int_eq(cb->n_writes, 1);
+  ck_assert_ptr_eq(cb->reads[0].buffer, root->alloc_buffers[0]);
+
+  const tj_prim_func_t *ln = tj_module_find_prim(m, "layer_norm");
+  ck_assert_ptr_nonnull(ln);
+  const tj_block_t *lr = tj_prim_func_root_block(ln);
+  ck_assert_int_eq(lr->n_alloc_buffers, 2);
+  ck_assert(tj_dtype_eq(lr->alloc_buffers[0]->dtype, TJ_F32)); /* default dtype */
+  const tj_block_t *red = first_block_under(strip_seq_first(lr->body));
+  ck_assert_int_eq(red->body->kind, TJ_TIR_LET_STMT);
+  ck_assert(tj_dtype_eq(red->body->let.var->dtype, TJ_F32));
+  ck_assert_int_eq(red->body->let.body->kind, TJ_TIR_LET_STMT);
+  ck_assert_int_eq(red->body->let.body->let.body->kind, TJ_TIR_SEQ);
+  tj_arena_free(a);
+}
+END_TEST
+
+/* ---- the conformance corpus ---- */
+
+static char *case_kind(const char *dir) {
+  char path[8192];
+  snprintf(path, sizeof path, "%s/case.txt", dir);
+  char *txt = tu_read_file(path, NULL);
+  if (!txt) return NULL;
+  char *k = strstr(txt, "\nkind=");
+  char *out = NULL;
+  if (k || strncmp(txt, "kind=", 5) == 0) {
+    k = k ? k + 6 : txt + 5;
+    size_t n = strcspn(k, "\n");
+    out = strndup(k, n);
+  }
+  free(txt);
+  return out;
+}
+
+/* file:line:col at the start of an error, then a caret line. */
+static bool has_position_and_caret(const char *err) {
+  const char *p = strstr(err, ".rx:");
+  if (!p) return false;
+  int line = 0, col = 0;
+  if (sscanf(p + 4, "%d:%d:", &line, &col) != 2 || line < 1 || col < 1) return false;
+  return strchr(err, '^') != NULL && strchr(err, '\n') != NULL;
+}
+
+START_TEST(conformance_corpus_parses_and_errors_are_rejected) {
+  const char *shared = tu_shared_dir();
+  if (!shared) return;
+  char root[3100];
+  snprintf(root, sizeof root, "%.3000s/conformance", shared);
+  DIR *d = opendir(root);
+  if (!d) return;
+  int parsed = 0, should_parse = 0, rejected = 0, should_reject = 0;
+  struct dirent *ent;
+  char failures[8192] = "";
+  while ((ent = readdir(d))) {
+    if (ent->d_name[0] == '.') continue;
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%.3000s/%.255s", root, ent->d_name) >= (int)sizeof dir) continue;
+    char *kind = case_kind(dir);
+    if (!kind) continue;
+    bool expect_error = strcmp(kind, "parse_error") == 0;
+    free(kind);
+    const char *files[2] = {"before.rx", "expected.rx"};
+    for (int i = 0; i < 2; i++) {
+      char path[4096];
+      if (snprintf(path, sizeof path, "%.4000s/%s", dir, files[i]) >= (int)sizeof path) continue;
+      size_t len;
+      char *text = tu_read_file(path, &len);
+      if (!text) continue;
+      tj_arena_t *a = tj_arena_create();
+      tj_module_t *m = NULL;
+      tj_status_t *s = tj_parse_module(a, path, text, len, &m);
+      if (expect_error && i == 0) {
+        should_reject++;
+        if (s && has_position_and_caret(tj_status_text(s))) rejected++;
+        else snprintf(failures + strlen(failures), sizeof failures - strlen(failures), "not rejected: %s\n", path);
+      } else {
+        should_parse++;
+        if (!s) parsed++;
+        else snprintf(failures + strlen(failures), sizeof failures - strlen(failures), "%s\n", tj_status_text(s));
+      }
+      tj_status_free(s);
+      tj_arena_free(a);
+      free(text);
+    }
+  }
+  closedir(d);
+  printf("conformance: %d/%d modules parse, %d/%d parse_error cases rejected with a position\n", parsed,
+         should_parse, rejected, should_reject);
+  ck_assert_msg(parsed == should_parse && rejected == should_reject, "%s", failures);
+  ck_assert_int_gt(should_parse, 100);
+  ck_assert_int_gt(should_reject, 10);
+}
+END_TEST
+
+/* ---- hand-written errors: exact position, caret, expectation ---- */
+
+static void expect_error_at(const char *text, size_t len, const char *where, const char *phrase) {
+  tj_arena_t *a = tj_arena_create();
+  char err[4096];
+  tj_module_t *m = parse_text(a, text, len, err, sizeof err);
+  ck_assert_msg(m == NULL, "expected an error for: %s", text);
+  ck_assert_msg(strncmp(err, where, strlen(where)) == 0, "expected '%s...', got: %s", where, err);
+  ck_assert_msg(strstr(err, phrase) != NULL, "expected '%s' in: %s", phrase, err);
+  ck_assert_msg(strchr(err, '^') != NULL, "no caret in: %s", err);
+  tj_arena_free(a);
+}
+
+static void expect_error(const char *text, const char *where, const char *phrase) {
+  expect_error_at(text, strlen(text), where, phrase);
+}
+
+static const char *const tir_prefix =
+    "@T.prim_func\n"
+    "def f(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"float32\")):\n";
+
+static char *with_prefix(const char *body) {
+  size_t n = strlen(tir_prefix) + strlen(body) + 1;
+  char *s = malloc(n);
+  snprintf(s, n, "%s%s", tir_prefix, body);
+  return s;
+}
+
+START_TEST(errors_unclosed_paren) {
+  char *t = with_prefix("    for i in T.grid(4:\n        B[i] = A[i]\n");
+  expect_error(t, "m.rx:3:22:", "expected ')' to close '(' at 3:20");
+  free(t);
+}
+END_TEST
+
+START_TEST(errors_unclosed_paren_at_end_of_file) {
+  expect_error("@R.function\ndef f(x: R.Tensor((2,), \"float32\"):\n", "m.rx:2:35:", "expected ')' to close '(' at 2:6, found ':'");
+  expect_error("@R.function\ndef f(x: R.Tensor((2,), \"float32\")", "m.rx:2:35:", "expected ')' to close '(' at 2:6, found end of file");
+}
+END_TEST
+
+START_TEST(errors_unknown_intrinsic) {
+  char *t = with_prefix("    for i in T.grid(4):\n        B[i] = T.frobnicate(A[i])\n");
+  expect_error(t, "m.rx:4:16:", "unknown or unsupported function 'T.frobnicate'");
+  free(t);
+}
+END_TEST
+
+START_TEST(errors_undefined_name) {
+  char *t = with_prefix("    for i in T.grid(4):\n        B[i] = C[i]\n");
+  expect_error(t, "m.rx:4:16:", "name 'C' is not defined");
+  free(t);
+  expect_error("@R.function\ndef f(x: R.Tensor((2,), \"float32\")):\n    y = R.add(x, z)\n    return y\n", "m.rx:3:18:",
+               "name 'z' is not defined");
+}
+END_TEST
+
+START_TEST(errors_bad_indentation) {
+  char *t = with_prefix("    for i in T.grid(4):\n        B[i] = A[i]\n      B[0] = A[0]\n");
+  expect_error(t, "m.rx:5:7:", "unindent does not match");
+  free(t);
+  t = with_prefix("    for i in T.grid(4):\n    B[i] = A[i]\n");
+  expect_error(t, "m.rx:4:5:", "expected an indented block after 'for'");
+  free(t);
+}
+END_TEST
+
+START_TEST(errors_truncated_and_empty) {
+  expect_error("@R.function\ndef f(x: R.Tensor((2,), \"float32\")):\n", "m.rx:3:1:", "expected an indented block");
+  expect_error("@R.function\ndef f(x: R.Tensor((2,), \"float32\")):\n    y = R.add(x,", "m.rx:3:17:", "expected ')' to close '(' at 3:14, found end of");
+  expect_error("", "m.rx:1:1:", "no module");
+  expect_error("# just a comment\n\n", "m.rx:1:1:", "no module");
+  expect_error("@R.function\ndef f(x: R.Tensor((2,), \"float32\")):\n    y = \"abc\n", "m.rx:3:9:", "unterminated string");
+}
+END_TEST
+
+START_TEST(errors_binary_garbage) {
+  static const char garbage[] = "@I.ir_module\nclass M:\n    \x01\x00\xff\xfe";
+  expect_error_at(garbage, sizeof garbage - 1, "m.rx:3:5:", "unexpected byte 0x01");
+  /* no NUL terminator: the reader must stay within len */
+  char *exact = malloc(12);
+  memcpy(exact, "@R.function", 11);
+  exact[11] = 'x';
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = NULL;
+  tj_status_t *s = tj_parse_module(a, "m.rx", exact, 11, &m);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(m);
+  tj_status_free(s);
+  /* every byte value at every position of a small program: never crashes */
+  const char *prog = "@R.function\ndef f(x: R.Tensor((2,), \"float32\")):\n    return x\n";
+  size_t n = strlen(prog);
+  char *buf = malloc(n);
+  for (size_t pos = 0; pos < n; pos += 3)
+    for (int b = 0; b < 256; b += 17) {
+      memcpy(buf, prog, n);
+      buf[pos] = (char)b;
+      m = NULL;
+      s = tj_parse_module(a, "m.rx", buf, n, &m);
+      tj_status_free(s);
+    }
+  free(buf);
+  free(exact);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(errors_deep_nesting) {
+  size_t depth = 100000;
+  size_t n = strlen(tir_prefix) + 2 * depth + 64;
+  char *t = malloc(n);
+  size_t k = (size_t)snprintf(t, n, "%s    B[0] = ", tir_prefix);
+  for (size_t i = 0; i < depth; i++) t[k++] = '(';
+  t[k++] = '1';
+  for (size_t i = 0; i < depth; i++) t[k++] = ')';
+  t[k++] = '\n';
+  tj_arena_t *a = tj_arena_create();
+  char err[4096];
+  ck_assert_ptr_null(parse_text(a, t, k, err, sizeof err));
+  ck_assert_msg(strstr(err, "nested too deeply") != NULL, "%s", err);
+  /* deep statement nesting */
+  k = (size_t)snprintf(t, n, "%s", tir_prefix);
+  for (int i = 0; i < 400 && k + 1000 < n; i++) {
+    for (int s = 0; s < 4 * (i + 1); s++) t[k++] = ' ';
+    k += (size_t)snprintf(t + k, n - k, "for i%d in range(2):\n", i);
+  }
+  ck_assert_ptr_null(parse_text(a, t, k, err, sizeof err));
+  ck_assert_msg(strstr(err, "too deeply") != NULL, "%s", err);
+  /* a long flat chain of operators */
+  k = (size_t)snprintf(t, n, "%s    B[0] = A[0]", tir_prefix);
+  for (int i = 0; i < 20000; i++) k += (size_t)snprintf(t + k, n - k, " + A[0]");
+  t[k++] = '\n';
+  tj_module_t *m = parse_text(a, t, k, err, sizeof err);
+  (void)m; /* either accepted or rejected cleanly */
+  free(t);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(errors_relax_rules) {
+  const char *sig = "@R.function\ndef f(x: R.Tensor((2,), \"float32\")):\n";
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s    with R.dataflow():\n        y = R.add(x, x)\n        R.output(y)\n        z = R.add(y, y)\n    return y\n", sig);
+  expect_error(buf, "m.rx:6:9:", "no binding may follow R.output");
+  snprintf(buf, sizeof buf, "%s    y = z = R.add(x, x)\n    return y\n", sig);
+  expect_error(buf, "m.rx:3:9:", "chained assignment");
+  snprintf(buf, sizeof buf, "%s    y = R.add(x, x)\n", sig);
+  expect_error(buf, "m.rx:2:1:", "must end with a 'return'");
+  snprintf(buf, sizeof buf, "%s    R.output(x)\n    return x\n", sig);
+  expect_error(buf, "m.rx:3:5:", "R.output(...) is only allowed");
+  snprintf(buf, sizeof buf, "%s    y = R.call_tir(\"f\", (x,), R.Tensor((T.Cast(\"int64\"),), \"float32\"))\n    return y\n", sig);
+  expect_error(buf, "m.rx:3:41:", "T.Cast expects 2 arguments");
+}
+END_TEST
+
+/* ---- representation rules ---- */
+
+START_TEST(buffer_sugar_equals_match_buffer) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *sugar = parse_ok(a,
+      "@T.prim_func\n"
+      "def f(A: T.Buffer((T.int64(4), 8), \"float16\"), B: T.Buffer((T.int64(4), 8), \"float16\")):\n"
+      "    for i, j in T.grid(T.int64(4), 8):\n"
+      "        with T.block(\"b\"):\n"
+      "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+      "            B[vi, vj] = A[vi, vj] + T.float16(1)\n");
+  tj_module_t *expl = parse_ok(a,
+      "@T.prim_func\n"
+      "def f(a: T.handle, b: T.handle):\n"
+      "    A = T.match_buffer(a, (T.int64(4), 8), \"float16\")\n"
+      "    B = T.match_buffer(b, [T.int64(4), 8], dtype=\"float16\")\n"
+      "    for i, j in T.grid(T.int64(4), 8):\n"
+      "        with T.block(\"b\"):\n"
+      "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+      "            T.reads(A[vi, vj])\n"
+      "            T.writes(B[vi, vj])\n"
+      "            B[vi, vj] = A[vi, vj] + T.float16(1)\n");
+  const tj_prim_func_t *f1 = sugar->funcs[0].prim, *f2 = expl->funcs[0].prim;
+  ck_assert_int_eq(f1->n_params, f2->n_params);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_ptr_nonnull(f2->buffer_map[i]);
+    ck_assert(tj_dtype_eq(f1->buffer_map[i]->dtype, f2->buffer_map[i]->dtype));
+  }
+  char why[512] = "";
+  ck_assert_msg(tj_struct_equal_prim_func(f1, f2, why, sizeof why), "not equal: %s", why);
+  /* the inferred access regions are the written ones: points */
+  const tj_block_t *b = first_block_under(tj_prim_func_root_block(f1)->body);
+  ck_assert_int_eq(b->n_reads, 1);
+  ck_assert_int_eq(b->n_writes, 1);
+  int64_t ext;
+  ck_assert(tj_tir_is_const_int(b->reads[0].ranges[0].extent, &ext) && ext == 1);
+  ck_assert(tj_dtype_eq(b->reads[0].ranges[0].extent->dtype, TJ_I64));
+  ck_assert(tj_dtype_eq(b->reads[0].ranges[1].extent->dtype, TJ_I32));
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(literals_take_the_other_operand_type) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@T.prim_func(private=True)\n"
+      "def f(A: T.Buffer((T.int64(4),), \"float16\"), n: T.int32):\n"
+      "    for i in range(T.int64(4)):\n"
+      "        A[i + 1 - 1] = A[i] * 2\n"
+      "    for j in T.serial(n):\n"
+      "        A[j // 2 % 3] = T.if_then_else(j < 2, A[j], T.float16(0))\n");
+  const tj_prim_func_t *f = m->funcs[0].prim;
+  ck_assert_ptr_null(f->attrs); /* private: no global_symbol */
+  ck_assert_ptr_null(tj_prim_func_root_block(f)); /* no block: no root */
+  const tj_tir_stmt_t *l1 = f->body->seq.stmts[0];
+  ck_assert(tj_dtype_eq(l1->loop.var->dtype, TJ_I64));
+  const tj_tir_stmt_t *st = l1->loop.body;
+  const tj_tir_expr_t *idx = st->store.indices[0]; /* (i + 1) - 1 */
+  ck_assert_int_eq(idx->kind, TJ_TIR_SUB);
+  ck_assert(tj_dtype_eq(idx->binary.b->dtype, TJ_I64));
+  ck_assert_int_eq(st->store.value->kind, TJ_TIR_MUL);
+  ck_assert(tj_dtype_eq(st->store.value->binary.b->dtype, TJ_F16));
+  ck_assert_int_eq(st->store.value->binary.b->kind, TJ_TIR_FLOAT_IMM);
+  const tj_tir_stmt_t *st2 = f->body->seq.stmts[1]->loop.body;
+  ck_assert_int_eq(st2->store.indices[0]->kind, TJ_TIR_FLOOR_MOD);
+  ck_assert_int_eq(st2->store.indices[0]->binary.a->kind, TJ_TIR_FLOOR_DIV);
+  ck_assert_int_eq(st2->store.value->kind, TJ_TIR_CALL);
+  ck_assert_str_eq(st2->store.value->call.op, "tir.if_then_else");
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(relax_symbolic_shapes_and_sinfo) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@I.ir_module\n"
+      "class Mod:\n"
+      "    I.module_attrs({\"attr\": 10})\n"
+      "    @R.function\n"
+      "    def main(x: R.Tensor((\"n\", \"n * 2\"), dtype=\"float32\"), s: R.Shape(ndim=2), o: R.Object,\n"
+      "             p: R.Prim(\"int64\"), t: R.Tuple(R.Tensor, R.Tensor(None, \"float32\", ndim=2))) -> R.Tensor(dtype=\"float32\", ndim=2):\n"
+      "        n = T.int64()\n"
+      "        cls = Mod\n"
+      "        y: R.Tensor((n, n * 2), \"float32\") = cls.helper(x)\n"
+      "        z = t[1]\n"
+      "        return y\n"
+      "    @R.function(private=True)\n"
+      "    def helper(x: R.Tensor((\"m\", \"k\"), \"float32\")) -> R.Tensor((\"m\", \"k\"), \"float32\"):\n"
+      "        return x\n");
+  ck_assert_int_eq(tj_attrs_get_int(m->attrs, "attr", 0), 10);
+  const tj_rx_func_t *f = tj_module_find_relax(m, "main");
+  const tj_sinfo_t *xs = f->params[0]->sinfo;
+  ck_assert_int_eq(xs->tensor.ndim, 2);
+  ck_assert_int_eq(xs->tensor.shape[0]->kind, TJ_TIR_VAR);
+  ck_assert_int_eq(xs->tensor.shape[1]->kind, TJ_TIR_MUL);
+  ck_assert_ptr_eq(xs->tensor.shape[1]->binary.a, xs->tensor.shape[0]); /* one var per name */
+  ck_assert(tj_dtype_eq(xs->tensor.shape[1]->binary.b->dtype, TJ_I64));
+  ck_assert_int_eq(f->params[1]->sinfo->kind, TJ_SINFO_SHAPE);
+  ck_assert_int_eq(f->params[1]->sinfo->shape.ndim, 2);
+  ck_assert_int_eq(f->params[2]->sinfo->kind, TJ_SINFO_OBJECT);
+  ck_assert_int_eq(f->params[3]->sinfo->kind, TJ_SINFO_PRIM);
+  ck_assert_int_eq(f->params[4]->sinfo->tuple.n, 2);
+  ck_assert_int_eq(f->params[4]->sinfo->tuple.fields[0]->tensor.ndim, -1);
+  const tj_rx_block_t *b = &f->body->seq.blocks[0];
+  ck_assert(!b->is_dataflow);
+  ck_assert_int_eq(b->n_bindings, 2);
+  const tj_sinfo_t *ys = b->bindings[0].var->sinfo;
+  ck_assert_ptr_eq(ys->tensor.shape[0], xs->tensor.shape[0]); /* `n = T.int64()` reuses the param var */
+  ck_assert_int_eq(b->bindings[0].value->call.callee->kind, TJ_RX_GLOBAL_VAR);
+  ck_assert_int_eq(b->bindings[1].value->kind, TJ_RX_TUPLE_GET_ITEM);
+  ck_assert_int_eq(b->bindings[1].var->sinfo->tensor.ndim, 2);
+  ck_assert_ptr_null(tj_attrs_get(tj_module_find_relax(m, "helper")->attrs, "global_symbol"));
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(relax_ops_if_and_constants) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@R.function\n"
+      "def f(c: R.Tensor((), \"bool\"), x: R.Tensor((2, 3), \"float32\")) -> R.Tensor((2, 3), \"float32\"):\n"
+      "    if c:\n"
+      "        w = R.add(x, R.const(1.5, \"float32\"))\n"
+      "        y = R.multiply(w, w)\n"
+      "    else:\n"
+      "        y = R.astype(x, \"float32\")\n"
+      "    with R.dataflow():\n"
+      "        p = R.permute_dims(y, axes=[1, 0])\n"
+      "        q = R.reshape(p, (6,))\n"
+      "        R.output(q)\n"
+      "    return y\n");
+  const tj_rx_func_t *f = m->funcs[0].relax;
+  ck_assert_str_eq(tj_attrs_get_str(f->attrs, "global_symbol", ""), "f");
+  ck_assert_int_eq(f->body->seq.n_blocks, 2);
+  const tj_rx_binding_t *ifb = &f->body->seq.blocks[0].bindings[0];
+  ck_assert_int_eq(ifb->value->kind, TJ_RX_IF);
+  const tj_rx_expr_t *then_b = ifb->value->if_.then_branch;
+  ck_assert_int_eq(then_b->kind, TJ_RX_SEQ);
+  ck_assert_int_eq(then_b->seq.blocks[0].n_bindings, 2);
+  ck_assert_ptr_eq(then_b->seq.body, then_b->seq.blocks[0].bindings[1].var);
+  const tj_rx_expr_t *add = then_b->seq.blocks[0].bindings[0].value;
+  ck_assert(tj_rx_is_op_call(add, "relax.add"));
+  ck_assert_int_eq(add->call.args[1]->kind, TJ_RX_CONSTANT);
+  ck_assert_int_eq(add->call.args[1]->constant.ndim, 0);
+  ck_assert(tj_sinfo_is_tensor(ifb->var->sinfo));
+  const tj_rx_block_t *df = &f->body->seq.blocks[1];
+  ck_assert(df->is_dataflow);
+  ck_assert(tj_rx_is_op_call(df->bindings[0].value, "relax.permute_dims"));
+  ck_assert_ptr_nonnull(tj_attrs_get(df->bindings[0].value->call.attrs, "axes"));
+  ck_assert_int_eq(df->bindings[1].value->call.args[1]->kind, TJ_RX_SHAPE_EXPR);
+  ck_assert_int_eq(df->bindings[1].var->kind, TJ_RX_VAR);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(failed_parse_leaves_output_untouched) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *sentinel = (tj_module_t *)(uintptr_t)0x1234;
+  tj_module_t *m = sentinel;
+  tj_status_t *s = tj_parse_module(a, "m.rx", "@R.function\ndef f(:\n", 20, &m);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_PARSE);
+  ck_assert_ptr_eq(m, sentinel);
+  tj_status_free(s);
+  s = tj_parse_file(a, "/nonexistent/x.rx", &m);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_IO);
+  tj_status_free(s);
+  tj_arena_free(a);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("parse");
+  TCase *tc = tcase_create("parse");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, seed_parses_with_expected_structure);
+  tcase_add_test(tc, conformance_corpus_parses_and_errors_are_rejected);
+  tcase_add_test(tc, errors_unclosed_paren);
+  tcase_add_test(tc, errors_unclosed_paren_at_end_of_file);
+  tcase_add_test(tc, errors_unknown_intrinsic);
+  tcase_add_test(tc, errors_undefined_name);
+  tcase_add_test(tc, errors_bad_indentation);
+  tcase_add_test(tc, errors_truncated_and_empty);
+  tcase_add_test(tc, errors_binary_garbage);
+  tcase_add_test(tc, errors_deep_nesting);
+  tcase_add_test(tc, errors_relax_rules);
+  tcase_add_test(tc, buffer_sugar_equals_match_buffer);
+  tcase_add_test(tc, literals_take_the_other_operand_type);
+  tcase_add_test(tc, relax_symbolic_shapes_and_sinfo);
+  tcase_add_test(tc, relax_ops_if_and_constants);
+  tcase_add_test(tc, failed_parse_leaves_output_untouched);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}
