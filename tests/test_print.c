@@ -293,6 +293,71 @@ START_TEST(symbolic_prim_func_uses_match_buffer) {
 }
 END_TEST
 
+
+/* Tuple params and get-item, scalar constants and if/else, in the forms of the
+ * conformance files (fuse_ops__test_packed_params, legalize_ops__*_constant_scalar,
+ * tvmscript_parser__test_if_branch). */
+START_TEST(prints_tuples_constants_and_if_else) {
+  tj_arena_t *a = tj_arena_create();
+  int64_t d16[2] = {16, 16}, d1[1] = {1};
+  const tj_sinfo_t *t16 = tj_sinfo_tensor_static(a, TJ_F16, 2, d16);
+  const tj_sinfo_t *fields[2] = {t16, t16};
+  const tj_sinfo_t *tup = tj_sinfo_tuple(a, 2, fields);
+  const tj_rx_expr_t *pp = tj_rx_var(a, "packed_params", tup);
+  const tj_rx_expr_t *lv = tj_rx_var(a, "lv", t16);
+  float one = 1.0f;
+  const tj_rx_expr_t *c = tj_rx_constant(a, TJ_F32, 0, NULL, &one, sizeof one);
+  const tj_rx_expr_t *args[2] = {lv, c};
+  const tj_rx_expr_t *gv = tj_rx_var(a, "gv", t16);
+  tj_rx_binding_t bs[2] = {{lv, tj_rx_get_item(a, pp, 0), NULL},
+                           {gv, tj_rx_call(a, tj_rx_op(a, "relax.add"), 2, args, NULL, 0, NULL), NULL}};
+  tj_rx_block_t blk = {false, 2, bs};
+  tj_rx_func_t f = {1, &pp, t16, tj_rx_seq(a, 1, &blk, gv), tj_attrs_set(a, NULL, "global_symbol", tj_attr_str("main")),
+                    true};
+
+  const tj_sinfo_t *tb = tj_sinfo_tensor_static(a, TJ_BOOL, 0, NULL), *t1 = tj_sinfo_tensor_static(a, TJ_F32, 1, d1);
+  const tj_rx_expr_t *cond = tj_rx_var(a, "cond", tb), *x = tj_rx_var(a, "x", t1);
+  const tj_rx_expr_t *xx[2] = {x, x};
+  const tj_rx_expr_t *w1 = tj_rx_var(a, "w", t1), *w2 = tj_rx_var(a, "w", t1), *ww1[2] = {w1, w1}, *ww2[2] = {w2, w2};
+  tj_rx_binding_t tb1 = {w1, tj_rx_call(a, tj_rx_op(a, "relax.add"), 2, xx, NULL, 0, NULL), NULL};
+  tj_rx_binding_t tb2 = {w2, tj_rx_call(a, tj_rx_op(a, "relax.multiply"), 2, xx, NULL, 0, NULL), NULL};
+  tj_rx_block_t k1 = {false, 1, &tb1}, k2 = {false, 1, &tb2};
+  const tj_rx_expr_t *then_b = tj_rx_seq(a, 1, &k1, tj_rx_call(a, tj_rx_op(a, "relax.multiply"), 2, ww1, NULL, 0, NULL));
+  const tj_rx_expr_t *else_b = tj_rx_seq(a, 1, &k2, tj_rx_call(a, tj_rx_op(a, "relax.add"), 2, ww2, NULL, 0, NULL));
+  const tj_rx_expr_t *y = tj_rx_var(a, "y", t1);
+  tj_rx_binding_t ifb = {y, tj_rx_if(a, cond, then_b, else_b), NULL};
+  tj_rx_block_t kif = {false, 1, &ifb};
+  const tj_rx_expr_t *fp[2] = {cond, x};
+  tj_rx_func_t foo = {2, fp, t1, tj_rx_seq(a, 1, &kif, y), tj_attrs_set(a, NULL, "global_symbol", tj_attr_str("foo")),
+                      true};
+  tj_func_entry_t e[2] = {{"main", false, NULL, &f}, {"foo", false, NULL, &foo}};
+  char *text = tj_print_module(tj_module_new(a, 2, e, NULL));
+  const char *want_main =
+      "    @R.function\n"
+      "    def main(packed_params: R.Tuple(R.Tensor((16, 16), dtype=\"float16\"), R.Tensor((16, 16), "
+      "dtype=\"float16\"))) -> R.Tensor((16, 16), dtype=\"float16\"):\n"
+      "        lv: R.Tensor((16, 16), dtype=\"float16\") = packed_params[0]\n"
+      "        gv: R.Tensor((16, 16), dtype=\"float16\") = R.add(lv, R.const(1, \"float32\"))\n"
+      "        return gv\n";
+  const char *want_foo =
+      "    @R.function\n"
+      "    def foo(cond: R.Tensor((), dtype=\"bool\"), x: R.Tensor((1,), dtype=\"float32\")) -> R.Tensor((1,), "
+      "dtype=\"float32\"):\n"
+      "        if cond:\n"
+      "            w: R.Tensor((1,), dtype=\"float32\") = R.add(x, x)\n"
+      "            y: R.Tensor((1,), dtype=\"float32\") = R.multiply(w, w)\n"
+      "        else:\n"
+      "            w: R.Tensor((1,), dtype=\"float32\") = R.multiply(x, x)\n"
+      "            y: R.Tensor((1,), dtype=\"float32\") = R.add(w, w)\n"
+      "        return y\n";
+  ck_assert_msg(strstr(text, want_main) != NULL, "got:\n%s", text);
+  ck_assert_msg(strstr(text, want_foo) != NULL, "got:\n%s", text);
+  ck_assert(strstr(text, "def foo(") < strstr(text, "def main("));
+  tj_free(text);
+  tj_arena_free(a);
+}
+END_TEST
+
 /* ---- round trips over the seed and the conformance corpus ---------------------------- */
 
 typedef struct rt_stats {
@@ -422,6 +487,7 @@ int main(void) {
   tcase_add_test(tc, prints_relax_main_like_the_seed);
   tcase_add_test(tc, clashing_names_get_suffixes_and_symbolic_dims_print_as_strings);
   tcase_add_test(tc, symbolic_prim_func_uses_match_buffer);
+  tcase_add_test(tc, prints_tuples_constants_and_if_else);
   tcase_add_test(tc, seed_round_trips);
   tcase_add_test(tc, conformance_modules_round_trip);
   tcase_add_test(tc, printing_survives_out_of_memory);
