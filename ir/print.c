@@ -404,12 +404,28 @@ static void tir_indices(pr_t *p, int n, const tj_tir_expr_t *const *idx) {
   out(p, "]");
 }
 
+/* Where TVM prints a call's result dtype as an argument (TScriptDtypePrintLocation):
+ * first for the extern-call family and reinterpret, last for tvm_struct_get. */
+static int call_dtype_position(const char *op) {
+  static const char *const first[] = {"call_extern", "call_pure_extern", "call_llvm_intrin", "call_llvm_pure_intrin",
+                                      "reinterpret"};
+  for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+    if (strcmp(op, first[i]) == 0) return -1;
+  return strcmp(op, "tvm_struct_get") == 0 ? 1 : 0;
+}
+
 static void tir_call(pr_t *p, const tj_tir_expr_t *e) {
+  char buf[TJ_DTYPE_BUFSIZE];
   const char *op = e->call.op ? e->call.op : "?";
+  if (strncmp(op, "tir.", 4) == 0) op += 4;
+  if (strcmp(op, "tvm_call_packed") == 0) op = "call_packed"; /* its TVMScript name */
+  int dtype_pos = call_dtype_position(op);
   p->used_tir = true;
-  if (strncmp(op, "tir.", 4) == 0) outf(p, "T.%s(", op + 4);
-  else outf(p, "T.%s(", op);
+  outf(p, "T.%s(", op);
+  if (dtype_pos < 0) outf(p, "\"%s\"%s", dtype_name(e->dtype, buf), e->call.n_args ? ", " : "");
   tir_args(p, e->call.n_args, e->call.args);
+  /* TVM prints the trailing dtype positionally; the keyword form reads back in TVM and here. */
+  if (dtype_pos > 0) outf(p, "%sdtype=\"%s\"", e->call.n_args ? ", " : "", dtype_name(e->dtype, buf));
   out(p, ")");
 }
 
@@ -1173,7 +1189,11 @@ static void tir_stmt(pr_t *p, const tj_tir_stmt_t *s, int ind, bool concise) {
     case TJ_TIR_SEQ: tir_body(p, s, ind); return;
     case TJ_TIR_EVALUATE:
       indent(p, ind);
-      if (s->evaluate.value && s->evaluate.value->kind == TJ_TIR_CALL) {
+      if (s->evaluate.value && s->evaluate.value->kind == TJ_TIR_CALL && s->evaluate.value->call.n_args == 1 &&
+          strcmp(s->evaluate.value->call.op, "tir.ret") == 0) {
+        out(p, "return ");
+        tir_expr(p, s->evaluate.value->call.args[0]);
+      } else if (s->evaluate.value && s->evaluate.value->kind == TJ_TIR_CALL) {
         tir_expr(p, s->evaluate.value);
       } else {
         p->used_tir = true;
