@@ -262,6 +262,8 @@ static inline tj_status_t *fi_apply_pipeline(const tj_pass_context_t *ctx, const
     p += n;
     p += strcspn(p, ")");
     if (*p) p++;
+    while (*p == ' ') p++;
+    if (strncmp(p, "->", 2) != 0) break; /* a trailing note such as "(applied to expected.rx ...)" */
   }
   *out = m;
   return NULL;
