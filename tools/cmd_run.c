@@ -364,8 +364,9 @@ static int run_run(int argc, char **argv) {
   if (!st) st = tvmjit_module_load_file(inst, a.model, &mopts, &mod);
   if (!st) st = tvmjit_module_get_function(mod, a.function, &fn);
   if (st) {
+    /* A bad --passes / --mixed-precision value is a usage error. */
+    rc = tvmjit_status_code(st) == TVMJIT_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;
     cli_report(st);
-    rc = CLI_FAILED;
   } else {
     if (a.verbose || a.time_passes) fputs(tvmjit_module_report(mod), stderr);
     if (a.print_memory_plan) fputs(tvmjit_function_memory_plan(fn), stdout);
