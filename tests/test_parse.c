@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "ir/parse.h"
+#include "ir/print.h"
 #include "ir/struct_equal.h"
+#include "support/alloc.h"
 #include "support/arena.h"
 #include "testutil.h"
 
@@ -201,6 +203,143 @@ START_TEST(conformance_corpus_parses_and_errors_are_rejected) {
   ck_assert_msg(parsed == should_parse && rejected == should_reject, "%s", failures);
   ck_assert_int_gt(should_parse, 100);
   ck_assert_int_gt(should_reject, 10);
+}
+END_TEST
+
+/* ---- round trip: parse -> print -> parse is structurally equal ---- */
+
+/* Known printer gaps (not parser bugs), reported to the lead; listed so that a new
+ * failure stands out. */
+static const char *const round_trip_known[] = {
+    "well_formed__test_pass_dltensor_arg_to_tir/",       /* printer drops dtype= of T.tvm_struct_get */
+    "tvmscript_parser__test_empty_tuple_on_rhs_of_assign/", /* printer drops `y = ` of an empty tuple */
+    "tvmscript_parser__test_empty_tuple/",
+    NULL};
+
+static bool round_trip_known_failure(const char *path) {
+  for (int i = 0; round_trip_known[i]; i++)
+    if (strstr(path, round_trip_known[i])) return true;
+  return false;
+}
+
+/* Returns NULL when the file does not parse or round-trips; otherwise a reason. */
+static const char *round_trip_file(const char *path, char *why, size_t why_len) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m1 = NULL, *m2 = NULL;
+  const char *result = NULL;
+  tj_status_t *s = tj_parse_file(a, path, &m1);
+  if (s) {
+    tj_status_free(s);
+    tj_arena_free(a);
+    return NULL;
+  }
+  char *text = tj_print_module(m1);
+  if (!text) {
+    result = "printer returned NULL";
+  } else {
+    s = tj_parse_module(a, "printed", text, strlen(text), &m2);
+    if (s) {
+      snprintf(why, why_len, "printed text does not parse: %s", tj_status_text(s));
+      tj_status_free(s);
+      result = why;
+    } else if (!tj_struct_equal_module(m1, m2, why, why_len)) {
+      result = why;
+    }
+  }
+  tj_free(text);
+  tj_arena_free(a);
+  return result;
+}
+
+START_TEST(round_trip_seed_and_corpus) {
+  const char *shared = tu_shared_dir();
+  if (!shared) return;
+  char path[4096], why[2048];
+  snprintf(path, sizeof path, "%.3000s/models/seed.rx", shared);
+  const char *r = round_trip_file(path, why, sizeof why);
+  ck_assert_msg(r == NULL, "seed does not round-trip: %s", r);
+  char root[3100];
+  snprintf(root, sizeof root, "%.3000s/conformance", shared);
+  DIR *d = opendir(root);
+  if (!d) return;
+  int ok = 0, total = 0, known = 0;
+  char failures[8192] = "";
+  struct dirent *ent;
+  while ((ent = readdir(d))) {
+    if (ent->d_name[0] == '.') continue;
+    const char *files[2] = {"before.rx", "expected.rx"};
+    for (int i = 0; i < 2; i++) {
+      if (snprintf(path, sizeof path, "%.3000s/%.255s/%s", root, ent->d_name, files[i]) >= (int)sizeof path) continue;
+      FILE *f = fopen(path, "rb");
+      if (!f) continue;
+      fclose(f);
+      why[0] = '\0';
+      r = round_trip_file(path, why, sizeof why);
+      total++;
+      if (!r) ok++;
+      else if (round_trip_known_failure(path)) known++;
+      else snprintf(failures + strlen(failures), sizeof failures - strlen(failures), "%s: %.300s\n", path, r);
+    }
+  }
+  closedir(d);
+  printf("round trip: %d of %d corpus files (%d known printer gaps)\n", ok, total, known);
+  ck_assert_msg(ok + known == total, "%s", failures);
+}
+END_TEST
+
+/* ---- robustness: mutated sources never crash and fail cleanly ---- */
+
+START_TEST(mutated_sources_fail_cleanly) {
+  const char *shared = tu_shared_dir();
+  char path[4096];
+  size_t len = 0;
+  char *seed = NULL;
+  if (shared) {
+    snprintf(path, sizeof path, "%.3000s/models/seed.rx", shared);
+    seed = tu_read_file(path, &len);
+  }
+  if (!seed) {
+    const char *fallback = "@R.function\ndef f(x: R.Tensor((2,), \"float32\")):\n    y = R.add(x, x)\n    return y\n";
+    len = strlen(fallback);
+    seed = strdup(fallback);
+  }
+  char *buf = malloc(len + 64);
+  uint64_t rng = 0x9e3779b97f4a7c15ULL;
+  int parsed = 0, failed = 0;
+  for (int iter = 0; iter < 1500; iter++) {
+    memcpy(buf, seed, len);
+    size_t n = len;
+    int edits = 1 + iter % 4;
+    for (int e = 0; e < edits; e++) {
+      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+      size_t pos = (size_t)(rng % n);
+      switch ((rng >> 32) % 4) {
+        case 0: buf[pos] = (char)(rng >> 40); break;                           /* replace */
+        case 1: memmove(buf + pos, buf + pos + 1, n - pos - 1), n--; break;    /* delete */
+        case 2: n = pos + 1; break;                                              /* truncate */
+        default: buf[pos] = "()[]{}:,=\n \"'#"[(rng >> 40) % 14]; break;        /* punctuation */
+      }
+      if (n < 2) n = 2;
+    }
+    tj_arena_t *a = tj_arena_create();
+    tj_module_t *m = NULL;
+    tj_status_t *s = tj_parse_module(a, "m.rx", buf, n, &m);
+    if (s) {
+      failed++;
+      ck_assert_ptr_null(m);
+      ck_assert(tj_status_code(s) == TJ_ERR_PARSE);
+      ck_assert_msg(has_position_and_caret(tj_status_text(s)), "error without position: %s", tj_status_text(s));
+      tj_status_free(s);
+    } else {
+      parsed++;
+      ck_assert_ptr_nonnull(m);
+    }
+    tj_arena_free(a);
+  }
+  printf("mutations: %d parsed, %d rejected\n", parsed, failed);
+  ck_assert_int_gt(failed, 0);
+  free(buf);
+  free(seed);
 }
 END_TEST
 
@@ -550,6 +689,8 @@ int main(void) {
   tcase_add_test(tc, relax_symbolic_shapes_and_sinfo);
   tcase_add_test(tc, relax_ops_if_and_constants);
   tcase_add_test(tc, failed_parse_leaves_output_untouched);
+  tcase_add_test(tc, round_trip_seed_and_corpus);
+  tcase_add_test(tc, mutated_sources_fail_cleanly);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
