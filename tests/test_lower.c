@@ -109,7 +109,10 @@ END_TEST
 START_TEST(reduction_init_is_guarded_by_first_reduce_iteration) {
   tj_arena_t *a = tj_arena_create();
   tj_prim_func_t *f = tk_row_sum(a, 4, 7);
-  const tj_prim_func_t *low = lower_ok(a, f, "row_sum");
+  const tj_prim_func_t *low = NULL; /* without the schedule step, which splits the init */
+  TU_OK(tj_tir_lower_blocks(a, f, "row_sum", &low));
+  TU_OK(tj_tir_flatten_buffers(a, low, "row_sum", &low));
+  TU_OK(tj_tir_check_lowered(low, "row_sum"));
   census_t c = take_census(low);
   ck_assert_int_eq(c.blocks, 0);
   ck_assert_int_eq(c.non_flat, 0);
@@ -138,6 +141,42 @@ START_TEST(reduction_init_is_guarded_by_first_reduce_iteration) {
   /* The guarded init comes before the update in the loop body. */
   ck_assert_int_eq(red_inner->loop.body->kind, TJ_TIR_SEQ);
   ck_assert_ptr_eq(red_inner->loop.body->seq.stmts[0], guard);
+  tj_arena_free(a);
+}
+END_TEST
+
+/* ScheduleReductions: init split out, the output's contiguous loop innermost. */
+START_TEST(reduction_is_decomposed_and_reordered) {
+  tj_arena_t *a = tj_arena_create();
+  tj_prim_func_t *f = tk_row_sum(a, 4, 7);
+  const tj_prim_func_t *low = lower_ok(a, f, "row_sum");
+  census_t c = take_census(low);
+  ck_assert_int_eq(c.blocks, 0);
+  ck_assert_int_eq(c.ifs, 0); /* no per-iteration init guard any more */
+  ck_assert_int_eq(c.stores, 3);
+  /* alloc { seq { seq { for i': tmp[i'] = 0 ; for k: for i: tmp[i] += A[i*7+k] } ; scale } } */
+  const tj_tir_stmt_t *top = low->body->allocate.body;
+  ck_assert_int_eq(top->kind, TJ_TIR_SEQ);
+  const tj_tir_stmt_t *red = top->seq.stmts[0];
+  ck_assert_int_eq(red->kind, TJ_TIR_SEQ);
+  const tj_tir_stmt_t *init = red->seq.stmts[0], *upd = red->seq.stmts[1];
+  ck_assert_int_eq(init->kind, TJ_TIR_FOR);
+  ck_assert_int_eq(init->loop.body->kind, TJ_TIR_BUFFER_STORE);
+  ck_assert_int_eq(init->loop.body->store.value->kind, TJ_TIR_FLOAT_IMM);
+  int64_t e = 0;
+  ck_assert(tj_tir_is_const_int(upd->loop.extent, &e));
+  ck_assert_int_eq(e, 7); /* the reduce loop k is now outer */
+  const tj_tir_stmt_t *inner = upd->loop.body;
+  ck_assert_int_eq(inner->kind, TJ_TIR_FOR);
+  ck_assert(tj_tir_is_const_int(inner->loop.extent, &e));
+  ck_assert_int_eq(e, 4);
+  ck_assert_int_eq(inner->loop.body->kind, TJ_TIR_BUFFER_STORE);
+  ck_assert_ptr_eq(inner->loop.body->store.indices[0], inner->loop.var);
+  /* A block that is not a plain reduction (no init) is left alone. */
+  tj_prim_func_t *g = tk_elementwise(a, TJ_F32, 3, 5, TJ_TIR_ADD, true);
+  const tj_prim_func_t *same = NULL;
+  TU_OK(tj_tir_schedule_reductions(a, g, "add", &same));
+  ck_assert_ptr_eq(same->body, g->body);
   tj_arena_free(a);
 }
 END_TEST
@@ -226,11 +265,12 @@ START_TEST(seed_prim_funcs_lower) {
     if (strcmp(m->funcs[i].name, "conv2d2") == 0) {
       ck_assert_int_eq(c.allocates, 1); /* pad_temp, 16*34*34*16 halfs: heap */
       ck_assert(!tj_tir_alloc_on_stack(c.first_alloc->allocate.buffer));
-      ck_assert_int_eq(c.ifs, 1); /* the init guard */
+      ck_assert_int_eq(c.ifs, 0); /* init split out by ScheduleReductions */
+      ck_assert_int_eq(c.stores, 3); /* pad, init, update */
     } else if (strcmp(m->funcs[i].name, "layer_norm") == 0) {
       ck_assert_int_eq(c.allocates, 2); /* two 64 KiB f32 temps: stack */
       ck_assert(tj_tir_alloc_on_stack(c.first_alloc->allocate.buffer));
-      ck_assert_int_eq(c.ifs, 1);
+      ck_assert_int_eq(c.ifs, 1); /* two outputs: not rescheduled, init guarded */
     } else {
       ck_assert_int_eq(c.ifs, 0);
     }
@@ -245,6 +285,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, elementwise_lowers_to_flat_row_major_loops);
   tcase_add_test(tc, reduction_init_is_guarded_by_first_reduce_iteration);
+  tcase_add_test(tc, reduction_is_decomposed_and_reordered);
   tcase_add_test(tc, large_or_symbolic_allocations_go_to_the_heap);
   tcase_add_test(tc, predicate_becomes_if_and_match_buffer_is_unsupported);
   tcase_add_test(tc, seed_prim_funcs_lower);

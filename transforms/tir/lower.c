@@ -6,6 +6,7 @@
 tj_status_t *tj_tir_lower(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                           const tj_prim_func_t **out_lowered) {
   const tj_prim_func_t *cur = f;
+  TJ_RETURN_IF_ERROR(tj_tir_schedule_reductions(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_lower_blocks(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_flatten_buffers(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_check_lowered(cur, name));

@@ -3,6 +3,10 @@
  * shared). A CPU schedule (loop order, tiling, vectorize, parallel) slots in between
  * the passes later without touching codegen.
  *
+ *   ScheduleReductions  (a first CPU schedule step) a reduction block in a perfect
+ *                   loop nest gets its init split into its own nest and the spatial loop
+ *                   over the output's contiguous dimension moved innermost; each output
+ *                   keeps its accumulation order, so results are bit-identical.
  *   LowerBlocks     every BlockRealize becomes its body: iter vars replaced by their
  *                   bound values, T.where as an `if`, T.init guarded by
  *                   `r0 == min0 && ...` over the reduce iter vars, alloc_buffers as
@@ -26,11 +30,14 @@
  * symbolic ones on the heap (freed when the ALLOCATE's body ends). */
 #define TJ_TIR_STACK_ALLOC_LIMIT (64 * 1024)
 
-/* The pipeline: LowerBlocks then FlattenBuffers, then tj_tir_check_lowered.
+/* The pipeline: ScheduleReductions, LowerBlocks, FlattenBuffers, then
+ * tj_tir_check_lowered.
  * `name` is used in messages only. Nodes are allocated in `arena`. */
 tj_status_t *tj_tir_lower(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                           const tj_prim_func_t **out_lowered);
 
+tj_status_t *tj_tir_schedule_reductions(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                        const tj_prim_func_t **out);
 tj_status_t *tj_tir_lower_blocks(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                  const tj_prim_func_t **out);
 tj_status_t *tj_tir_flatten_buffers(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
