@@ -396,7 +396,7 @@ tj_status_t *tj_pipeline_run(const tj_pass_context_t *ctx, const tj_pipeline_t *
     if (ins->verify_each) {
       tj_status_t *v = tj_verify_module(next);
       if (v) {
-        tj_status_t *r = tj_status_new(TJ_ERR_VERIFY, "after pass '%s': %s", pass->name, tj_status_message(v));
+        tj_status_t *r = tj_status_new(TJ_ERR_VERIFY, "after pass '%s': %s", pass->name, tj_status_text(v));
         tj_status_free(v);
         return r;
       }
