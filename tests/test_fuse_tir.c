@@ -1,6 +1,7 @@
 /* FuseTIR and DeadCodeElimination (docs/tvm-semantics.md §5), with regression tests
  * for TVM's bug history (§9). */
 #include "fusion_ir.h"
+#include "ir/verify.h"
 
 typedef struct fixture {
   tj_arena_t *a;
@@ -242,7 +243,12 @@ START_TEST(seed_through_the_pipeline) {
   tj_module_t *m;
   TU_OK(tj_parse_file(fx.a, path, &m));
   const tj_module_t *out;
-  TU_OK(fi_apply_pipeline(&fx.ctx, m, "AnnotateTIROpPattern() -> FuseOps() -> FuseTIR()", &out));
+  static const char *const passes[] = {"AnnotateTIROpPattern()", "FuseOps()", "FuseTIR()"};
+  out = m;
+  for (int i = 0; i < 3; i++) {
+    TU_OK(fi_apply_pipeline(&fx.ctx, out, passes[i], &out));
+    TU_OK(tj_verify_module(out)); /* well-formed after every pass */
+  }
   ck_assert_ptr_null(tj_module_find(out, "conv2d2"));
   ck_assert_ptr_null(tj_module_find(out, "relu"));
   const tj_prim_func_t *f = tj_module_find_prim(out, "fused_conv2d2_relu");
@@ -367,6 +373,141 @@ START_TEST(script_callee_without_root_block) {
 }
 END_TEST
 
+/* TVM #17075 and #16433 in TVMScript: add(x, x) feeding a second kernel whose output
+ * buffer and block have the same names as the first one's. */
+static const char twice_text[] =
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @T.prim_func(private=True)\n"
+    "    def add(A: T.Buffer((T.int64(4), T.int64(4)), \"float16\"), B: T.Buffer((T.int64(4), T.int64(4)), \"float16\"), Out: T.Buffer((T.int64(4), T.int64(4)), \"float16\")):\n"
+    "        for i, j in T.grid(T.int64(4), T.int64(4)):\n"
+    "            with T.block(\"add\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                Out[vi, vj] = A[vi, vj] + B[vi, vj]\n"
+    "    @T.prim_func(private=True)\n"
+    "    def add1(A: T.Buffer((T.int64(4), T.int64(4)), \"float16\"), Out: T.Buffer((T.int64(4), T.int64(4)), \"float16\")):\n"
+    "        for i, j in T.grid(T.int64(4), T.int64(4)):\n"
+    "            with T.block(\"add\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                Out[vi, vj] = A[vi, vj] + T.float16(1)\n"
+    "    @R.function(private=True)\n"
+    "    def fused_add_add1(x: R.Tensor((4, 4), \"float16\")) -> R.Tensor((4, 4), \"float16\"):\n"
+    "        R.func_attr({\"Primitive\": 1})\n"
+    "        cls = Module\n"
+    "        with R.dataflow():\n"
+    "            lv = R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((4, 4), \"float16\"))\n"
+    "            gv = R.call_tir(cls.add1, (lv,), out_sinfo=R.Tensor((4, 4), \"float16\"))\n"
+    "            R.output(gv)\n"
+    "        return gv\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((4, 4), \"float16\")) -> R.Tensor((4, 4), \"float16\"):\n"
+    "        cls = Module\n"
+    "        with R.dataflow():\n"
+    "            gv = cls.fused_add_add1(x)\n"
+    "            R.output(gv)\n"
+    "        return gv\n";
+
+/* What FuseTIR must make of it, written out (names of bound things do not matter). */
+static const char twice_expected[] =
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @T.prim_func(private=True)\n"
+    "    def fused_add_add1(x: T.Buffer((T.int64(4), T.int64(4)), \"float16\"), Out_intermediate_1: T.Buffer((T.int64(4), T.int64(4)), \"float16\")):\n"
+    "        T.func_attr({\"tir.noalias\": T.bool(True)})\n"
+    "        Out_intermediate = T.alloc_buffer((T.int64(4), T.int64(4)), \"float16\")\n"
+    "        for i, j in T.grid(T.int64(4), T.int64(4)):\n"
+    "            with T.block(\"add\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(x[vi, vj])\n"
+    "                T.writes(Out_intermediate[vi, vj])\n"
+    "                Out_intermediate[vi, vj] = x[vi, vj] + x[vi, vj]\n"
+    "        for i, j in T.grid(T.int64(4), T.int64(4)):\n"
+    "            with T.block(\"add_1\"):\n"
+    "                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "                T.reads(Out_intermediate[vi, vj])\n"
+    "                T.writes(Out_intermediate_1[vi, vj])\n"
+    "                Out_intermediate_1[vi, vj] = Out_intermediate[vi, vj] + T.float16(1)\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((4, 4), \"float16\")) -> R.Tensor((4, 4), \"float16\"):\n"
+    "        cls = Module\n"
+    "        with R.dataflow():\n"
+    "            gv = R.call_tir(cls.fused_add_add1, (x,), out_sinfo=R.Tensor((4, 4), \"float16\"))\n"
+    "            R.output(gv)\n"
+    "        return gv\n";
+
+START_TEST(script_tensor_twice_and_same_output_names) {
+  if (!fi_parser_available() || !fi_struct_equal_available()) return;
+  fixture_t fx;
+  fx_init(&fx);
+  tj_module_t *m, *want;
+  TU_OK(fi_parse_text(fx.a, twice_text, &m));
+  TU_OK(fi_parse_text(fx.a, twice_expected, &want));
+  const tj_module_t *out;
+  TU_OK(tj_fuse_tir(&fx.ctx, m, &out));
+  char why[512];
+  ck_assert_msg(tj_struct_equal_module(out, want, why, sizeof why), "%s", why);
+  const tj_prim_func_t *f = tj_module_find_prim(out, "fused_add_add1");
+  ck_assert_str_eq(tj_prim_func_root_block(f)->alloc_buffers[0]->name, "Out_intermediate");
+  ck_assert_str_eq(f->buffer_map[1]->name, "Out_intermediate_1");
+  fi_names_t names;
+  fi_block_names(f, &names);
+  ck_assert_str_eq(names.text, "add,add_1");
+  tj_arena_free(fx.a);
+}
+END_TEST
+
+/* A dtype disagreement written in TVMScript: the seed bug's shape (f32 into f16). */
+static const char mismatch_text[] =
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @T.prim_func(private=True)\n"
+    "    def cast(A: T.Buffer((T.int64(4),), \"float16\"), B: T.Buffer((T.int64(4),), \"float32\")):\n"
+    "        for i in range(T.int64(4)):\n"
+    "            with T.block(\"compute\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                B[vi] = T.Cast(\"float32\", A[vi])\n"
+    "    @T.prim_func(private=True)\n"
+    "    def relu(lv: T.Buffer((T.int64(4),), \"float16\"), compute: T.Buffer((T.int64(4),), \"float16\")):\n"
+    "        for i in range(T.int64(4)):\n"
+    "            with T.block(\"compute\"):\n"
+    "                vi = T.axis.remap(\"S\", [i])\n"
+    "                compute[vi] = T.max(lv[vi], T.float16(0))\n"
+    "    @R.function(private=True)\n"
+    "    def fused_cast_relu(x: R.Tensor((4,), \"float16\")) -> R.Tensor((4,), \"float16\"):\n"
+    "        R.func_attr({\"Primitive\": 1})\n"
+    "        cls = Module\n"
+    "        with R.dataflow():\n"
+    "            lv = R.call_tir(cls.cast, (x,), out_sinfo=R.Tensor((4,), \"float32\"))\n"
+    "            gv = R.call_tir(cls.relu, (lv,), out_sinfo=R.Tensor((4,), \"float16\"))\n"
+    "            R.output(gv)\n"
+    "        return gv\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((4,), \"float16\")) -> R.Tensor((4,), \"float16\"):\n"
+    "        cls = Module\n"
+    "        with R.dataflow():\n"
+    "            gv = cls.fused_cast_relu(x)\n"
+    "            R.output(gv)\n"
+    "        return gv\n";
+
+START_TEST(script_dtype_mismatch) {
+  if (!fi_parser_available()) return;
+  fixture_t fx;
+  fx_init(&fx);
+  tj_module_t *m;
+  TU_OK(fi_parse_text(fx.a, mismatch_text, &m));
+  const tj_module_t *out;
+  tj_status_t *st = tj_fuse_tir(&fx.ctx, m, &out);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(tj_status_code(st), TJ_ERR_VERIFY);
+  const char *msg = tj_status_text(st);
+  ck_assert_msg(strstr(msg, "'fused_cast_relu'") && strstr(msg, "'gv'") && strstr(msg, "'relu'") &&
+                    strstr(msg, "'lv'") && strstr(msg, "float32[4]") && strstr(msg, "float16[4]"),
+                "unclear message: %s", msg);
+  tj_status_free(st);
+  tj_arena_free(fx.a);
+}
+END_TEST
+
 /* Cases that may fail for reasons outside FuseTIR (each passes with the fix named). */
 static const char *const exceptions[] = {
     "fuse_tir__test_fuse_of_dynamic_kernel_with_var_params_and_static_args: expected names its blocks compute_Y and "
@@ -393,6 +534,8 @@ int main(void) {
   tcase_add_test(tc, seed_through_the_pipeline);
   tcase_add_test(tc, script_same_buffer_read_twice);
   tcase_add_test(tc, script_callee_without_root_block);
+  tcase_add_test(tc, script_tensor_twice_and_same_output_names);
+  tcase_add_test(tc, script_dtype_mismatch);
   tcase_add_test(tc, conformance);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
