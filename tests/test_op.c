@@ -367,6 +367,36 @@ START_TEST(simplifier_folds_linear_shape_arithmetic) {
 }
 END_TEST
 
+START_TEST(manipulation_and_norm_ops_keep_symbolic_dims) {
+  const tj_tir_expr_t *a = tj_tir_var(arena, "a", TJ_I64), *b = tj_tir_var(arena, "b", TJ_I64);
+  const tj_tir_expr_t *xs[2] = {a, b};
+  const tj_rx_expr_t *x = sym_var("x", TJ_F32, 2, xs), *c;
+  TU_OK(call2("R.permute_dims", x, NULL, NULL, &c));
+  ck_assert(c->sinfo->tensor.shape[0] == b && c->sinfo->tensor.shape[1] == a);
+  TU_OK(call2("R.nn.softmax", x, NULL, attrs1("axis", tj_attr_int(0)), &c));
+  ck_assert(c->sinfo->tensor.shape[0] == a && c->sinfo->tensor.shape[1] == b);
+  /* reshape(x, (a // 2, b * 2)) keeps the given expressions. */
+  const tj_tir_expr_t *half = tj_tir_binary(arena, TJ_TIR_FLOOR_DIV, a, tj_tir_i64(arena, 2));
+  const tj_tir_expr_t *twice = tj_tir_binary(arena, TJ_TIR_MUL, b, tj_tir_i64(arena, 2));
+  const tj_rx_expr_t *fields[2] = {tj_rx_prim_value(arena, half), tj_rx_prim_value(arena, twice)};
+  TU_OK(call2("R.reshape", x, tj_rx_tuple(arena, 2, fields), NULL, &c));
+  ck_assert(c->sinfo->tensor.shape[0] == half && c->sinfo->tensor.shape[1] == twice);
+  const tj_rx_expr_t *minus[2] = {tj_rx_prim_value(arena, tj_tir_i64(arena, -1)), tj_rx_prim_value(arena, b)};
+  TU_OK(call2("R.reshape", x, tj_rx_tuple(arena, 2, minus), NULL, &c));
+  ck_assert_int_eq(tj_op_compare_dims(c->sinfo->tensor.shape[0], a), TJ_DIM_UNKNOWN); /* (a*b) // b: kept whole */
+  ck_assert_ptr_eq(c->sinfo->tensor.shape[1], b);
+  const tj_tir_expr_t *gs[1] = {b};
+  const tj_rx_expr_t *g = sym_var("g", TJ_F32, 1, gs);
+  const tj_rx_expr_t *args[3] = {x, g, g};
+  TU_OK(tj_op_make_call(&ctx, tj_op_lookup("relax.nn.layer_norm"), 3, args, attrs1("axes", ints(1, -1)), &c));
+  ck_assert(c->sinfo->tensor.shape[0] == a && c->sinfo->tensor.shape[1] == b);
+  const tj_rx_expr_t *ga = sym_var("ga", TJ_F32, 1, xs);
+  /* b vs a cannot be decided statically: accepted, as TVM does without a proof. */
+  const tj_rx_expr_t *args2[3] = {x, g, ga};
+  TU_OK(tj_op_make_call(&ctx, tj_op_lookup("relax.nn.layer_norm"), 3, args2, attrs1("axes", ints(1, -1)), &c));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("op");
   TCase *tc = tcase_create("registry");
@@ -384,6 +414,7 @@ int main(void) {
   tcase_add_test(tc, matmul_broadcasts_symbolic_batches);
   tcase_add_test(tc, softmax_permute_reshape_layer_norm_astype);
   tcase_add_test(tc, simplifier_folds_linear_shape_arithmetic);
+  tcase_add_test(tc, manipulation_and_norm_ops_keep_symbolic_dims);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
