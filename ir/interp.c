@@ -376,6 +376,8 @@ static ival_t interp_eval(interp_t *ip, const tj_tir_expr_t *e);
 static char *interp_buffer_addr(interp_t *ip, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *indices);
 
 static int64_t interp_eval_int(interp_t *ip, const tj_tir_expr_t *e, const char *what) {
+  if (e && e->kind == TJ_TIR_INT_IMM && e->dtype.lanes == 1 && e->dtype.code != TJ_DT_FLOAT)
+    return interp_wrap(e->dtype, e->int_imm);
   if (!e) {
     interp_fail(ip, TJ_ERR_INVALID_ARGUMENT, "missing %s", what);
     return 0;
@@ -748,8 +750,12 @@ static void interp_run_block(interp_t *ip, const tj_block_t *b, const ival_t *va
     var->val = vals[n_bound];
   }
   int n_alloc = 0, n_match = 0;
-  saved_t *saved = tj_calloc((size_t)(b->n_alloc_buffers + b->n_match_buffers) + 1, sizeof *saved);
-  char **mems = tj_calloc((size_t)b->n_alloc_buffers + 1, sizeof *mems);
+  /* Most blocks allocate nothing: keep their bookkeeping on the stack. */
+  saved_t saved_local[4];
+  char *mems_local[4];
+  bool small = b->n_alloc_buffers + b->n_match_buffers <= 4;
+  saved_t *saved = small ? saved_local : tj_calloc((size_t)(b->n_alloc_buffers + b->n_match_buffers), sizeof *saved);
+  char **mems = small ? mems_local : tj_calloc((size_t)b->n_alloc_buffers + 1, sizeof *mems);
   if (!saved || !mems) interp_oom(ip);
   for (; !ip->err && n_alloc < b->n_alloc_buffers; n_alloc++)
     if (!interp_alloc(ip, b->alloc_buffers[n_alloc], &saved[n_alloc], &mems[n_alloc])) break;
@@ -762,8 +768,10 @@ static void interp_run_block(interp_t *ip, const tj_block_t *b, const ival_t *va
     if (data) interp_restore(data, saved[b->n_alloc_buffers + i]);
   }
   for (int i = n_alloc - 1; i >= 0; i--) interp_release(ip, b->alloc_buffers[i], saved[i], mems[i]);
-  tj_free(saved);
-  tj_free(mems);
+  if (!small) {
+    tj_free(saved);
+    tj_free(mems);
+  }
   for (int i = n_bound - 1; i >= 0; i--) interp_restore(interp_find(ip, b->iter_vars[i].var), iter_saved[i]);
 }
 
