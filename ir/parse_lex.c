@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ir/parse_ast.h"
+#include "support/alloc.h"
 #include "support/strbuf.h"
 
 /* ---- errors ---- */
@@ -45,7 +46,7 @@ void tj_parse_fail(tj_parse_src_t *src, tj_src_pos_t pos, const char *fmt, ...) 
   char *text = tj_strbuf_take(&sb);
   src->error = text ? tj_status_new(TJ_ERR_PARSE, "%s", text) : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   tj_strbuf_free(&sb);
-  if (text) free(text);
+  tj_free(text);
   longjmp(*src->on_error, 1);
 }
 

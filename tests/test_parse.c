@@ -343,6 +343,47 @@ START_TEST(mutated_sources_fail_cleanly) {
 }
 END_TEST
 
+START_TEST(allocation_failures_fail_cleanly) {
+  const char *text =
+      "@I.ir_module\nclass M:\n"
+      "    @T.prim_func(private=True)\n"
+      "    def k(A: T.Buffer((T.int64(4),), \"float16\"), B: T.Buffer((T.int64(4),), \"float16\")):\n"
+      "        for i in T.grid(T.int64(4)):\n"
+      "            with T.block(\"b\"):\n"
+      "                vi = T.axis.spatial(T.int64(4), i)\n"
+      "                B[vi] = T.max(A[vi], T.float16(0))\n"
+      "    @R.function\n"
+      "    def main(x: R.Tensor((4,), \"float16\")) -> R.Tensor((4,), \"float16\"):\n"
+      "        cls = M\n"
+      "        with R.dataflow():\n"
+      "            y = R.call_tir(cls.k, (x,), out_sinfo=R.Tensor((4,), \"float16\"))\n"
+      "            z = R.add(y, y)\n"
+      "            R.output(z)\n"
+      "        return z\n";
+  int ok = 0, oom = 0;
+  for (long n = 0; n < 400; n += 3) {
+    tj_arena_t *a = tj_arena_create();
+    if (!a) continue;
+    tj_module_t *m = NULL;
+    tj_alloc_fail_after(n);
+    tj_status_t *s = tj_parse_module(a, "m.rx", text, strlen(text), &m);
+    tj_alloc_fail_reset();
+    if (s) {
+      ck_assert_msg(tj_status_code(s) == TJ_ERR_OUT_OF_MEMORY, "after %ld allocations: %s", n, tj_status_text(s));
+      ck_assert_ptr_null(m);
+      oom++;
+    } else {
+      ck_assert_ptr_nonnull(m);
+      ok++;
+    }
+    tj_status_free(s);
+    tj_arena_free(a);
+  }
+  ck_assert_int_gt(oom, 0);
+  ck_assert_int_gt(ok, 0);
+}
+END_TEST
+
 /* ---- hand-written errors: exact position, caret, expectation ---- */
 
 static void expect_error_at(const char *text, size_t len, const char *where, const char *phrase) {
@@ -691,6 +732,7 @@ int main(void) {
   tcase_add_test(tc, failed_parse_leaves_output_untouched);
   tcase_add_test(tc, round_trip_seed_and_corpus);
   tcase_add_test(tc, mutated_sources_fail_cleanly);
+  tcase_add_test(tc, allocation_failures_fail_cleanly);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
