@@ -207,11 +207,19 @@ static bool is_raw_handle(const call_tir_check_t *k, int i) {
   return !param_buffer(k->f, i) && p && p->dtype.code == TJ_DT_HANDLE;
 }
 
+/* A scalar parameter takes a PrimValue of its dtype (TVM legalizes `R.add(x, R.prim_value(...))` so). */
+static bool matches_scalar(const call_tir_check_t *k, int i, const tj_sinfo_t *s) {
+  const tj_tir_expr_t *p = k->f->params ? k->f->params[i] : NULL;
+  if (!p || param_buffer(k->f, i) || !s || s->kind != TJ_SINFO_PRIM) return false;
+  return tj_dtype_is_void(s->prim.dtype) || tj_dtype_eq(s->prim.dtype, p->dtype);
+}
+
 static void check_args(call_tir_check_t *k) {
   for (int i = 0; i < k->v.n_args; i++) {
     const tj_rx_expr_t *a = k->v.args[i];
     const tj_sinfo_t *s = tj_verify_sinfo_of(k->r, a, NULL);
     if (!s) continue; /* reported where the var is defined */
+    if (matches_scalar(k, i, s)) continue;
     if (is_raw_handle(k, i) ? tj_sinfo_is_tensor(s) : matches_buffer(s, param_buffer(k->f, i), &k->bd)) continue;
     tj_verify_problem(k->r, "%s: %s: call_tir argument %d ('%s': %s) does not match parameter %d '%s' of '%s' (%s)",
                       k->site->func, k->site->where, i, arg_label(k->r, a), tj_verify_fmt_sinfo(k->r, s), i,

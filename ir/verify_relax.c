@@ -1,7 +1,8 @@
 /* Relax structure (docs/tvm-semantics.md §6.1): definition before use, a single
  * definition per var, dataflow scoping, A-normal form, no If in dataflow blocks,
  * struct info present and binding annotations compatible with the value (at TVM's
- * level L0: kind, dtype and ndim; shapes may disagree, as TVM's parser allowed). */
+ * level L0: kind, dtype and ndim; shapes may disagree, as TVM's parser allowed), and
+ * a returned tensor agrees with a declared tensor return in dtype and ndim. */
 #include <string.h>
 
 #include "ir/sinfo.h"
@@ -269,7 +270,10 @@ static void check_return(rx_ctx_t *c, const tj_rx_func_t *f) {
   c->site.where = "return value";
   if (!f->ret_sinfo || !f->body) return;
   const tj_sinfo_t *body = tj_verify_sinfo_of(c->r, f->body, NULL);
-  if (body && tj_sinfo_base_check(f->ret_sinfo, body) == TJ_SINFO_FAIL_L0)
+  /* TVM does not compare the two (a `-> None` function may return a tensor); a tensor
+   * declared and a tensor of another dtype or ndim returned is a bug all the same. */
+  if (tj_sinfo_is_tensor(body) && tj_sinfo_is_tensor(f->ret_sinfo) &&
+      tj_sinfo_base_check(f->ret_sinfo, body) == TJ_SINFO_FAIL_L0)
     PROBLEM(c, "struct info %s is not compatible with the declared return type %s", tj_verify_fmt_sinfo(c->r, body),
             tj_verify_fmt_sinfo(c->r, f->ret_sinfo));
 }
