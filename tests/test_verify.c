@@ -658,6 +658,74 @@ START_TEST(pipeline_output_is_well_formed_after_every_pass) {
 }
 END_TEST
 
+/* ---------- TVMScript (needs the parser) ---------- */
+
+/* Parses text; NULL (test skipped) while the reader is not built. */
+static tj_module_t *parse_or_skip(const char *name, const char *text) {
+  tj_module_t *m = NULL;
+  tj_status_t *st = tj_parse_module(A, name, text, strlen(text), &m);
+  if (st && tj_status_code(st) == TJ_ERR_UNSUPPORTED) {
+    printf("skipped: %s\n", tj_status_message(st));
+    tj_status_free(st);
+    return NULL;
+  }
+  if (st) ck_abort_msg("%s does not parse: %s", name, tj_status_text(st));
+  return m;
+}
+
+START_TEST(seed_model_is_well_formed) {
+  const char *shared = tu_shared_dir();
+  if (!shared) {
+    puts("skipped: ../shared is absent");
+    return;
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
+  char *text = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(text);
+  tj_module_t *m = parse_or_skip("seed.rx", text);
+  free(text);
+  if (m) assert_well_formed(m);
+}
+END_TEST
+
+#define SHAPE4 "(T.int64(16), T.int64(32), T.int64(32), T.int64(16))"
+#define RELU_FN(name, in_dt, out_dt, value)                                                      \
+  "    @T.prim_func(private=True)\n"                                                             \
+  "    def " name "(lv: T.Buffer(" SHAPE4 ", \"" in_dt "\"), compute: T.Buffer(" SHAPE4           \
+  ", \"" out_dt "\")):\n"                                                                        \
+  "        T.func_attr({\"tir.noalias\": T.bool(True)})\n"                                        \
+  "        for i0, i1, i2, i3 in T.grid(T.int64(16), T.int64(32), T.int64(32), T.int64(16)):\n"   \
+  "            with T.block(\"compute\"):\n"                                                      \
+  "                v_i0, v_i1, v_i2, v_i3 = T.axis.remap(\"SSSS\", [i0, i1, i2, i3])\n"            \
+  "                T.reads(lv[v_i0, v_i1, v_i2, v_i3])\n"                                          \
+  "                T.writes(compute[v_i0, v_i1, v_i2, v_i3])\n"                                    \
+  "                compute[v_i0, v_i1, v_i2, v_i3] = " value "\n"
+
+/* The seed's mistake in TVMScript: an astype-like producer makes lv10 float32, and relu
+ * (float16 buffers) consumes it. */
+static const char *k_f32_into_f16 =
+    "@I.ir_module\n"
+    "class Module:\n" RELU_FN("relu", "float16", "float16", "T.max(lv[v_i0, v_i1, v_i2, v_i3], T.float16(0))")
+    RELU_FN("cast", "float16", "float32", "T.Cast(\"float32\", lv[v_i0, v_i1, v_i2, v_i3])")
+    "    @R.function\n"
+    "    def main(x: R.Tensor((16, 32, 32, 16), dtype=\"float16\")) -> R.Tensor((16, 32, 32, 16), dtype=\"float16\"):\n"
+    "        cls = Module\n"
+    "        with R.dataflow():\n"
+    "            lv9 = R.call_tir(cls.relu, (x,), out_sinfo=R.Tensor((16, 32, 32, 16), dtype=\"float16\"))\n"
+    "            lv10 = R.call_tir(cls.cast, (lv9,), out_sinfo=R.Tensor((16, 32, 32, 16), dtype=\"float32\"))\n"
+    "            lv11 = R.call_tir(cls.relu, (lv10,), out_sinfo=R.Tensor((16, 32, 32, 16), dtype=\"float16\"))\n"
+    "            R.output(lv11)\n"
+    "        return lv11\n";
+
+START_TEST(tvmscript_float32_into_float16_parameter) {
+  tj_module_t *m = parse_or_skip("f32_into_f16.rx", k_f32_into_f16);
+  if (!m) return;
+  assert_problems(m, "main: binding 'lv11': call_tir argument 0 ('lv10': float32[16, 32, 32, 16]) does not match "
+                     "parameter 0 'lv' of 'relu' (float16[16, 32, 32, 16])");
+}
+END_TEST
+
 /* ---------- conformance (needs ../shared and the parser) ---------- */
 
 /* "well_formed: true|false" from expect.txt; -1 when absent. */
@@ -773,6 +841,8 @@ int main(void) {
   tcase_add_test(tc, primitive_function_invariant);
   tcase_add_test(tc, weird_ir_does_not_crash);
   tcase_add_test(tc, pipeline_output_is_well_formed_after_every_pass);
+  tcase_add_test(tc, seed_model_is_well_formed);
+  tcase_add_test(tc, tvmscript_float32_into_float16_parameter);
   tcase_add_test(tc, conformance_well_formed_cases);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
