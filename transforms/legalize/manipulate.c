@@ -1,12 +1,9 @@
 /* R.permute_dims → topi.transpose (`transpose`, block T_transpose) and
  * R.reshape → topi.reshape (`reshape`, block T_reshape).
  *
- * reshape reads x at unravel(ravel(out index)). TVM's simplifier rewrites the
- * index expressions; we emit the forms it produces for static shapes: flat =
- * Σ ax_i * stride_i, and per input dim of size s and inner stride P:
- * `flat % (P*s) // P` (P > 1), `flat % s` (P = 1), 0 (s = 1); symbolic dims keep
- * `flat // P % s`. Shapes whose dims cancel out (e.g. (2,3,4) → (6,4)) would be
- * simplified further by TVM; those PrimFuncs are correct but not identical. */
+ * reshape reads x at unravel(ravel(out index)), with the index expressions in
+ * the canonical form TVM's simplifier leaves them (it does not use iterator
+ * bounds here): see unravel_dim. Symbolic shapes keep `flat // P % s`. */
 #include "transforms/legalize/legalize.h"
 
 tj_status_t *tj_legalize_permute_dims(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
@@ -57,6 +54,85 @@ static bool is_const(const tj_tir_expr_t *e, int64_t v) {
   return tj_tir_is_const_int(e, &x) && x == v;
 }
 
+/* A linear index Σ coef_i * var_i with constant coefficients (static shapes). */
+typedef struct lin {
+  int n;
+  const tj_tir_expr_t *var[TJ_LG_MAX_ITERS];
+  int64_t coef[TJ_LG_MAX_ITERS];
+} lin_t;
+
+/* The sum in its original term order, leaving out terms whose coefficient is a
+ * multiple of `drop_mod` (0: keep all); NULL when nothing is left. */
+static const tj_tir_expr_t *lin_expr(tj_arena_t *a, const lin_t *l, int64_t drop_mod) {
+  const tj_tir_expr_t *sum = NULL;
+  for (int i = 0; i < l->n; i++) {
+    if (drop_mod && l->coef[i] % drop_mod == 0) continue;
+    const tj_tir_expr_t *t = l->coef[i] == 1 ? l->var[i] : tj_tir_binary(a, TJ_TIR_MUL, l->var[i], tj_tir_i64(a, l->coef[i]));
+    sum = sum ? tj_tir_binary(a, TJ_TIR_ADD, sum, t) : t;
+  }
+  return sum;
+}
+
+/* Input index `flat // P % s` in the canonical form TVM's simplifier gives it:
+ * terms divisible by P leave the division, terms divisible by s vanish under the
+ * modulo, and `(r // P) % s` becomes `r % (P * s) // P`. */
+static const tj_tir_expr_t *unravel_dim(tj_arena_t *a, const lin_t *flat, int64_t P, int64_t s) {
+  if (s == 1) return tj_tir_i64(a, 0);
+  lin_t rest = {0}, quot = {0};
+  for (int i = 0; i < flat->n; i++) {
+    lin_t *dst = flat->coef[i] % P == 0 ? &quot : &rest;
+    dst->var[dst->n] = flat->var[i];
+    dst->coef[dst->n++] = flat->coef[i] % P == 0 ? flat->coef[i] / P : flat->coef[i];
+  }
+  const tj_tir_expr_t *q = lin_expr(a, &quot, s);
+  if (rest.n == 0) return q ? tj_tir_binary(a, TJ_TIR_FLOOR_MOD, q, tj_tir_i64(a, s)) : tj_tir_i64(a, 0);
+  const tj_tir_expr_t *r = lin_expr(a, &rest, 0);
+  if (!q)
+    return tj_tir_binary(a, TJ_TIR_FLOOR_DIV, tj_tir_binary(a, TJ_TIR_FLOOR_MOD, r, tj_tir_i64(a, P * s)), tj_tir_i64(a, P));
+  const tj_tir_expr_t *sum = tj_tir_binary(a, TJ_TIR_ADD, tj_tir_binary(a, TJ_TIR_FLOOR_DIV, r, tj_tir_i64(a, P)), q);
+  return tj_tir_binary(a, TJ_TIR_FLOOR_MOD, sum, tj_tir_i64(a, s));
+}
+
+/* Static shapes: flat = Σ ax_i * (product of the later output dims). */
+static bool static_unravel(tj_arena_t *a, const tj_tir_expr_t *const *iv, int no, const tj_tir_expr_t *const *oshape,
+                           const tj_buffer_t *x, const tj_tir_expr_t **idx) {
+  int64_t od[TJ_LG_MAX_ITERS], id[TJ_LG_MAX_ITERS];
+  for (int i = 0; i < no; i++)
+    if (!tj_tir_is_const_int(oshape[i], &od[i])) return false;
+  for (int i = 0; i < x->ndim; i++)
+    if (!tj_tir_is_const_int(x->shape[i], &id[i])) return false;
+  lin_t flat = {0};
+  for (int i = 0; i < no; i++) {
+    int64_t c = 1;
+    for (int j = i + 1; j < no; j++) c *= od[j];
+    flat.var[flat.n] = iv[i];
+    flat.coef[flat.n++] = c;
+  }
+  int64_t P = 1;
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    idx[d] = unravel_dim(a, &flat, P, id[d]);
+    P *= id[d];
+  }
+  return true;
+}
+
+/* Symbolic shapes: `flat // P % s` with flat = Σ ax_i * stride_i. */
+static void symbolic_unravel(tj_arena_t *a, const tj_tir_expr_t *const *iv, int no, const tj_tir_expr_t *const *oshape,
+                             const tj_buffer_t *x, const tj_tir_expr_t **idx) {
+  const tj_tir_expr_t *flat = tj_tir_i64(a, 0);
+  for (int i = 0; i < no; i++) {
+    const tj_tir_expr_t *term = iv[i];
+    for (int j = i + 1; j < no; j++) term = mul_flat(a, term, oshape[j]);
+    flat = tj_lg_add(a, flat, term);
+  }
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    const tj_tir_expr_t *P = tj_tir_i64(a, 1);
+    for (int j = d + 1; j < x->ndim; j++) P = tj_lg_mul(a, P, x->shape[j]);
+    const tj_tir_expr_t *s = x->shape[d];
+    idx[d] = is_const(s, 1) ? tj_tir_i64(a, 0) : tj_lg_floormod(a, tj_lg_floordiv(a, flat, P), s);
+  }
+}
+
 tj_status_t *tj_legalize_reshape(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   if (call->call.n_args < 1) return NULL;
@@ -81,30 +157,7 @@ tj_status_t *tj_legalize_reshape(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, con
   tj_lg_stage_t st;
   tj_lg_stage_spatial(&te, &st, "T_reshape", no, oshape, "ax");
   if (te.failed) return tj_lg_te_finish(&te, "reshape", NULL, out_expr);
-  /* flat index over the output */
-  const tj_tir_expr_t *flat = tj_tir_i64(a, 0);
-  for (int i = 0; i < no; i++) {
-    if (is_const(oshape[i], 1)) continue; /* an extent-1 iterator is 0 */
-    const tj_tir_expr_t *term = st.iv[i];
-    for (int j = i + 1; j < no; j++) term = mul_flat(a, term, oshape[j]);
-    flat = tj_lg_add(a, flat, term);
-  }
-  /* unravel over the input */
-  for (int d = ni - 1; d >= 0; d--) {
-    const tj_tir_expr_t *P = tj_tir_i64(a, 1);
-    for (int j = d + 1; j < ni; j++) P = tj_lg_mul(a, P, x->shape[j]);
-    const tj_tir_expr_t *s = x->shape[d];
-    int64_t pv, sv;
-    if (is_const(s, 1)) {
-      idx[d] = tj_tir_i64(a, 0);
-    } else if (is_const(P, 1)) {
-      idx[d] = tj_lg_floormod(a, flat, s);
-    } else if (tj_tir_is_const_int(P, &pv) && tj_tir_is_const_int(s, &sv)) {
-      idx[d] = tj_lg_floordiv(a, tj_lg_floormod(a, flat, tj_tir_i64(a, pv * sv)), P);
-    } else {
-      idx[d] = tj_lg_floormod(a, tj_lg_floordiv(a, flat, P), s);
-    }
-  }
+  if (!static_unravel(a, st.iv, no, oshape, x, idx)) symbolic_unravel(a, st.iv, no, oshape, x, idx);
   tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, no, st.iv, tj_lg_load(a, x, ni, idx)));
   return tj_lg_te_finish(&te, "reshape", out_sinfo, out_expr);
 }
