@@ -565,10 +565,16 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
     check_status(c, call->pos, tj_op_make_call(&c->rxfn->ictx, def, n_args, args, attrs, &out));
     return rx_val(call->pos, out);
   }
-  /* An op without a registry entry: kept as written, struct info unknown. */
-  const char *op = TJ_CHK(c, tj_arena_printf(c->arena, "relax.%s", name + 2));
-  const tj_rx_expr_t *e = TJ_CHK(c, tj_rx_call(c->arena, TJ_CHK(c, tj_rx_op(c->arena, op)), n_args, args, attrs, 0, NULL));
-  return rx_val(call->pos, TJ_CHK(c, tj_rx_with_sinfo(c->arena, e, TJ_CHK(c, tj_sinfo_object(c->arena)))));
+  /* An op without a registry entry: tvmjit could neither infer nor run it. */
+  char known[600] = "";
+  int n_ops = 0;
+  const tj_op_def_t *const *ops = tj_op_all(&n_ops);
+  for (int i = 0; i < n_ops; i++) {
+    if (!ops[i]->script_name || !strcmp(ops[i]->script_name, "R.call_tir")) continue;
+    size_t used = strlen(known);
+    snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", ops[i]->script_name);
+  }
+  tj_parse_fail(c->src, call->pos, "unknown or unsupported operator '%s' (supported: %s)", name, known);
 }
 
 static tj_val_t call_function(tj_pctx_t *c, const tj_py_t *call, const tj_rx_expr_t *callee) {

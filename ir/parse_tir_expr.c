@@ -215,9 +215,12 @@ static bool literal_binop(tj_pctx_t *c, tj_src_pos_t pos, const char *op, const 
   return true;
 }
 
+static const tj_tir_expr_t *broadcast_literal(tj_pctx_t *c, const tj_val_t *lit, const tj_val_t *other);
+
 const tj_tir_expr_t *tj_tir_binop(tj_pctx_t *c, tj_src_pos_t pos, tj_tir_expr_kind_t kind, tj_val_t va,
                                   tj_val_t vb) {
-  const tj_tir_expr_t *a = tj_tir_as_expr(c, &va), *b = tj_tir_as_expr(c, &vb);
+  /* a Python literal takes the other operand's dtype (x_f16 * 2.0 stays float16) */
+  const tj_tir_expr_t *a = broadcast_literal(c, &va, &vb), *b = broadcast_literal(c, &vb, &va);
   if (a->dtype.code == TJ_DT_HANDLE || b->dtype.code == TJ_DT_HANDLE)
     tj_parse_fail(c->src, pos, "arithmetic on a handle");
   if ((kind == TJ_TIR_FLOOR_DIV || kind == TJ_TIR_FLOOR_MOD) && (!tj_dtype_is_int(a->dtype) || !tj_dtype_is_int(b->dtype)))

@@ -536,6 +536,12 @@ START_TEST(errors_relax_rules) {
   expect_error(buf, "m.rx:3:5:", "R.output(...) is only allowed");
   snprintf(buf, sizeof buf, "%s    y = R.call_tir(\"f\", (x,), R.Tensor((T.Cast(\"int64\"),), \"float32\"))\n    return y\n", sig);
   expect_error(buf, "m.rx:3:41:", "T.Cast expects 2 arguments");
+  snprintf(buf, sizeof buf, "%s    y = R.nn.rlu(x)\n    return y\n", sig);
+  expect_error(buf, "m.rx:3:9:", "unknown or unsupported operator 'R.nn.rlu' (supported: ");
+  snprintf(buf, sizeof buf, "%s    y = R.permute_dims(x, axes=[0], bogus=1)\n    return y\n", sig);
+  expect_error(buf, "m.rx:3:9:", "bogus");
+  snprintf(buf, sizeof buf, "%s    y: R.Shape = x\n    return y\n", sig);
+  expect_error(buf, "m.rx:3:5:", "cannot annotate 'y'");
 }
 END_TEST
 
