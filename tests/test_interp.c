@@ -481,12 +481,35 @@ START_TEST(seed_conv2d2_relu_match_numpy_bit_exactly) {
 }
 END_TEST
 
-/* The whole network, call by call as main does. */
+START_TEST(seed_layer_norm_matches_numpy_bit_exactly) {
+  seed_t s = {0};
+  if (!load_seed(&s)) return;
+  char path[2048];
+  snprintf(path, sizeof path, "%s/tests/fixtures/conv1_f16_acc16.npy", tu_source_dir());
+  tj_tensor_t *conv1, *out = new_nhwc();
+  TU_OK(tj_npy_load(path, &conv1));
+  tj_tensor_t *args[4] = {conv1, (tj_tensor_t *)param(&s, "gamma"), (tj_tensor_t *)param(&s, "beta"), out};
+  run(&s, "layer_norm", 4, args);
+  int64_t differ;
+  double max;
+  compare_fixture(out, "ln_conv1_f16.npy", &differ, &max);
+  ck_assert_msg(differ == 0, "%lld elements differ from numpy (max %g)", (long long)differ, max);
+  tj_tensor_free(conv1);
+  tj_tensor_free(out);
+  tj_tensor_free(s.data);
+  tj_npz_free(s.params);
+}
+END_TEST
+
+/* The whole network, call by call as main does (three convolutions: about a minute of
+ * CPU, so only with TVMJIT_SLOW_TESTS=1; conv2d2, relu and layer_norm are each checked
+ * bit-exactly above). */
 START_TEST(seed_network_matches_numpy) {
-#if defined(__SANITIZE_ADDRESS__)
-  fprintf(stderr, "test_interp: the full seed network is skipped under AddressSanitizer (too slow)\n");
-  return;
-#endif
+  const char *slow = getenv("TVMJIT_SLOW_TESTS");
+  if (!slow || strcmp(slow, "1") != 0) {
+    fprintf(stderr, "test_interp: the full seed network runs only with TVMJIT_SLOW_TESTS=1\n");
+    return;
+  }
   seed_t s = {0};
   if (!load_seed(&s)) return;
   tj_tensor_t *a = new_nhwc(), *b = new_nhwc();
@@ -531,6 +554,7 @@ int main(void) {
   tcase_add_test(tc, errors_name_function_and_block);
   tcase_add_test(tc, allocation_failures_are_clean);
   tcase_add_test(tc, seed_conv2d2_relu_match_numpy_bit_exactly);
+  tcase_add_test(tc, seed_layer_norm_matches_numpy_bit_exactly);
   tcase_add_test(tc, seed_network_matches_numpy);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

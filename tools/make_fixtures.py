@@ -12,6 +12,7 @@ ref_model.py, imported by path, never copied) to write:
                                     (TVM's order ry, rx, rc; rounded after every operation)
   tests/fixtures/y_f16_acc32.npy    reference output, float16 storage, float32 accumulation
   tests/fixtures/conv1_f16_acc16.npy relu(conv2d(x, weight1)), float16 accumulation
+  tests/fixtures/ln_conv1_f16.npy   layer_norm(conv1, gamma, beta) in TVM's float16 form
   tests/fixtures/npy/*.npy          small files written by numpy (versions 1, 2, 3, Fortran
                                     order, big-endian) for the .npy reader tests
   tests/fixtures/npz/*.npz          small archives written by np.savez / np.savez_compressed,
@@ -119,7 +120,10 @@ def main():
     os.makedirs(fix, exist_ok=True)
     np.save(os.path.join(fix, "y_f16_acc16.npy"), ref.model_f16_acc16(inp16))
     np.save(os.path.join(fix, "y_f16_acc32.npy"), ref.model_f16_acc32(inp16))
-    np.save(os.path.join(fix, "conv1_f16_acc16.npy"), ref.relu(ref.conv_f16_acc16(inp16["x"], inp16["w1"])))
+    conv1 = ref.relu(ref.conv_f16_acc16(inp16["x"], inp16["w1"]))
+    np.save(os.path.join(fix, "conv1_f16_acc16.npy"), conv1)
+    # layer_norm (TVM's float16 form, one-pass variance) applied to conv1 with gamma, beta.
+    np.save(os.path.join(fix, "ln_conv1_f16.npy"), ref.layer_norm_f16_tvm(conv1, inp16["gamma"], inp16["beta"]))
     write_npy_fixtures(os.path.join(fix, "npy"))
     write_npz_fixtures(os.path.join(fix, "npz"))
 
