@@ -273,6 +273,33 @@ START_TEST(script_dead_group) {
 }
 END_TEST
 
+/* Get-items of get-items fuse as Injective, but a group with no call computes
+ * nothing: it stays as bindings rather than becoming a function without a kernel. */
+static const char plumbing_text[] =
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((2, 3), \"float32\"), y: R.Tensor((2, 3), \"float32\")) -> R.Tensor((2, 3), \"float32\"):\n"
+    "        with R.dataflow():\n"
+    "            t = (x, y)\n"
+    "            tt = (t, y)\n"
+    "            a = tt[0]\n"
+    "            b = a[0]\n"
+    "            gv = R.add(b, y)\n"
+    "            R.output(gv)\n"
+    "        return gv\n";
+
+START_TEST(script_tuple_plumbing_is_not_a_function) {
+  if (!fi_parser_available()) return;
+  fixture_t fx;
+  fx_init(&fx);
+  const tj_module_t *out = parse_and_fuse(&fx, plumbing_text);
+  ck_assert_int_eq(count_relax(out), 1);
+  ck_assert_int_eq(tj_module_find_relax(out, "main")->body->seq.blocks[0].n_bindings, 5);
+  tj_arena_free(fx.a);
+}
+END_TEST
+
 /* Cases that may fail for reasons outside FuseOps. */
 static const char *const exceptions[] = {
     "fuse_ops__test_multiple_paths: its pipeline starts with LegalizeOps, whose reshape index expressions differ "
@@ -296,6 +323,7 @@ int main(void) {
   tcase_add_test(tc, seed_groups);
   tcase_add_test(tc, script_nothing_fuses_into_conv_input);
   tcase_add_test(tc, script_dead_group);
+  tcase_add_test(tc, script_tuple_plumbing_is_not_a_function);
   tcase_add_test(tc, conformance);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

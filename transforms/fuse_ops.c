@@ -28,6 +28,7 @@ typedef struct creator {
   const tj_rx_func_t *func; /* NULL: no outputs, the group is dead */
   const char *gv_name;
   const tj_rx_expr_t *last_var; /* the var of the group's last binding */
+  bool has_call;                /* at least one binding calls something */
 } creator_t;
 
 /* Per-group bookkeeping for the re-emission order. */
@@ -230,6 +231,7 @@ static bool append_binding(fuse_ctx_t *c, creator_t *cr, const tj_rx_binding_t *
   const tj_rx_expr_t *value = b->value;
   tj_call_tir_view_t view;
   bool ok = true;
+  cr->has_call |= value->kind == TJ_RX_CALL;
   if (tj_rx_as_call_tir(value, &view)) {
     append_callee_name(cr, view.callee->kind == TJ_RX_GLOBAL_VAR ? view.callee->var.name : view.callee->string_imm);
     for (int i = 0; i < view.n_args && ok; i++) ok = add_param(c, cr, view.args[i]);
@@ -460,6 +462,12 @@ static tj_status_t *fuse_block(fuse_ctx_t *c, const tj_rx_block_t *blk, tj_rx_bl
       if (!append_binding(c, gi->creator, b)) return OOM();
     }
   }
+  /* A group of tuple plumbing only (get-items of get-items) computes nothing: its
+   * bindings stay as they are instead of becoming a function with no kernel. */
+  for (int i = 0; i < bc.order.n; i++) {
+    group_info_t *gi = (group_info_t *)bc.order.items[i];
+    if (gi->creator && !gi->creator->has_call) gi->creator->func = NULL, gi->creator = NULL;
+  }
   /* Step 2: group outputs and dependencies. */
   for (int i = 0; i < blk->n_bindings; i++) {
     const tj_rx_binding_t *b = &blk->bindings[i];
@@ -473,6 +481,7 @@ static tj_status_t *fuse_block(fuse_ctx_t *c, const tj_rx_block_t *blk, tj_rx_bl
   tj_status_t *st = NULL;
   for (int i = 0; i < creators.n && !st; i++) {
     creator_t *cr = (creator_t *)creators.items[i];
+    if (!cr->has_call) continue;
     bool name_failed = cr->name.failed;
     st = name_failed ? OOM() : create_function(c, cr);
     if (!st && cr->func) st = add_function(c, cr);
