@@ -13,6 +13,10 @@
  * info, a match_cast's struct info. So `n` first seen in `A: T.Buffer((n,))` or in
  * `x: R.Tensor(("n",))` is bound there.
  *
+ * Block names are ignored unless TJ_SEQ_BLOCK_NAMES is given, as in TVM's
+ * BlockNode::SEqualReduce. Expression struct info is compared on vars (params and
+ * bindings), not on every call: the binding var carries the call's struct info.
+ *
  * Attribute values follow TVM's IntImm equality (dtype and value): `1` (int32) and
  * `True` (bool) differ, `True` and `T.bool(True)` are the same. Floats compare by value.
  *
@@ -25,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/print.h"
 #include "support/alloc.h"
 
 /* ------------------------------------------------------------------------------------ */
@@ -94,6 +99,7 @@ static void ptrmap_free(ptrmap_t *m) {
 typedef struct eq {
   ptrmap_t fwd, rev; /* a-side node -> b-side node, and back (vars, buffers, Relax vars) */
   bool def;          /* inside a definition: unmapped vars become bound here */
+  unsigned flags;    /* TJ_SEQ_* */
   char *why;
   size_t why_len;
   bool reported;
@@ -273,10 +279,29 @@ static bool tir_var_def(eq_t *q, const tj_tir_expr_t *a, const tj_tir_expr_t *b)
   return bind(q, a, b, "var", a->var.name, b->var.name);
 }
 
+/* Short printed form of an expression for messages, cut to fit. */
+static void expr_snippet(const tj_tir_expr_t *e, char *buf, size_t n) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  tj_print_tir_expr(&sb, e);
+  const char *text = sb.data && !sb.failed ? sb.data : "?";
+  if (strlen(text) < n) snprintf(buf, n, "%s", text);
+  else snprintf(buf, n, "%.*s...", (int)(n > 4 ? n - 4 : 0), text);
+  tj_strbuf_free(&sb);
+}
+
+static bool tir_kinds_differ(eq_t *q, const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
+  if (!q->why) return false;
+  char x[160], y[160];
+  expr_snippet(a, x, sizeof x);
+  expr_snippet(b, y, sizeof y);
+  return differ(q, "%s vs %s (`%s` vs `%s`)", tj_tir_expr_kind_name(a->kind), tj_tir_expr_kind_name(b->kind), x, y);
+}
+
 static bool tir_expr_eq(eq_t *q, const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
   if (!a || !b) return (!a && !b) || differ(q, "%s vs %s", a ? tj_tir_expr_kind_name(a->kind) : "nothing",
                                             b ? tj_tir_expr_kind_name(b->kind) : "nothing");
-  if (a->kind != b->kind) return differ(q, "%s vs %s", tj_tir_expr_kind_name(a->kind), tj_tir_expr_kind_name(b->kind));
+  if (a->kind != b->kind) return tir_kinds_differ(q, a, b);
   if (a->kind == TJ_TIR_VAR) {
     if (!dtype_eq(q, a->dtype, b->dtype)) return false;
     return use(q, a, b, "var", a->var.name, b->var.name);
@@ -386,7 +411,8 @@ static bool regions_eq(eq_t *q, const char *what, int na, const tj_buffer_region
 static const char *iter_kind_name(tj_iter_kind_t k) { return k == TJ_ITER_REDUCE ? "reduce" : "spatial"; }
 
 static bool block_eq(eq_t *q, const tj_block_t *a, const tj_block_t *b) {
-  if (!str_eq(a->name, b->name)) return differ(q, "block name '%s' vs '%s'", a->name, b->name);
+  if ((q->flags & TJ_SEQ_BLOCK_NAMES) && !str_eq(a->name, b->name))
+    return differ(q, "block name '%s' vs '%s'", a->name, b->name);
   if (a->n_iter_vars != b->n_iter_vars) return differ(q, "%d vs %d iter vars", a->n_iter_vars, b->n_iter_vars);
   for (int i = 0; i < a->n_iter_vars; i++) {
     const tj_iter_var_t *x = &a->iter_vars[i], *y = &b->iter_vars[i];
@@ -743,9 +769,11 @@ static bool rx_func_eq(eq_t *q, const tj_rx_func_t *a, const tj_rx_func_t *b) {
 /* ------------------------------------------------------------------------------------ */
 /* Public equality                                                                       */
 
-bool tj_struct_equal_prim_func(const tj_prim_func_t *a, const tj_prim_func_t *b, char *why, size_t why_len) {
+bool tj_struct_equal_prim_func_ex(const tj_prim_func_t *a, const tj_prim_func_t *b, unsigned flags, char *why,
+                                  size_t why_len) {
   eq_t q;
   eq_init(&q, why, why_len);
+  q.flags = flags;
   bool ok = prim_func_eq(&q, a, b);
   eq_done(&q);
   return ok;
@@ -775,9 +803,11 @@ bool tj_struct_equal_sinfo(const tj_sinfo_t *a, const tj_sinfo_t *b) {
   return ok;
 }
 
-static bool func_entry_eq(const tj_func_entry_t *a, const tj_func_entry_t *b, char *why, size_t why_len) {
+static bool func_entry_eq(const tj_func_entry_t *a, const tj_func_entry_t *b, unsigned flags, char *why,
+                          size_t why_len) {
   eq_t q;
   eq_init(&q, why, why_len);
+  q.flags = flags;
   bool ok;
   if (a->is_prim != b->is_prim) {
     path_push(&q, "function '%s'", a->name);
@@ -793,7 +823,15 @@ static bool func_entry_eq(const tj_func_entry_t *a, const tj_func_entry_t *b, ch
   return ok;
 }
 
+bool tj_struct_equal_prim_func(const tj_prim_func_t *a, const tj_prim_func_t *b, char *why, size_t why_len) {
+  return tj_struct_equal_prim_func_ex(a, b, 0, why, why_len);
+}
+
 bool tj_struct_equal_module(const tj_module_t *a, const tj_module_t *b, char *why, size_t why_len) {
+  return tj_struct_equal_module_ex(a, b, 0, why, why_len);
+}
+
+bool tj_struct_equal_module_ex(const tj_module_t *a, const tj_module_t *b, unsigned flags, char *why, size_t why_len) {
   if (why && why_len) why[0] = '\0';
   for (int i = 0; i < a->n_funcs; i++)
     if (!tj_module_find(b, a->funcs[i].name)) {
@@ -810,7 +848,7 @@ bool tj_struct_equal_module(const tj_module_t *a, const tj_module_t *b, char *wh
     return false;
   }
   for (int i = 0; i < a->n_funcs; i++)
-    if (!func_entry_eq(&a->funcs[i], tj_module_find(b, a->funcs[i].name), why, why_len)) return false;
+    if (!func_entry_eq(&a->funcs[i], tj_module_find(b, a->funcs[i].name), flags, why, why_len)) return false;
   eq_t q;
   eq_init(&q, why, why_len);
   path_push(&q, "module attrs");
@@ -964,7 +1002,7 @@ static uint64_t hash_region(hs_t *h, const tj_buffer_region_t *r) {
 }
 
 static uint64_t hash_block(hs_t *h, const tj_block_t *b) {
-  uint64_t acc = mix(hash_str(b->name), (uint64_t)b->n_iter_vars);
+  uint64_t acc = mix(0xb10c, (uint64_t)b->n_iter_vars); /* names are not compared */
   for (int i = 0; i < b->n_iter_vars; i++) {
     const tj_iter_var_t *iv = &b->iter_vars[i];
     acc = mix(acc, (uint64_t)iv->kind);

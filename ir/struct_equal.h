@@ -21,6 +21,15 @@ bool tj_struct_equal_rx_func(const tj_rx_func_t *a, const tj_rx_func_t *b, char 
 bool tj_struct_equal_tir_expr(const tj_tir_expr_t *a, const tj_tir_expr_t *b);
 bool tj_struct_equal_sinfo(const tj_sinfo_t *a, const tj_sinfo_t *b);
 
+/* Block names: TVM's BlockNode::SEqualReduce does not compare name_hint, and TVM's
+ * own expected outputs rely on it (legalize_ops__test_divide_primvalue expects a block
+ * 'T_add'), so the functions above ignore block names. The _ex variants take
+ * TJ_SEQ_BLOCK_NAMES to compare them too (tests of FuseTIR's block naming). */
+enum { TJ_SEQ_BLOCK_NAMES = 1u };
+bool tj_struct_equal_module_ex(const tj_module_t *a, const tj_module_t *b, unsigned flags, char *why, size_t why_len);
+bool tj_struct_equal_prim_func_ex(const tj_prim_func_t *a, const tj_prim_func_t *b, unsigned flags, char *why,
+                                  size_t why_len);
+
 /* Hashes consistent with the equalities above (equal => same hash). */
 uint64_t tj_struct_hash_prim_func(const tj_prim_func_t *f);
 uint64_t tj_struct_hash_rx_func(const tj_rx_func_t *f);
