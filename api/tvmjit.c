@@ -1,6 +1,7 @@
 /* The public API (include/tvmjit.h): a thin layer over ir/, transforms/, jit/ and runtime/. */
 #include "tvmjit.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,6 +210,7 @@ struct tvmjit_module {
   tj_arena_t *arena;
   const tj_module_t *ir; /* after the passes */
   char *report;
+  pthread_mutex_t lock; /* guards functions and report: lookups compile lazily */
   tvmjit_function_t *functions;
 };
 
@@ -266,6 +268,7 @@ static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, 
   if (!st) {
     mod->instance = instance;
     mod->arena = arena;
+    pthread_mutex_init(&mod->lock, NULL);
     st = run_passes(mod, parsed, options);
     if (st) {
       mod->arena = NULL; /* the caller frees it */
@@ -319,9 +322,11 @@ void tvmjit_module_free(tvmjit_module_t *module) {
   }
   tj_free(module->report);
   tj_arena_free(module->arena);
+  pthread_mutex_destroy(&module->lock);
   tj_free(module);
 }
 
+/* Not locked: the report is only appended to by lookups, which callers finish first. */
 const char *tvmjit_module_report(const tvmjit_module_t *module) { return module->report ? module->report : ""; }
 
 /* ---------------------------------------------------------------- functions */
@@ -354,9 +359,18 @@ static tj_status_t *append_stats(tvmjit_module_t *module, const tj_jit_stats_t *
   return NULL;
 }
 
+static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *name, tvmjit_function_t **out_function);
+
 tvmjit_status_t *tvmjit_module_get_function(tvmjit_module_t *module, const char *name,
                                             tvmjit_function_t **out_function) {
   if (!module || !name) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_module_get_function: NULL argument");
+  pthread_mutex_lock(&module->lock);
+  tj_status_t *st = get_function_locked(module, name, out_function);
+  pthread_mutex_unlock(&module->lock);
+  return st;
+}
+
+static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *name, tvmjit_function_t **out_function) {
   for (tvmjit_function_t *f = module->functions; f; f = f->next)
     if (strcmp(f->name, name) == 0) return *out_function = f, NULL;
   if (!tj_module_find_relax(module->ir, name))

@@ -149,7 +149,8 @@ typedef struct tvmjit_module_options {
 } tvmjit_module_options_t;
 
 /* A compiled model: the IR after the passes, the JIT'd kernels and executables of its
- * functions. Calling its functions from several threads at once is safe. */
+ * functions. Looking functions up and calling them from several threads at once is
+ * safe; free the module only after every call has returned. */
 typedef struct tvmjit_module tvmjit_module_t;
 
 void tvmjit_module_options_init(tvmjit_module_options_t *options);
