@@ -571,6 +571,24 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
     return make_prim(call->pos, TJ_CHK(c, tj_tir_select(c->arena, as_bool(c, &a.v[0]), t, fv)));
   }
   if (!strcmp(name, "T.Cast") || !strcmp(name, "T.cast")) return call_cast(c, call, name, &a);
+  static const struct { const char *name; tj_tir_expr_kind_t k; } nodes[] = {
+      {"T.Add", TJ_TIR_ADD}, {"T.Sub", TJ_TIR_SUB}, {"T.Mul", TJ_TIR_MUL}, {"T.Div", TJ_TIR_DIV},
+      {"T.Mod", TJ_TIR_MOD}, {"T.FloorDiv", TJ_TIR_FLOOR_DIV}, {"T.FloorMod", TJ_TIR_FLOOR_MOD},
+      {"T.Min", TJ_TIR_MIN}, {"T.Max", TJ_TIR_MAX}, {"T.EQ", TJ_TIR_EQ}, {"T.NE", TJ_TIR_NE},
+      {"T.LT", TJ_TIR_LT}, {"T.LE", TJ_TIR_LE}, {"T.GT", TJ_TIR_GT}, {"T.GE", TJ_TIR_GE},
+      {"T.And", TJ_TIR_AND}, {"T.Or", TJ_TIR_OR}};
+  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+    if (strcmp(name, nodes[i].name)) continue;
+    /* the node constructors: no folding (the printer uses them for constant operands) */
+    want_args(c, call, name, &a, 2, 2);
+    const tj_tir_expr_t *x = broadcast_literal(c, &a.v[0], &a.v[1]), *y = broadcast_literal(c, &a.v[1], &a.v[0]);
+    if (!tj_dtype_eq(x->dtype, y->dtype)) tj_parse_fail(c->src, call->pos, "%s needs operands of the same dtype", name);
+    return make_prim(call->pos, TJ_CHK(c, tj_tir_binary(c->arena, nodes[i].k, x, y)));
+  }
+  if (!strcmp(name, "T.Not")) {
+    want_args(c, call, name, &a, 1, 1);
+    return make_prim(call->pos, TJ_CHK(c, tj_tir_not(c->arena, as_bool(c, &a.v[0]))));
+  }
   if (!strcmp(name, "T.max")) return call_binary_fn(c, call, name, TJ_TIR_MAX, &a);
   if (!strcmp(name, "T.min")) return call_binary_fn(c, call, name, TJ_TIR_MIN, &a);
   if (!strcmp(name, "T.floordiv")) return call_binary_fn(c, call, name, TJ_TIR_FLOOR_DIV, &a);
