@@ -378,16 +378,13 @@ static void tir_child(pr_t *p, const tj_tir_expr_t *e, int parent, bool paren_if
 
 static void tir_int_literal(pr_t *p, tj_dtype_t dt, int64_t v) {
   char buf[TJ_DTYPE_BUFSIZE];
-  p->used_tir = true;
-  if (dt.code == TJ_DT_BOOL && dt.lanes == 1) {
-    out(p, v ? "T.bool(True)" : "T.bool(False)");
-  } else if (!p->relax_ctx && tj_dtype_eq(dt, TJ_I32)) {
+  if ((!p->relax_ctx && tj_dtype_eq(dt, TJ_I32)) || (p->relax_ctx && tj_dtype_eq(dt, TJ_I64))) {
     outf(p, "%lld", (long long)v);
-  } else if (p->relax_ctx && tj_dtype_eq(dt, TJ_I64)) {
-    outf(p, "%lld", (long long)v);
-  } else {
-    outf(p, "T.%s(%lld)", dtype_name(dt, buf), (long long)v);
+    return;
   }
+  p->used_tir = true;
+  if (dt.code == TJ_DT_BOOL && dt.lanes == 1) out(p, v ? "T.bool(True)" : "T.bool(False)");
+  else outf(p, "T.%s(%lld)", dtype_name(dt, buf), (long long)v);
 }
 
 static void tir_args(pr_t *p, int n, const tj_tir_expr_t *const *args) {
