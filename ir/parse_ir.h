@@ -91,6 +91,10 @@ typedef struct tj_pctx {
   tj_tloop_t *loop;
   bool in_prim_func;
   int depth;
+  /* The last block written directly at the function level with no iterators: when it
+   * turns out to be the whole body it is the root, whose regions TVM never infers. */
+  const tj_tir_stmt_t *root_candidate;
+  bool root_candidate_detected_reads, root_candidate_detected_writes;
   /* Relax function state */
   struct tj_rxfn *rxfn;
 } tj_pctx_t;

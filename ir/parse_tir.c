@@ -381,14 +381,10 @@ static void widen(detector_t *d, const tj_buffer_t *buf, int dim, tj_range_t *r,
                   const tj_tir_expr_t *hi) {
   tj_pctx_t *c = d->c;
   tj_src_pos_t p = {0, 0, 0};
-  tj_val_t one = tj_val_make(V_INT, p);
-  one.i = 1;
-  const tj_tir_expr_t *cur_hi = tj_tir_binop(c, p, TJ_TIR_SUB, prim_val(p, tj_tir_binop(c, p, TJ_TIR_ADD, prim_val(p, r->min), prim_val(p, r->extent))), one);
-  int64_t o1, o2, o3, o4;
-  const tj_tir_expr_t *b1 = split_offset(r->min, &o1), *b2 = split_offset(lo, &o2);
-  const tj_tir_expr_t *b3 = split_offset(cur_hi, &o3), *b4 = split_offset(hi, &o4);
-  bool same = (b1 == b2 || expr_equal(b1, b2)) && (b3 == b4 || expr_equal(b3, b4)) &&
-              (b1 == b3 || expr_equal(b1, b3));
+  int64_t o1, o2, o4, ext = 0;
+  const tj_tir_expr_t *b1 = split_offset(r->min, &o1), *b2 = split_offset(lo, &o2), *b4 = split_offset(hi, &o4);
+  bool same = tj_tir_is_const_int(r->extent, &ext) && (b1 == b2 || expr_equal(b1, b2)) && (b1 == b4 || expr_equal(b1, b4));
+  int64_t o3 = o1 + ext - 1;
   if (!same) {
     r->min = TJ_CHK(c, tj_tir_int(c->arena, buf->shape[dim]->dtype, 0));
     r->extent = buf->shape[dim];
@@ -590,8 +586,14 @@ static const tj_tir_stmt_t *parse_block(tj_pctx_t *c, const tj_py_t *with, const
   c->block = f->parent;
   tj_block_t *b = finish_block(c, name, f, body);
   if (!f->has_reads || !f->has_writes) complete_access(c, b, f);
-  return TJ_CHK(c, tj_tir_realize(c->arena, f->iter_values.n, (const tj_tir_expr_t *const *)f->iter_values.items,
-                                  f->predicate, b));
+  const tj_tir_stmt_t *r = TJ_CHK(c, tj_tir_realize(c->arena, f->iter_values.n, (const tj_tir_expr_t *const *)f->iter_values.items,
+                                                    f->predicate, b));
+  if (!f->parent->parent && f->iter_vars.n == 0) {
+    c->root_candidate = r;
+    c->root_candidate_detected_reads = !f->has_reads;
+    c->root_candidate_detected_writes = !f->has_writes;
+  }
+  return r;
 }
 
 static void parse_init(tj_pctx_t *c, const tj_py_t *with, const tj_py_t *call) {
@@ -1010,7 +1012,13 @@ const tj_prim_func_t *tj_parse_prim_func(tj_pctx_t *c, const tj_py_t *def, bool 
     params[i] = pp.var;
     bmap[i] = pp.buf;
   }
+  c->root_candidate = NULL;
   const tj_tir_stmt_t *body = parse_body(c, def->items, def->n);
+  if (body == c->root_candidate) { /* ScriptComplete leaves the root block's regions as written */
+    tj_block_t *root = (tj_block_t *)body->realize.block;
+    if (c->root_candidate_detected_reads) root->n_reads = 0;
+    if (c->root_candidate_detected_writes) root->n_writes = 0;
+  }
   for (int i = 0; i < fn->match_buffers.n; i++) {
     const void *const *pair = fn->match_buffers.items[i];
     for (int k = 0; k < def->np; k++)

@@ -587,6 +587,37 @@ START_TEST(buffer_sugar_equals_match_buffer) {
 }
 END_TEST
 
+START_TEST(explicit_root_block_keeps_empty_regions) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@T.prim_func\n"
+      "def f(A: T.Buffer((8,), \"float32\"), B: T.Buffer((8,), \"float32\")):\n"
+      "    with T.block(\"root\"):\n"
+      "        C = T.alloc_buffer((8,))\n"
+      "        for i in range(8):\n"
+      "            with T.block(\"c\"):\n"
+      "                vi = T.axis.spatial(8, i)\n"
+      "                C[vi] = A[vi] + A[vi + 1] * T.float32(2)\n"
+      "        for i in range(8):\n"
+      "            with T.block(\"b\"):\n"
+      "                vi = T.axis.spatial(8, i)\n"
+      "                B[vi] = C[vi]\n");
+  const tj_prim_func_t *f = m->funcs[0].prim;
+  ck_assert_str_eq(tj_attrs_get_str(f->attrs, "global_symbol", ""), "f");
+  const tj_block_t *root = tj_prim_func_root_block(f);
+  ck_assert_ptr_nonnull(root);
+  ck_assert_int_eq(root->n_alloc_buffers, 1);
+  ck_assert_int_eq(root->n_reads, 0);
+  ck_assert_int_eq(root->n_writes, 0);
+  const tj_block_t *c = first_block_under(root->body->seq.stmts[0]);
+  ck_assert_int_eq(c->n_reads, 1); /* A[vi] and A[vi + 1]: one hull of extent 2 */
+  int64_t ext;
+  ck_assert(tj_tir_is_const_int(c->reads[0].ranges[0].extent, &ext) && ext == 2);
+  ck_assert_int_eq(c->n_writes, 1);
+  tj_arena_free(a);
+}
+END_TEST
+
 START_TEST(literals_take_the_other_operand_type) {
   tj_arena_t *a = tj_arena_create();
   tj_module_t *m = parse_ok(a,
@@ -739,6 +770,7 @@ int main(void) {
   tcase_add_test(tc, errors_relax_rules);
   tcase_add_test(tc, buffer_sugar_equals_match_buffer);
   tcase_add_test(tc, literals_take_the_other_operand_type);
+  tcase_add_test(tc, explicit_root_block_keeps_empty_regions);
   tcase_add_test(tc, relax_symbolic_shapes_and_sinfo);
   tcase_add_test(tc, relax_ops_if_and_constants);
   tcase_add_test(tc, failed_parse_leaves_output_untouched);
