@@ -276,6 +276,88 @@ START_TEST(matmul_of_unknown_dtype_is_an_error) {
 }
 END_TEST
 
+/* ---------------- numerics: the interpreter against direct C references ---------------- */
+
+#include <math.h>
+
+#include "ir/interp.h"
+
+static float rnd(unsigned *state) {
+  *state = *state * 1103515245u + 12345u;
+  return (float)((*state >> 8) & 0xffff) / 65536.0f * 2.0f - 1.0f;
+}
+
+/* The single PrimFunc of a one-call module, run through the interpreter. */
+static void interp_only_prim(const tj_module_t *m, int n, void *const *bufs) {
+  for (int i = 0; i < m->n_funcs; i++)
+    if (m->funcs[i].is_prim) TU_OK(tj_interp_run_named(m->funcs[i].name, m->funcs[i].prim, n, bufs, NULL));
+}
+
+START_TEST(grouped_conv2d_computes_the_convolution) {
+  tj_arena_t *a = tj_arena_create();
+  enum { N = 1, C = 4, H = 10, W = 9, O = 6, G = 2, K = 3, OH = 5, OW = 3 };
+  int64_t dd[4] = {N, C, H, W}, wd[4] = {O, C / G, K, K};
+  const tj_rx_expr_t *p[2] = {tensor_param(a, "x", TJ_F32, 4, dd), tensor_param(a, "w", TJ_F32, 4, wd)};
+  int64_t st[2] = {2, 2}, dil[2] = {2, 2}, pad[4] = {1, 0, 2, 1};
+  const tj_attrs_t *at = ints_attr(a, NULL, "strides", 2, st);
+  at = ints_attr(a, at, "dilation", 2, dil);
+  at = ints_attr(a, at, "padding", 4, pad);
+  at = tj_attrs_set(a, at, "groups", tj_attr_int(G));
+  const tj_module_t *m = legalize(a, one_call_module(a, "relax.nn.conv2d", 2, p, at));
+  static float x[N * C * H * W], w[O * (C / G) * K * K], y[N * O * OH * OW];
+  unsigned seed = 7;
+  for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = rnd(&seed);
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = rnd(&seed);
+  void *bufs[3] = {x, w, y};
+  interp_only_prim(m, 3, bufs);
+  for (int f = 0; f < O; f++)
+    for (int oh = 0; oh < OH; oh++)
+      for (int ow = 0; ow < OW; ow++) {
+        double ref = 0;
+        for (int c = 0; c < C / G; c++)
+          for (int ky = 0; ky < K; ky++)
+            for (int kx = 0; kx < K; kx++) {
+              int ih = oh * 2 + ky * 2 - 1, iw = ow * 2 + kx * 2 - 0; /* pad top 1, left 0 */
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              int ic = f / (O / G) * (C / G) + c;
+              ref += (double)x[(ic * H + ih) * W + iw] * w[((f * (C / G) + c) * K + ky) * K + kx];
+            }
+        ck_assert_double_eq_tol(y[(f * OH + oh) * OW + ow], ref, 1e-5);
+      }
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(layer_norm_and_softmax_compute_their_definitions) {
+  tj_arena_t *a = tj_arena_create();
+  enum { R = 3, Cn = 8 };
+  int64_t xd[2] = {R, Cn}, gd[1] = {Cn};
+  const tj_rx_expr_t *p[3] = {tensor_param(a, "x", TJ_F32, 2, xd), tensor_param(a, "gamma", TJ_F32, 1, gd),
+                              tensor_param(a, "beta", TJ_F32, 1, gd)};
+  int64_t axes[1] = {1};
+  const tj_module_t *ln = legalize(a, one_call_module(a, "relax.nn.layer_norm", 3, p, ints_attr(a, NULL, "axes", 1, axes)));
+  const tj_module_t *sm = legalize(a, one_call_module(a, "relax.nn.softmax", 1, p, NULL));
+  float x[R * Cn], g[Cn], b[Cn], y[R * Cn], z[R * Cn];
+  unsigned seed = 11;
+  for (int i = 0; i < R * Cn; i++) x[i] = 3.0f * rnd(&seed);
+  for (int i = 0; i < Cn; i++) g[i] = rnd(&seed), b[i] = rnd(&seed);
+  void *lb[4] = {x, g, b, y}, *sb[2] = {x, z};
+  interp_only_prim(ln, 4, lb);
+  interp_only_prim(sm, 2, sb);
+  for (int r = 0; r < R; r++) {
+    double mean = 0, var = 0, mx = -INFINITY, sum = 0;
+    for (int c = 0; c < Cn; c++) mean += x[r * Cn + c] / (double)Cn, mx = fmax(mx, x[r * Cn + c]);
+    for (int c = 0; c < Cn; c++) var += (x[r * Cn + c] - mean) * (x[r * Cn + c] - mean) / Cn;
+    for (int c = 0; c < Cn; c++) sum += exp(x[r * Cn + c] - mx);
+    for (int c = 0; c < Cn; c++) {
+      ck_assert_double_eq_tol(y[r * Cn + c], (x[r * Cn + c] - mean) / sqrt(var + 1e-5) * g[c] + b[c], 1e-4);
+      ck_assert_double_eq_tol(z[r * Cn + c], exp(x[r * Cn + c] - mx) / sum, 1e-6);
+    }
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 /* ---------------- TVMScript comparisons (need the parser) ---------------- */
 
 static tj_module_t *parse_or_skip(tj_arena_t *a, const char *name, const char *text) {
@@ -652,6 +734,8 @@ int main(void) {
   tcase_add_test(tc, distinct_prim_funcs_get_counter_names);
   tcase_add_test(tc, unknown_op_and_unknown_shape_are_kept);
   tcase_add_test(tc, matmul_of_unknown_dtype_is_an_error);
+  tcase_add_test(tc, grouped_conv2d_computes_the_convolution);
+  tcase_add_test(tc, layer_norm_and_softmax_compute_their_definitions);
   tcase_add_test(tc, conv2d_nhwc_ohwi_equals_seed_conv2d2);
   tcase_add_test(tc, layer_norm_f16_equals_seed_layer_norm);
   tcase_add_test(tc, relu_equals_seed_relu);
