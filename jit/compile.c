@@ -448,6 +448,9 @@ static tj_status_t *add_binding(build_t *bd, const tj_rx_binding_t *bind) {
     TJ_RETURN_IF_ERROR(single_value(bd, v, binding, &id));
     return bind_var(bd, bind->var, 1, &id);
   }
+  if (v->kind == TJ_RX_CALL && v->call.callee->kind == TJ_RX_OP && strncmp(v->call.callee->op.name, "relax.call_", 11) == 0)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.%s is not supported by the JIT (only R.call_tir)",
+                         binding, op_display_name(v->call.callee->op.name));
   if (v->kind == TJ_RX_CALL && v->call.callee->kind == TJ_RX_OP)
     return tj_status_new(TJ_ERR_UNSUPPORTED,
                          "binding '%s': R.%s is not lowered; run with --passes default or LegalizeOps", binding,

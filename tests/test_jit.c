@@ -14,6 +14,7 @@
 #include "runtime/tensor.h"
 #include "support/alloc.h"
 #include "testutil.h"
+#include "transforms/transforms.h"
 
 /* ---------------- hand-built modules ---------------- */
 
@@ -355,6 +356,23 @@ START_TEST(seed_network_is_bit_exact_against_f16_reference) {
   int nonzero = 0;
   for (int64_t i = 0; i < n; i++) nonzero += t2[i] != 0;
   ck_assert_int_gt(nonzero, n / 4); /* the data is not trivially zero after the relus */
+  /* The same network after the default pipeline (fused conv2d+relu kernels). */
+  tj_pass_context_t pc;
+  tj_pass_context_init(&pc, a);
+  const tj_module_t *fm = m;
+  TU_OK(tj_legalize_ops(&pc, fm, &fm));
+  TU_OK(tj_annotate_tir_op_pattern(&pc, fm, &fm));
+  TU_OK(tj_fuse_ops(&pc, fm, -1, &fm));
+  TU_OK(tj_fuse_tir(&pc, fm, &fm));
+  TU_OK(tj_dead_code_elimination(&pc, fm, &fm));
+  tj_executable_t *fexe = NULL;
+  TU_OK(tj_jit_compile_module(jit, fm, "main", &opts, &fexe));
+  tj_tensor_t *fout = NULL;
+  TU_OK(tj_executable_run(fexe, 6, (const tj_tensor_t *const *)in, 1, &fout));
+  ck_assert_int_eq(tj_executable_num_calls(fexe), 4);
+  ck_assert_int_eq(count_mismatches(fout->data, t2, n), 0);
+  tj_tensor_free(fout);
+  tj_executable_free(fexe);
   free(t1);
   free(t2);
   tj_tensor_free(out);
