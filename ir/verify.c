@@ -1,6 +1,19 @@
 /* The verifier's entry point: module-level checks (names, global symbols), the
  * problem report, and small shared helpers. Relax structure is in verify_relax.c,
- * call checks in verify_calls.c, PrimFuncs in verify_tir.c. */
+ * call checks in verify_calls.c, PrimFuncs in verify_tir.c.
+ *
+ * Every problem is one line "<function>: <where>: <what>", in program order, where
+ * <where> is "binding 'x'", "parameter 0 'x'", "return value" (Relax) or
+ * "block 'b'" (TIR, omitted outside blocks). Types print as "float16[16, 32]"
+ * (ir/sinfo.h). The call_tir lines, which tests and `tvmjit check` users rely on:
+ *   main: binding 'lv11': call_tir argument 0 ('lv10': float32[16, 32, 32, 16]) does not
+ *     match parameter 0 'lv' of 'relu' (float16[16, 32, 32, 16])
+ *   main: binding 'lv': call_tir out_sinfo float32[16, 32] does not match output
+ *     parameter 1 'compute' of 'relu' (float16[16, 32])
+ *   main: binding 'y': call_tir tir_vars value 0 (9) does not match parameter 2 'M' of 'k' (int64)
+ *   main: binding 'a': call_tir passes 2 arguments, 1 output and 0 tir_vars but 'relu' has 2 parameters
+ *   main: binding 'b': call_tir callee 'f' is not a function of the module | is a Relax function, not a PrimFunc
+ * (each on one line). */
 #include "ir/verify.h"
 
 #include <stdarg.h>
