@@ -43,6 +43,7 @@ typedef struct entry {
   char *mem;        /* a data var's memory */
   uint64_t serial;  /* a data var's binding number */
   buf_view_t *view; /* a buffer node's view */
+  struct entry *data; /* a buffer node's data var entry, once looked up */
 } entry_t;
 
 typedef struct chunk {
@@ -605,13 +606,14 @@ static bool interp_fill_view(interp_t *ip, const tj_buffer_t *b, buf_view_t *v) 
 
 /* The current view of buffer `b`: recomputed whenever its data var was bound anew. */
 static buf_view_t *interp_view(interp_t *ip, const tj_buffer_t *b) {
-  entry_t *data = interp_find(ip, b->data);
+  entry_t *be = interp_entry(ip, b);
+  if (!be) return NULL;
+  entry_t *data = be->data ? be->data : interp_find(ip, b->data);
   if (!data || !data->bound) {
     interp_fail(ip, TJ_ERR_INVALID_ARGUMENT, "buffer '%s' is used outside the scope that allocates it", b->name);
     return NULL;
   }
-  entry_t *be = interp_entry(ip, b);
-  if (!be) return NULL;
+  be->data = data; /* entries never move, so the pointer stays good */
   if (be->view && be->view->serial == data->serial) return be->view;
   if (!be->view && !(be->view = tj_calloc(1, sizeof *be->view))) return interp_oom(ip), NULL;
   buf_view_t *v = be->view;
@@ -741,11 +743,13 @@ static bool interp_is_first_reduce_iteration(interp_t *ip, const tj_block_t *b, 
 /* Binds the iter vars, allocates, matches, runs init (first reduce iteration) and body. */
 static void interp_run_block(interp_t *ip, const tj_block_t *b, const ival_t *vals) {
   saved_t iter_saved[INTERP_MAX_ITER_VARS];
+  entry_t *iter_entries[INTERP_MAX_ITER_VARS];
   int n_bound = 0;
   for (; n_bound < b->n_iter_vars && !ip->err; n_bound++) {
     entry_t *var = interp_entry(ip, b->iter_vars[n_bound].var);
     if (!var) break;
     iter_saved[n_bound] = interp_save(var);
+    iter_entries[n_bound] = var;
     var->bound = true;
     var->val = vals[n_bound];
   }
@@ -772,7 +776,7 @@ static void interp_run_block(interp_t *ip, const tj_block_t *b, const ival_t *va
     tj_free(saved);
     tj_free(mems);
   }
-  for (int i = n_bound - 1; i >= 0; i--) interp_restore(interp_find(ip, b->iter_vars[i].var), iter_saved[i]);
+  for (int i = n_bound - 1; i >= 0; i--) interp_restore(iter_entries[i], iter_saved[i]);
 }
 
 static void interp_exec_realize(interp_t *ip, const tj_tir_stmt_t *s) {
