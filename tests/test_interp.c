@@ -327,6 +327,35 @@ START_TEST(alloc_buffers_are_block_local_and_wrap_integers) {
 }
 END_TEST
 
+/* A block-level match_buffer views a 2x2 region of a 4x4 buffer with the source's strides. */
+START_TEST(match_buffer_views_a_region) {
+  int64_t dims[2] = {4, 4}, sub_dims[2] = {2, 2};
+  const tj_buffer_t *x = buffer("x", TJ_F32, 2, dims), *sub = buffer("sub", TJ_F32, 2, sub_dims);
+  const tj_tir_expr_t *i = tj_tir_var(A, "i", TJ_I64), *j = tj_tir_var(A, "j", TJ_I64);
+  const tj_tir_expr_t *idx[2] = {i, j};
+  const tj_tir_stmt_t *inner = tj_tir_store(A, sub, 2, idx, BIN(ADD, tj_tir_cast(A, TJ_F32, BIN(MUL, i, I64(2))),
+                                                                tj_tir_cast(A, TJ_F32, BIN(ADD, j, I64(1)))));
+  inner = tj_tir_for(A, j, I64(0), I64(2), TJ_FOR_SERIAL, inner);
+  inner = tj_tir_for(A, i, I64(0), I64(2), TJ_FOR_SERIAL, inner);
+  tj_block_t *blk = tj_block_new(A, "tile");
+  tj_range_t *ranges = TJ_ARENA_ARRAY(A, tj_range_t, 2);
+  ranges[0] = (tj_range_t){I64(1), I64(2)};
+  ranges[1] = (tj_range_t){I64(1), I64(2)};
+  tj_match_buffer_t *m = TJ_ARENA_NEW(A, tj_match_buffer_t);
+  *m = (tj_match_buffer_t){sub, {x, 2, ranges}};
+  blk->n_match_buffers = 1;
+  blk->match_buffers = m;
+  blk->body = inner;
+  const tj_buffer_t *params[1] = {x};
+  const tj_prim_func_t *f = prim_func(1, params, NULL, root(tj_tir_realize(A, 0, NULL, NULL, blk), 0, NULL));
+  float xs[16] = {0};
+  void *bufs[1] = {xs};
+  TU_OK(tj_interp_run_prim_func(f, 1, bufs, NULL));
+  float want[16] = {0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0};
+  for (int k = 0; k < 16; k++) ck_assert_float_eq(xs[k], want[k]);
+}
+END_TEST
+
 /* ---- errors ---- */
 
 START_TEST(errors_name_function_and_block) {
@@ -551,6 +580,7 @@ int main(void) {
   tcase_add_test(tc, intrinsics_follow_libm_rounded_to_the_dtype);
   tcase_add_test(tc, logic_select_lets_and_scalar_params);
   tcase_add_test(tc, alloc_buffers_are_block_local_and_wrap_integers);
+  tcase_add_test(tc, match_buffer_views_a_region);
   tcase_add_test(tc, errors_name_function_and_block);
   tcase_add_test(tc, allocation_failures_are_clean);
   tcase_add_test(tc, seed_conv2d2_relu_match_numpy_bit_exactly);
