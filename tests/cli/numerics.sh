@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Numerics against the independent numpy reference (../shared/reference/ref_model.py):
+# the float32 seed written with high-level ops, through LegalizeOps alone, the default
+# pipeline and ToMixedPrecision. Tolerances from shared/reference/README.md: float32
+# rtol = atol = 1e-4; float16 storage atol 5e-2, rtol 1e-2.
+. "$(dirname "$0")/lib.bash"
+REF=$SHARED/reference/ref_model.py
+[ -f "$REF" ] || { echo "SKIP: $REF not found"; exit 77; }
+/usr/bin/python3 - "$REF" "$TMP" <<'PY' || { echo "SKIP: numpy unavailable"; exit 77; }
+import importlib.util, sys, numpy as np
+spec = importlib.util.spec_from_file_location("ref_model", sys.argv[1]); ref = importlib.util.module_from_spec(spec); spec.loader.exec_module(ref)
+inp = ref.make_inputs(0)
+names = dict(x="data", w1="weight1", w2="weight2", w3="weight3", gamma="gamma", beta="beta")
+np.savez(sys.argv[2] + "/params32.npz", **{names[k]: v for k, v in inp.items() if k != "x"})
+np.save(sys.argv[2] + "/x32.npy", inp["x"])
+np.save(sys.argv[2] + "/y64.npy", ref.model_float(inp, np.float64))
+PY
+MODEL=$SRC/tests/models/seed_f32_ops.rx
+compare() { # compare OUT.npy REF.npy rtol atol what
+  /usr/bin/python3 -c "
+import sys, numpy as np
+a = np.load(sys.argv[1]).astype(np.float64); r = np.load(sys.argv[2]).astype(np.float64)
+ok = a.shape == r.shape and np.allclose(a, r, rtol=float(sys.argv[3]), atol=float(sys.argv[4]))
+print('max abs diff %.3g' % np.abs(a - r).max()); sys.exit(0 if ok else 1)" "$1" "$2" "$3" "$4" >"$TMP/cmp" 2>&1 &&
+    passes=$((passes + 1)) || { echo "FAIL: $5: $(cat "$TMP/cmp")"; failures=$((failures + 1)); }
+}
+for passes_opt in LegalizeOps default; do
+  expect_exit 0 "float32 seed, --passes $passes_opt" -- "$BIN" run "$MODEL" --passes $passes_opt --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_$passes_opt.npy"
+  compare "$TMP/y_$passes_opt.npy" "$TMP/y64.npy" 1e-4 1e-4 "float32 seed ($passes_opt) vs float64 numpy"
+done
+expect_exit 0 "float32 seed with --mixed-precision=float32" -- "$BIN" run "$MODEL" --mixed-precision --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_mp.npy" --verbose
+compare "$TMP/y_mp.npy" "$TMP/y64.npy" 1e-2 5e-2 "mixed precision (float16 storage, float32 accumulation) vs float64 numpy"
+
+# Model 2: NCHW, stride 2, dilation 2, groups 2, asymmetric padding, bias, 2-axis layer_norm.
+/usr/bin/python3 - "$TMP" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(7); d = sys.argv[1]
+x = rng.normal(size=(2, 4, 9, 9)).astype(np.float32); w = rng.normal(0, 0.3, size=(6, 2, 3, 3)).astype(np.float32)
+b = rng.normal(size=(6, 1, 1)).astype(np.float32); g = (1 + rng.normal(0, 0.1, size=(3, 4))).astype(np.float32); be = rng.normal(0, 0.1, size=(3, 4)).astype(np.float32)
+xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 0), (2, 1)))
+y = np.zeros((2, 6, 3, 4))
+for n in range(2):
+    for o in range(6):
+        grp = o // 3
+        for i in range(3):
+            for j in range(4):
+                patch = xp[n, grp * 2:grp * 2 + 2, 2 * i:2 * i + 5:2, 2 * j:2 * j + 5:2]
+                y[n, o, i, j] = (patch * w[o].astype(np.float64)).sum()
+y = y + b
+m = y.mean(axis=(2, 3), keepdims=True); v = y.var(axis=(2, 3), keepdims=True)
+y = np.maximum((y - m) / np.sqrt(v + 1e-5) * g + be, 0)
+np.save(d + "/m2_x.npy", x); np.savez(d + "/m2_p.npz", w=w, bias=b, gamma=g, beta=be); np.save(d + "/m2_y.npy", y)
+PY
+M2=$SRC/tests/models/nchw_group_conv.rx
+for pipeline in LegalizeOps default; do
+  expect_exit 0 "model 2, --passes $pipeline" -- "$BIN" run "$M2" --passes $pipeline --input "$TMP/m2_x.npy" --params "$TMP/m2_p.npz" --output "$TMP/m2_$pipeline.npy"
+  compare "$TMP/m2_$pipeline.npy" "$TMP/m2_y.npy" 1e-4 1e-4 "model 2 ($pipeline) vs float64 numpy"
+done
+expect_exit 0 "model 2, --mixed-precision" -- "$BIN" run "$M2" --mixed-precision --input "$TMP/m2_x.npy" --params "$TMP/m2_p.npz" --output "$TMP/m2_mp.npy"
+compare "$TMP/m2_mp.npy" "$TMP/m2_y.npy" 1e-2 5e-2 "model 2 (mixed precision) vs float64 numpy"
+finish
