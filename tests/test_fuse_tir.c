@@ -508,13 +508,9 @@ START_TEST(script_dtype_mismatch) {
 }
 END_TEST
 
-/* Cases that may fail for reasons outside FuseTIR (each passes with the fix named). */
-static const char *const exceptions[] = {
-    "fuse_tir__test_fuse_of_dynamic_kernel_with_var_params_and_static_args: expected names its blocks compute_Y and "
-    "compute_Z; TVM's Block equality ignores name_hint but tj_struct_equal compares block names",
-    "fuse_tir__test_fuse_with_axis_separators: block names compute_Y/compute_Z, as above",
-    "fuse_tir__test_symbolic_var_called_with_multiple_static_shapes: block names XSum/YSum, as above",
-    NULL};
+/* Cases allowed to fail ("name: reason"); none since structural equality ignores
+ * block names as TVM does. */
+static const char *const exceptions[] = {NULL};
 
 START_TEST(conformance) {
   ck_assert_int_eq(fi_run_family("fuse_tir__", exceptions), 0);
