@@ -141,15 +141,19 @@ static const tj_tir_expr_t *fold_consts(tj_pctx_t *c, tj_tir_expr_kind_t k, cons
     return TJ_CHK(c, tj_tir_int(c->arena, dt, r));
   }
   double r;
+  /* const_fold.h folds float arithmetic only for 32 and 64 bits (float16 stays a node) */
+  bool arith_ok = dt.bits == 32 || dt.bits == 64;
+  if (dt.bits == 32) fx = (float)fx, fy = (float)fy;
   switch (k) {
-    case TJ_TIR_ADD: r = fx + fy; break;
-    case TJ_TIR_SUB: r = fx - fy; break;
-    case TJ_TIR_MUL: r = fx * fy; break;
-    case TJ_TIR_DIV: if (fy == 0) return NULL; r = fx / fy; break;
+    case TJ_TIR_ADD: if (!arith_ok) return NULL; r = fx + fy; break;
+    case TJ_TIR_SUB: if (!arith_ok) return NULL; r = fx - fy; break;
+    case TJ_TIR_MUL: if (!arith_ok) return NULL; r = fx * fy; break;
+    case TJ_TIR_DIV: if (!arith_ok || fy == 0) return NULL; r = fx / fy; break;
     case TJ_TIR_MIN: r = fx < fy ? fx : fy; break;
     case TJ_TIR_MAX: r = fx > fy ? fx : fy; break;
     default: return NULL;
   }
+  if (dt.bits == 32) r = (float)r;
   return TJ_CHK(c, tj_tir_float(c->arena, dt, r));
 }
 
