@@ -270,7 +270,7 @@ START_TEST(matmul_of_unknown_dtype_is_an_error) {
   tj_status_t *s = tj_legalize_ops(&ctx, m, &out);
   ck_assert_ptr_nonnull(s);
   ck_assert_ptr_null(out);
-  ck_assert(strstr(tj_status_text(s), "dtype") != NULL);
+  ck_assert(strncmp(tj_status_message(s), "To legalize R.matmul", 20) == 0);
   tj_status_free(s);
   tj_arena_free(a);
 }

@@ -22,10 +22,11 @@ tj_status_t *tj_legalize_matmul(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, cons
   const tj_sinfo_t *as = tj_lg_arg_sinfo(a, call->call.args[0]);
   const tj_sinfo_t *bs = tj_lg_arg_sinfo(a, call->call.args[1]);
   if (!tj_sinfo_is_tensor(as) || !tj_sinfo_is_tensor(bs)) return NULL;
+  /* TVM refuses too, with a message starting "To legalize R.matmul". */
   if (tj_dtype_is_void(as->tensor.dtype) || tj_dtype_is_void(bs->tensor.dtype))
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT,
-                         "LegalizeOps: R.matmul needs operands of known dtype to be legalized; annotate the "
-                         "arguments with a dtype, e.g. R.Tensor((16, 32), \"float32\")");
+                         "To legalize R.matmul, both operands need a known dtype; annotate them with one, "
+                         "e.g. R.Tensor((16, 32), \"float32\")");
   if (!tj_lg_tensor_known(as) || !tj_lg_tensor_known(bs) || as->tensor.ndim < 1 || bs->tensor.ndim < 1) return NULL;
   tj_dtype_t cast_to = tj_lg_attr_dtype(call->call.attrs, "out_dtype");
   tj_dtype_t dtype = tj_dtype_is_void(cast_to) ? as->tensor.dtype : cast_to;
