@@ -403,7 +403,8 @@ const cli_command_t cli_cmd_run = {
     "  --print-memory-plan         show each intermediate's slot in the workspace\n"
     "running:\n"
     "  --repeat N                  run N times and report min/median/max latency\n"
-    "  --threads N                 worker threads (default TVMJIT_NUM_THREADS or cores)\n"
+    "  --threads N                 worker threads (accepted; kernels run on one thread until\n"
+    "                              the parallel runtime lands)\n"
     "  --verbose                   compile statistics (kernels compiled, times)\n"
     "\n"
     "exit status: 0 success, 1 bad model or input (nothing is written), 2 usage error\n",
