@@ -261,7 +261,15 @@ static int run_conformance(int argc, char **argv) {
       case_field(case_txt, "expected_transform", c.expected_transform, sizeof c.expected_transform);
       char *paren = strstr(c.expected_transform, "  (");
       if (paren) *paren = '\0';
-      r = check_case(&c, why, sizeof why);
+      char precondition[256];
+      case_field(case_txt, "precondition", precondition, sizeof precondition);
+      if (precondition[0]) {
+        /* e.g. the test swaps an op's legalization for its own: not reproducible here. */
+        snprintf(why, sizeof why, "needs a change to the operator registry: %s", precondition);
+        r = RESULT_SKIP;
+      } else {
+        r = check_case(&c, why, sizeof why);
+      }
     }
     tally_t *t = tally_for(tallies, &n_kinds, c.kind);
     t->n[r]++;
