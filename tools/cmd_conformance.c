@@ -258,6 +258,7 @@ static int run_conformance(int argc, char **argv) {
     } else {
       case_field(case_txt, "kind", c.kind, sizeof c.kind);
       case_field(case_txt, "pipeline", c.pipeline, sizeof c.pipeline);
+      if (!c.pipeline[0]) case_field(case_txt, "pass", c.pipeline, sizeof c.pipeline); /* one pass, no options */
       case_field(case_txt, "expected_transform", c.expected_transform, sizeof c.expected_transform);
       char *paren = strstr(c.expected_transform, "  (");
       if (paren) *paren = '\0';
