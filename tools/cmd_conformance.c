@@ -24,9 +24,7 @@ typedef struct case_info {
   char *expect; /* expect.txt contents or NULL */
 } case_info_t;
 
-static char *read_text(const char *dir, const char *name) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   tj_strbuf_t sb;
@@ -37,6 +35,12 @@ static char *read_text(const char *dir, const char *name) {
   fclose(f);
   if (!sb.data) tj_strbuf_append(&sb, "");
   return tj_strbuf_take(&sb);
+}
+
+static char *read_text(const char *dir, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return read_file(path);
 }
 
 /* Copies the value of "key=" from case.txt into out. */
@@ -235,8 +239,7 @@ static int run_conformance(int argc, char **argv) {
   }
   char *baseline = NULL;
   if (baseline_path) {
-    baseline = read_text(".", baseline_path);
-    if (!baseline && !(baseline = read_text("", baseline_path))) {
+    if (!(baseline = read_file(baseline_path))) {
       fprintf(stderr, "tvmjit conformance: cannot read baseline %s\n", baseline_path);
       tj_free(manifest);
       return CLI_FAILED;
