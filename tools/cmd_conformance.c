@@ -38,9 +38,13 @@ static char *read_file(const char *path) {
 }
 
 static char *read_text(const char *dir, const char *name) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  return read_file(path);
+  tj_strbuf_t path;
+  tj_strbuf_init(&path);
+  tj_strbuf_printf(&path, "%s/%s", dir, name);
+  char *p = tj_strbuf_take(&path);
+  char *text = p ? read_file(p) : NULL;
+  tj_free(p);
+  return text;
 }
 
 /* Copies the value of "key=" from case.txt into out. */
