@@ -1,4 +1,21 @@
-/* The TVMScript reader (docs/tvm-semantics.md §7). */
+/* The TVMScript reader (docs/tvm-semantics.md §7).
+ *
+ * Two steps, like TVM's own parser: the Python-subset text becomes a syntax tree
+ * (ir/parse_lex.c, ir/parse_ast.c), which is evaluated into IR (ir/parse_tir*.c,
+ * ir/parse_relax.c, module level in ir/parse.c) with TVM's meaning: TVM's operator
+ * type matching and constant folding for TIR arithmetic, the implicit root block and
+ * T.reads/T.writes completion of script_complete.cc, ANF normalisation of nested Relax
+ * calls, Relax ops built through the operator registry (ir/op.h), struct info inferred
+ * for every binding.
+ *
+ * Parse-time errors, as TVM's parser: chained assignment, bindings after R.output,
+ * R.output outside a dataflow block or naming a var not bound in it, dataflow vars used
+ * outside their block, branch vars used after an if, if branches binding different
+ * names, if inside a dataflow block, a missing or non-final return, an unassigned
+ * call, an unannotated parameter, wrong arity of T.* intrinsics, R.Tensor argument
+ * errors, unknown names and operators, and a binding annotation of another kind than
+ * its value (Tensor annotated as Shape). dtype/ndim/shape disagreements of annotations
+ * parse (as at the corpus commit) and are left to the verifier. */
 #ifndef TJ_IR_PARSE_H
 #define TJ_IR_PARSE_H
 
