@@ -19,6 +19,7 @@
 
 #include "ir/sinfo.h"
 #include "ir/struct_equal.h"
+#include "ir/visit.h"
 #include "support/alloc.h"
 
 /* ------------------------------------------------------------------------------------ */
@@ -115,6 +116,7 @@ typedef struct pr {
   bool cls_printed;
   bool collect_func_vars; /* printing the signature: symbolic dims print as strings */
   pmap_t func_vars;
+  pmap_t used_vars;       /* Relax vars used after their definition (TVM names void ones only then) */
 } pr_t;
 
 static void pr_init(pr_t *p, tj_strbuf_t *sb) {
@@ -128,6 +130,7 @@ static void pr_init(pr_t *p, tj_strbuf_t *sb) {
 static void pr_done(pr_t *p) {
   pmap_free(&p->docs);
   pmap_free(&p->func_vars);
+  pmap_free(&p->used_vars);
   tj_free(p->names);
   tj_free(p->loops);
   if (p->arena) tj_arena_free(p->arena);
@@ -1821,7 +1824,8 @@ static void rx_binding(pr_t *p, const tj_rx_binding_t *b, int ind) {
   } else {
     rx_expr(p, v);
   }
-  bool void_stmt = !b->match_cast && is_void_sinfo(b->var->sinfo) && is_void_sinfo(v->sinfo);
+  bool void_stmt = !b->match_cast && is_void_sinfo(b->var->sinfo) && is_void_sinfo(v->sinfo) &&
+                   !pmap_get(&p->used_vars, b->var);
   tj_strbuf_t ann;
   tj_strbuf_init(&ann);
   if (!void_stmt && b->var->sinfo && (b->match_cast || !hide_annotation(b))) {
@@ -1934,7 +1938,15 @@ static void rx_signature(pr_t *p, const char *name, const tj_rx_func_t *f, tj_st
   tj_strbuf_free(&ret);
 }
 
+static bool note_use(tj_rx_visitor_t *v, const tj_rx_expr_t *e, bool def) {
+  pr_t *p = v->ctx;
+  if (!def && tj_rx_is_var(e) && !pmap_put(&p->used_vars, e, e)) p->failed = true;
+  return true;
+}
+
 static void rx_func(pr_t *p, const char *name, const tj_rx_func_t *f, int ind, bool top_level) {
+  tj_rx_visitor_t uses = {.expr = note_use, .ctx = p};
+  tj_rx_visit_func(&uses, f);
   bool outermost = p->rx_decls == NULL;
   tj_strbuf_t decls, sig, body;
   tj_strbuf_init(&decls);
