@@ -14,43 +14,6 @@
 
 /* ---- helpers ---- */
 
-static char tmp_root[256];
-
-static const char *make_tmp_dir(void) {
-  snprintf(tmp_root, sizeof tmp_root, "/tmp/tj_npy_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tmp_root));
-  return tmp_root;
-}
-
-static void remove_tree(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char sub[1024];
-      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-      remove_tree(sub);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
-
-static int count_entries(const char *dir) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  if (d) closedir(d);
-  return n;
-}
-
 /* A .npy image: magic, version, header length (2 or 4 bytes), header text, data. */
 static size_t build_npy(unsigned char *out, int major, const char *header, const void *data, size_t n) {
   size_t hlen = strlen(header), pos = 0;
@@ -98,7 +61,7 @@ START_TEST(round_trip_every_dtype) {
   static const char *names[] = {"float16", "float32", "float64", "int8",   "int16",  "int32",
                                 "int64",   "uint8",   "uint16",  "uint32", "uint64", "bool"};
   static const char *descrs[] = {"<f2", "<f4", "<f8", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "|b1"};
-  const char *dir = make_tmp_dir();
+  const char *dir = tu_make_tmp_dir("tj_npy");
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     tj_dtype_t dt;
     ck_assert(tj_dtype_parse(names[k], &dt));
@@ -124,8 +87,8 @@ START_TEST(round_trip_every_dtype) {
     }
   }
   /* Nothing but the saved files (no temporary leftovers). */
-  ck_assert_int_eq(count_entries(dir), 36);
-  remove_tree(dir);
+  ck_assert_int_eq(tu_count_entries(dir), 36);
+  tu_remove_tree(dir);
 }
 END_TEST
 
@@ -359,7 +322,7 @@ START_TEST(file_errors_name_the_file) {
   ck_assert_int_eq(tj_status_code(s), TJ_ERR_IO);
   ck_assert_str_eq(tj_status_message(s), "/nonexistent/dir/x.npy: cannot open: No such file or directory");
   tj_status_free(s);
-  const char *dir = make_tmp_dir();
+  const char *dir = tu_make_tmp_dir("tj_npy");
   s = tj_npy_load(dir, &t);
   ck_assert_ptr_nonnull(s);
   ck_assert_ptr_nonnull(strstr(tj_status_message(s), "not a regular file"));
@@ -378,12 +341,12 @@ START_TEST(file_errors_name_the_file) {
   ck_assert_ptr_nonnull(strstr(tj_status_message(s), path));
   tj_status_free(s);
   ck_assert_ptr_null(t);
-  remove_tree(dir);
+  tu_remove_tree(dir);
 }
 END_TEST
 
 START_TEST(failed_saves_leave_no_files) {
-  const char *dir = make_tmp_dir();
+  const char *dir = tu_make_tmp_dir("tj_npy");
   char path[512];
   int64_t shape[1] = {4};
   tj_tensor_t *t;
@@ -405,7 +368,7 @@ START_TEST(failed_saves_leave_no_files) {
   ck_assert_ptr_nonnull(s);
   ck_assert_ptr_nonnull(strstr(tj_status_message(s), "cannot rename into place"));
   tj_status_free(s);
-  ck_assert_int_eq(count_entries(dir), 1);
+  ck_assert_int_eq(tu_count_entries(dir), 1);
   /* A dtype .npy cannot hold: nothing is written. */
   tj_tensor_t vec = *t;
   vec.dtype = tj_dtype_make(TJ_DT_FLOAT, 32, 4);
@@ -415,7 +378,7 @@ START_TEST(failed_saves_leave_no_files) {
   ck_assert_ptr_nonnull(s);
   ck_assert_ptr_nonnull(strstr(tj_status_text(s), "float32x4 cannot be stored in a .npy file"));
   tj_status_free(s);
-  ck_assert_int_eq(count_entries(dir), 1);
+  ck_assert_int_eq(tu_count_entries(dir), 1);
   /* Overwriting replaces the file whole. */
   snprintf(path, sizeof path, "%s/ok.npy", dir);
   TU_OK(tj_npy_save(path, t));
@@ -425,12 +388,12 @@ START_TEST(failed_saves_leave_no_files) {
   TU_OK(tj_npy_load(path, &back));
   ck_assert_double_eq(tj_tensor_get_f64(back, 3), 42);
   tj_tensor_free(back);
-  ck_assert_int_eq(count_entries(dir), 2);
+  ck_assert_int_eq(tu_count_entries(dir), 2);
   struct stat st;
   ck_assert_int_eq(stat(path, &st), 0);
   ck_assert_int_eq(st.st_mode & 0777, 0644);
   tj_tensor_free(t);
-  remove_tree(dir);
+  tu_remove_tree(dir);
 }
 END_TEST
 

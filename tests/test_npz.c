@@ -11,37 +11,6 @@
 #include "support/alloc.h"
 #include "testutil.h"
 
-static char tmp_root[256];
-
-static const char *make_tmp_dir(void) {
-  snprintf(tmp_root, sizeof tmp_root, "/tmp/tj_npz_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tmp_root));
-  return tmp_root;
-}
-
-static int count_entries(const char *dir) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  if (d) closedir(d);
-  return n;
-}
-
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char p[1024];
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    unlink(p);
-  }
-  if (d) closedir(d);
-  rmdir(dir);
-}
-
 static void fixture(char *buf, size_t len, const char *rel) { snprintf(buf, len, "%s/%s", tu_source_dir(), rel); }
 
 /* make_fixtures.py's pattern: (i % 5) - 2, bool i % 2. */
@@ -116,7 +85,7 @@ START_TEST(missing_key_lists_the_keys) {
 END_TEST
 
 START_TEST(round_trip_stored_and_compressed) {
-  const char *dir = make_tmp_dir();
+  const char *dir = tu_make_tmp_dir("tj_npz");
   int64_t s1[2] = {64, 64}, s2[1] = {3}, s0[1] = {0};
   tj_tensor_t *a, *b, *c;
   TU_OK(tj_tensor_new(TJ_F16, 2, s1, &a));
@@ -155,7 +124,7 @@ START_TEST(round_trip_stored_and_compressed) {
     tj_tensor_free(taken);
   }
   ck_assert_msg(sizes[1] < sizes[0] / 2, "deflate should shrink a repetitive array (%zu vs %zu)", sizes[1], sizes[0]);
-  ck_assert_int_eq(count_entries(dir), 2);
+  ck_assert_int_eq(tu_count_entries(dir), 2);
   /* An empty archive is valid. */
   char path[512];
   snprintf(path, sizeof path, "%s/empty.npz", dir);
@@ -171,12 +140,12 @@ START_TEST(round_trip_stored_and_compressed) {
   tj_tensor_free(a);
   tj_tensor_free(b);
   tj_tensor_free(c);
-  remove_dir(dir);
+  tu_remove_tree(dir);
 }
 END_TEST
 
 START_TEST(bad_saves_write_nothing) {
-  const char *dir = make_tmp_dir();
+  const char *dir = tu_make_tmp_dir("tj_npz");
   int64_t shape[1] = {2};
   tj_tensor_t *a;
   TU_OK(tj_tensor_new(TJ_F32, 1, shape, &a));
@@ -202,15 +171,15 @@ START_TEST(bad_saves_write_nothing) {
   ck_assert_ptr_nonnull(s);
   ck_assert_ptr_nonnull(strstr(tj_status_text(s), "array 'bad'"));
   tj_status_free(s);
-  ck_assert_int_eq(count_entries(dir), 0);
+  ck_assert_int_eq(tu_count_entries(dir), 0);
   snprintf(path, sizeof path, "%s/no/such/dir.npz", dir);
   s = tj_npz_save(path, 1, names, ts, false);
   ck_assert_ptr_nonnull(s);
   ck_assert_int_eq(tj_status_code(s), TJ_ERR_IO);
   tj_status_free(s);
-  ck_assert_int_eq(count_entries(dir), 0);
+  ck_assert_int_eq(tu_count_entries(dir), 0);
   tj_tensor_free(a);
-  remove_dir(dir);
+  tu_remove_tree(dir);
 }
 END_TEST
 

@@ -2,7 +2,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *tu_shared_dir(void) {
   static char path[4096];
@@ -45,4 +48,38 @@ int tu_run_suite(Suite *suite) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed == 0 ? 0 : 1;
+}
+
+const char *tu_make_tmp_dir(const char *prefix) {
+  static char path[256];
+  snprintf(path, sizeof path, "/tmp/%s_XXXXXX", prefix);
+  ck_assert_ptr_nonnull(mkdtemp(path));
+  return path;
+}
+
+void tu_remove_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (!S_ISDIR(st.st_mode)) {
+    unlink(path);
+    return;
+  }
+  DIR *d = opendir(path);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char sub[1024];
+    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+    tu_remove_tree(sub);
+  }
+  if (d) closedir(d);
+  rmdir(path);
+}
+
+int tu_count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  if (d) closedir(d);
+  return n;
 }

@@ -15,6 +15,14 @@ const char *tu_shared_dir(void);
 const char *tu_source_dir(void);
 /* Reads a whole file; NULL if missing. Free with free(). */
 char *tu_read_file(const char *path, size_t *out_len);
+/* A new empty directory under /tmp (prefix names the suite); removed with
+ * tu_remove_tree. Returns a static buffer, overwritten by the next call. */
+const char *tu_make_tmp_dir(const char *prefix);
+/* Removes a file or a directory tree. */
+void tu_remove_tree(const char *path);
+/* Number of entries in a directory, "." and ".." not counted. */
+int tu_count_entries(const char *dir);
+
 /* Fails the test with the status text when status is not NULL (and frees it). */
 #define TU_OK(expr)                                                                        \
   do {                                                                                     \
