@@ -71,7 +71,7 @@ static int parse_run_args(int argc, char **argv, run_args_t *a) {
     else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("run", "unknown option '%s'", argv[i]);
     else if (a->model) return cli_usage_error("run", "expected one model file, got '%s' and '%s'", a->model, argv[i]);
     else a->model = argv[i];
-    if (!v && i < argc && (strcmp(argv[i], "--input") == 0 || strcmp(argv[i], "--params") == 0 ||
+    if (!v && (strcmp(argv[i], "--input") == 0 || strcmp(argv[i], "--params") == 0 ||
                            strcmp(argv[i], "--output") == 0 || strcmp(argv[i], "--function") == 0 ||
                            strcmp(argv[i], "--passes") == 0))
       return cli_usage_error("run", "option '%s' needs a value", argv[i]);
@@ -162,7 +162,7 @@ static tvmjit_status_t *fill_tensor(const tvmjit_function_t *fn, int i, const ch
   double *v = tvmjit_tensor_data(t);
   size_t n = tvmjit_tensor_nbytes(t) / sizeof(double);
   for (size_t k = 0; k < n; k++) v[k] = strcmp(how, "ones") == 0 ? 1.0 : strcmp(how, "random") == 0 ? next_random(rng) : 0.0;
-  /* Convert through .npy-free path: make the typed tensor and copy element-wise. */
+  /* Values are made in float64, then converted element-wise to the parameter dtype. */
   tvmjit_tensor_t *typed;
   st = tvmjit_tensor_new(dt, ndim, shape, &typed);
   if (!st) st = tvmjit_tensor_convert(t, typed);
@@ -316,7 +316,10 @@ static int execute(const run_args_t *a, const tvmjit_function_t *fn, bound_input
   if (n_out > MAX_INPUTS) n_out = MAX_INPUTS;
   tvmjit_tensor_t *outs[MAX_INPUTS] = {0};
   double *times = malloc(sizeof(double) * (size_t)a->repeat);
-  if (!times) return cli_report(NULL), CLI_FAILED;
+  if (!times) {
+    fprintf(stderr, "tvmjit: out of memory for %d timings\n", a->repeat);
+    return CLI_FAILED;
+  }
   int rc = CLI_OK;
   for (int r = 0; r < a->repeat && rc == CLI_OK; r++) {
     for (int i = 0; i < n_out; i++) tvmjit_tensor_free(outs[i]), outs[i] = NULL;
