@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/flops.h"
 #include "ir/parse.h"
 #include "ir/verify.h"
 #include "jit/jit.h"
@@ -202,6 +203,7 @@ struct tvmjit_function {
   tj_executable_t *exe;
   tvmjit_dtype_t *input_dtypes, *output_dtypes; /* public dtypes, cached */
   char *memory_plan;
+  double flops; /* one call's float operations, -1 when unknown */
   struct tvmjit_function *next;
 };
 
@@ -387,6 +389,7 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
   tj_status_t *st = tj_jit_compile_module(module->instance->jit, module->ir, name, &opts, &f->exe);
   if (!st) st = describe_function(f);
   if (!st) st = append_stats(module, &stats);
+  if (!st && !tj_flops_relax_func(module->ir, name, &f->flops)) f->flops = -1;
   if (st) {
     function_free(f);
     return tj_status_annotate(st, "compiling '%s'", name);
@@ -423,6 +426,8 @@ int tvmjit_function_output_info(const tvmjit_function_t *function, int i, tvmjit
 }
 
 const char *tvmjit_function_memory_plan(const tvmjit_function_t *function) { return function->memory_plan; }
+
+double tvmjit_function_flops(const tvmjit_function_t *function) { return function->flops; }
 
 tvmjit_status_t *tvmjit_function_call(const tvmjit_function_t *function, int n_inputs,
                                       const tvmjit_tensor_t *const *inputs, int n_outputs,

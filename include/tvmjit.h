@@ -185,6 +185,11 @@ int tvmjit_function_output_info(const tvmjit_function_t *function, int i, tvmjit
 /* The static memory plan: each intermediate's slot and size, and the total against
  * the unplanned total. Text owned by the function. */
 const char *tvmjit_function_memory_plan(const tvmjit_function_t *function);
+/* Floating-point operations of one call, counted from the TIR of its kernels after the
+ * passes: float +, -, *, /, min, max, compares and math intrinsics count 1 per lane (a
+ * multiply-add is 2), per loop iteration; index arithmetic, casts, loads and stores
+ * count nothing. -1 when unknown (symbolic loop extents, operators not lowered). */
+double tvmjit_function_flops(const tvmjit_function_t *function);
 /* Runs the function. inputs: one tensor per parameter, in order; each is checked against
  * the parameter's dtype and shape. out_outputs receives n_outputs new tensors owned by
  * the caller. */

@@ -1,10 +1,11 @@
 /* Everything ir/ offers: data types and attrs, TIR and Relax nodes, modules, the
- * generic walks, reader, printer, structural equality, verifier, op registry and the
- * reference TIR interpreter. */
+ * generic walks, reader, printer, structural equality, verifier, op registry, the
+ * reference TIR interpreter and FLOP counts. */
 #ifndef TJ_IR_IR_H
 #define TJ_IR_IR_H
 
 #include "ir/attrs.h"
+#include "ir/flops.h"
 #include "ir/interp.h"
 #include "ir/module.h"
 #include "ir/op.h"

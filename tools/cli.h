@@ -18,7 +18,7 @@ typedef struct cli_command {
   int (*run)(int argc, char **argv);
 } cli_command_t;
 
-extern const cli_command_t cli_cmd_check, cli_cmd_print, cli_cmd_run, cli_cmd_conformance;
+extern const cli_command_t cli_cmd_check, cli_cmd_print, cli_cmd_run, cli_cmd_conformance, cli_cmd_bench;
 
 /* Prints "tvmjit: <status text>" to stderr and frees the status. */
 void cli_report(tj_status_t *status);

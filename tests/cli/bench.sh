@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# tvmjit bench: runs the seed, reports what it says it reports, --json is valid JSON with
+# the counted FLOPs, and bad flags or inputs give clear errors. No timing assertions.
+. "$(dirname "$0")/lib.bash"
+EX=$SRC/examples/seed
+MODEL=$EX/model.rx
+
+expect_exit 0 "text report" -- "$BIN" bench "$MODEL" --input "$EX/data.npy" --params "$EX/params.npz" --warmup 1 --runs 2
+expect_text "$TMP/out" "latency over 2 runs after 1 warm-up: min" "latency line"
+expect_text "$TMP/out" "compile:" "compile time"
+# 3 convs (2 x 16*32*32*16 outputs x 144 MACs) + 3 relus + layer_norm (15 per element).
+expect_text "$TMP/out" "work: 231.2 MFLOP per call" "FLOPs of the seed"
+expect_text "$TMP/out" "peak RSS:" "peak memory"
+
+expect_exit 0 "--json" -- "$BIN" bench "$MODEL" --input "$EX/data.npy" --params "$EX/params.npz" --warmup 0 --runs 3 --json --threads 1
+if python3 -m json.tool "$TMP/out" >/dev/null; then passes=$((passes + 1)); else
+  echo "FAIL: --json output does not parse"; sed 's/^/  got: /' "$TMP/out"; failures=$((failures + 1)); fi
+expect_text "$TMP/out" '"flops": 231211008' "JSON flops"
+expect_text "$TMP/out" '"threads": 1' "JSON threads"
+expect_text "$TMP/out" '"runs": 3' "JSON runs"
+python3 - "$TMP/out" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: JSON latencies"; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+lat, s = d["latency_ms"], d["samples_ms"]
+assert len(s) == 3 and lat["min"] == min(s) and lat["max"] == max(s) and lat["min"] <= lat["median"] <= lat["max"], d
+assert d["compile_ms"] > 0 and d["peak_rss_kib"] > 0 and d["gflops_median"] > 0, d
+PY
+
+# The float32 seed in high-level operators: inputs by --fill, mixed precision accepted.
+expect_exit 0 "float32 ops model, --mixed-precision" -- "$BIN" bench "$SRC/tests/models/seed_f32_ops.rx" --fill random --seed 1 --mixed-precision --runs 1 --warmup 0 --json
+expect_text "$TMP/out" '"mixed_precision": "float32"' "mixed precision in the JSON"
+# Operators not lowered: FLOPs unknown, and the JIT names the fix.
+expect_exit 1 "high-level ops without passes" -- "$BIN" bench "$SRC/tests/models/seed_f32_ops.rx" --fill zeros --passes none
+expect_text "$TMP/err" "is not lowered" "not-lowered message"
+
+# Bad flags: exit 2 with a message naming the flag; bad inputs: exit 1.
+expect_exit 2 "no model" -- "$BIN" bench
+expect_text "$TMP/err" "missing the model file" "no-model message"
+expect_exit 2 "--runs 0" -- "$BIN" bench "$MODEL" --fill zeros --runs 0
+expect_text "$TMP/err" "--runs takes a count" "--runs message"
+expect_exit 2 "--warmup x" -- "$BIN" bench "$MODEL" --fill zeros --warmup x
+expect_text "$TMP/err" "--warmup takes a count" "--warmup message"
+expect_exit 2 "--json=1" -- "$BIN" bench "$MODEL" --fill zeros --json=1
+expect_exit 2 "unknown option" -- "$BIN" bench "$MODEL" --frobnicate
+expect_text "$TMP/err" "tvmjit bench: unknown option '--frobnicate'" "unknown option message"
+expect_exit 2 "--threads 0" -- "$BIN" bench "$MODEL" --fill zeros --threads 0
+expect_text "$TMP/err" "--threads takes a count" "--threads message"
+expect_exit 2 "--input without a value" -- "$BIN" bench "$MODEL" --input
+expect_text "$TMP/err" "option '--input' needs a value" "missing value message"
+expect_exit 2 "bad --mixed-precision" -- "$BIN" bench "$MODEL" --fill zeros --mixed-precision=bfloat16
+expect_exit 2 "unknown pass" -- "$BIN" bench "$MODEL" --fill zeros --passes Frobnicate
+expect_exit 1 "missing parameter" -- "$BIN" bench "$MODEL" --input "$EX/data.npy"
+expect_text "$TMP/err" "input 'weight1' is missing" "missing parameter message"
+expect_exit 1 "missing model file" -- "$BIN" bench "$TMP/nope.rx" --fill zeros
+expect_exit 0 "--help" -- "$BIN" bench --help
+expect_text "$TMP/out" "--warmup N" "help lists --warmup"
+finish

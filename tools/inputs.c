@@ -1,0 +1,217 @@
+/* Options and input binding shared by tvmjit run and tvmjit bench (tools/inputs.h). */
+#include "tools/inputs.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+void cli_model_args_init(cli_model_args_t *a) {
+  memset(a, 0, sizeof *a);
+  a->function = "main";
+  a->passes = "default";
+}
+
+int cli_parse_int(const char *s, long lo, long hi, long *out) {
+  char *end;
+  if (!s || !*s) return -1;
+  long v = strtol(s, &end, 10);
+  if (*end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+bool cli_model_option(const char *cmd, int argc, char **argv, int *i, cli_model_args_t *a, int *rc) {
+  const char *v = NULL;
+  long n;
+  *rc = CLI_OK;
+  if (cli_option(argc, argv, i, "function", true, &v)) a->function = v;
+  else if (cli_option(argc, argv, i, "input", true, &v)) {
+    if (a->n_inputs == CLI_MAX_INPUTS) return *rc = cli_usage_error(cmd, "at most %d --input options", CLI_MAX_INPUTS), true;
+    a->inputs[a->n_inputs++] = v;
+  } else if (cli_option(argc, argv, i, "params", true, &v)) a->params = v;
+  else if (cli_option(argc, argv, i, "fill", true, &v)) {
+    if (!v || (strcmp(v, "zeros") && strcmp(v, "ones") && strcmp(v, "random")))
+      return *rc = cli_usage_error(cmd, "--fill takes zeros, ones or random"), true;
+    a->fill = v;
+  } else if (cli_option(argc, argv, i, "seed", true, &v)) {
+    if (cli_parse_int(v, 0, LONG_MAX, &n)) return *rc = cli_usage_error(cmd, "--seed takes a non-negative integer"), true;
+    a->seed = (unsigned long)n;
+  } else if (cli_option(argc, argv, i, "passes", true, &v)) a->passes = v;
+  else if (cli_option(argc, argv, i, "mixed-precision", false, &v)) {
+    if (v && strcmp(v, "float16") && strcmp(v, "float32"))
+      return *rc = cli_usage_error(cmd, "--mixed-precision takes float16 or float32 (default float32)"), true;
+    a->mixed_precision = v ? v : "float32";
+  } else if (cli_option(argc, argv, i, "threads", true, &v)) {
+    if (cli_parse_int(v, 1, 1024, &n)) return *rc = cli_usage_error(cmd, "--threads takes a count from 1 to 1024"), true;
+    a->threads = (int)n;
+  } else
+    return false;
+  if (!v && (strcmp(argv[*i], "--input") == 0 || strcmp(argv[*i], "--params") == 0 ||
+             strcmp(argv[*i], "--function") == 0 || strcmp(argv[*i], "--passes") == 0))
+    *rc = cli_usage_error(cmd, "option '%s' needs a value", argv[*i]);
+  return true;
+}
+
+int cli_model_positional(const char *cmd, cli_model_args_t *a, const char *arg) {
+  if (arg[0] == '-' && arg[1]) return cli_usage_error(cmd, "unknown option '%s'", arg);
+  if (a->model) return cli_usage_error(cmd, "expected one model file, got '%s' and '%s'", a->model, arg);
+  a->model = arg;
+  return CLI_OK;
+}
+
+void cli_free_bound(cli_bound_inputs_t *b) {
+  for (int i = 0; i < b->n; i++) {
+    bool from_npz = false;
+    for (int k = 0; k < b->npz_count; k++) from_npz |= b->tensors[i] == b->npz_tensors[k];
+    if (!from_npz) tvmjit_tensor_free(b->tensors[i]);
+  }
+  if (b->npz_names) tvmjit_npz_free(b->npz_count, b->npz_names, b->npz_tensors);
+}
+
+static int param_index(const tvmjit_function_t *fn, const char *name) {
+  for (int i = 0; i < tvmjit_function_num_inputs(fn); i++) {
+    const char *pname;
+    tvmjit_function_input_info(fn, i, &pname, NULL, NULL, NULL);
+    if (strcmp(pname, name) == 0) return i;
+  }
+  return -1;
+}
+
+static void list_params(const tvmjit_function_t *fn, char *buf, size_t len) {
+  buf[0] = '\0';
+  for (int i = 0; i < tvmjit_function_num_inputs(fn); i++) {
+    const char *pname;
+    tvmjit_function_input_info(fn, i, &pname, NULL, NULL, NULL);
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "%s%s", i ? ", " : "", pname);
+  }
+}
+
+void cli_type_str(tvmjit_dtype_t dt, int ndim, const int64_t *shape, char *buf, size_t len) {
+  int n = snprintf(buf, len, "%s[", tvmjit_dtype_name(dt));
+  for (int d = 0; d < ndim && n < (int)len; d++) n += snprintf(buf + n, len - (size_t)n, "%s%lld", d ? ", " : "", (long long)shape[d]);
+  if (n < (int)len) snprintf(buf + n, len - (size_t)n, "]");
+}
+
+/* Checks a given tensor against parameter i; prints the message and returns false on mismatch. */
+static bool check_input(const tvmjit_function_t *fn, int i, const tvmjit_tensor_t *t, const char *source) {
+  const char *name;
+  tvmjit_dtype_t dt;
+  int ndim;
+  const int64_t *shape;
+  tvmjit_function_input_info(fn, i, &name, &dt, &ndim, &shape);
+  bool ok = dt == tvmjit_tensor_dtype(t) && ndim == tvmjit_tensor_ndim(t) &&
+            memcmp(shape, tvmjit_tensor_shape(t), sizeof(int64_t) * (size_t)ndim) == 0;
+  if (!ok) {
+    char want[256], got[256];
+    cli_type_str(dt, ndim, shape, want, sizeof want);
+    cli_type_str(tvmjit_tensor_dtype(t), tvmjit_tensor_ndim(t), tvmjit_tensor_shape(t), got, sizeof got);
+    fprintf(stderr, "tvmjit: input '%s': expected %s, got %s from %s\n", name, want, got, source);
+  }
+  return ok;
+}
+
+static double next_random(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return (double)(*state >> 11) / 9007199254740992.0 * 2.0 - 1.0; /* uniform in [-1, 1) */
+}
+
+static tvmjit_status_t *fill_tensor(const tvmjit_function_t *fn, int i, const char *how, uint64_t *rng,
+                                    tvmjit_tensor_t **out) {
+  tvmjit_dtype_t dt;
+  int ndim;
+  const int64_t *shape;
+  tvmjit_function_input_info(fn, i, NULL, &dt, &ndim, &shape);
+  tvmjit_tensor_t *t;
+  tvmjit_status_t *st = tvmjit_tensor_new(TVMJIT_FLOAT64, ndim, shape, &t);
+  if (st) return st;
+  double *v = tvmjit_tensor_data(t);
+  size_t n = tvmjit_tensor_nbytes(t) / sizeof(double);
+  for (size_t k = 0; k < n; k++) v[k] = strcmp(how, "ones") == 0 ? 1.0 : strcmp(how, "random") == 0 ? next_random(rng) : 0.0;
+  /* Values are made in float64, then converted element-wise to the parameter dtype. */
+  tvmjit_tensor_t *typed;
+  st = tvmjit_tensor_new(dt, ndim, shape, &typed);
+  if (!st) st = tvmjit_tensor_convert(t, typed);
+  tvmjit_tensor_free(t);
+  if (st) {
+    tvmjit_tensor_free(typed);
+    return st;
+  }
+  *out = typed;
+  return NULL;
+}
+
+int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_bound_inputs_t *b) {
+  int n_params = tvmjit_function_num_inputs(fn);
+  char names[1024];
+  list_params(fn, names, sizeof names);
+  b->n = n_params;
+  tvmjit_status_t *st;
+  int next_positional = 0;
+  for (int k = 0; k < a->n_inputs; k++) {
+    const char *spec = a->inputs[k], *eq = strchr(spec, '=');
+    const char *path = eq ? eq + 1 : spec;
+    int idx;
+    if (eq) {
+      char pname[256];
+      snprintf(pname, sizeof pname, "%.*s", (int)(eq - spec), spec);
+      idx = param_index(fn, pname);
+      if (idx < 0) {
+        fprintf(stderr, "tvmjit: --input '%s': %s has no parameter '%s' (parameters: %s)\n", spec, a->function, pname, names);
+        return CLI_FAILED;
+      }
+    } else {
+      while (next_positional < n_params && b->tensors[next_positional]) next_positional++;
+      idx = next_positional;
+      if (idx >= n_params) {
+        fprintf(stderr, "tvmjit: --input '%s': %s takes %d parameters (%s) and all are already given\n", spec,
+                a->function, n_params, names);
+        return CLI_FAILED;
+      }
+    }
+    if (b->tensors[idx]) {
+      fprintf(stderr, "tvmjit: --input '%s': parameter %d is given twice\n", spec, idx);
+      return CLI_FAILED;
+    }
+    if ((st = tvmjit_tensor_load_npy(path, &b->tensors[idx]))) return cli_report(st), CLI_FAILED;
+    b->sources[idx] = path;
+    if (!check_input(fn, idx, b->tensors[idx], path)) return CLI_FAILED;
+  }
+  if (a->params) {
+    if ((st = tvmjit_npz_load(a->params, &b->npz_count, &b->npz_names, &b->npz_tensors)))
+      return cli_report(st), CLI_FAILED;
+    for (int k = 0; k < b->npz_count; k++) {
+      int idx = param_index(fn, b->npz_names[k]);
+      if (idx < 0) {
+        fprintf(stderr, "tvmjit: %s: key '%s' is not a parameter of %s (parameters: %s)\n", a->params,
+                b->npz_names[k], a->function, names);
+        return CLI_FAILED;
+      }
+      if (b->tensors[idx]) continue; /* --input wins over --params */
+      b->tensors[idx] = b->npz_tensors[k];
+      b->sources[idx] = a->params;
+      if (!check_input(fn, idx, b->tensors[idx], a->params)) return CLI_FAILED;
+    }
+  }
+  uint64_t rng = 0x9e3779b97f4a7c15ull ^ (a->seed * 0x2545f4914f6cdd1dull + 1);
+  for (int i = 0; i < n_params; i++) {
+    if (b->tensors[i]) continue;
+    const char *pname;
+    tvmjit_function_input_info(fn, i, &pname, NULL, NULL, NULL);
+    if (!a->fill) {
+      fprintf(stderr,
+              "tvmjit: input '%s' is missing: give --input %s=FILE.npy, --params FILE.npz with a key '%s', or --fill zeros|ones|random\n",
+              pname, pname, pname);
+      return CLI_FAILED;
+    }
+    if ((st = fill_tensor(fn, i, a->fill, &rng, &b->tensors[i]))) return cli_report(st), CLI_FAILED;
+    b->sources[i] = a->fill;
+  }
+  return CLI_OK;
+}
+

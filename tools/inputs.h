@@ -1,0 +1,54 @@
+/* What `tvmjit run` and `tvmjit bench` share: the options naming the model, how to
+ * compile it and where its inputs come from, and binding those inputs to a compiled
+ * function's parameters. */
+#ifndef TJ_TOOLS_INPUTS_H
+#define TJ_TOOLS_INPUTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tvmjit.h"
+
+enum { CLI_MAX_INPUTS = 64 };
+
+typedef struct cli_model_args {
+  const char *model, *function, *passes, *mixed_precision;
+  const char *params, *fill;
+  const char *inputs[CLI_MAX_INPUTS]; /* --input values, in order */
+  int n_inputs, threads;
+  unsigned long seed;
+} cli_model_args_t;
+
+/* Defaults: function main, passes default. */
+void cli_model_args_init(cli_model_args_t *a);
+/* Takes argv[*i] if it is one of the shared options (--function, --input, --params,
+ * --fill, --seed, --passes, --mixed-precision, --threads), advancing *i past a value
+ * given as the next argument, and returns true. A bad value prints a usage error of
+ * `cmd` and sets *rc to CLI_USAGE. Returns false for any other argument. */
+bool cli_model_option(const char *cmd, int argc, char **argv, int *i, cli_model_args_t *a, int *rc);
+/* An argument no option took: the model file, or an error for an unknown option or a
+ * second model file. Returns CLI_OK or CLI_USAGE. */
+int cli_model_positional(const char *cmd, cli_model_args_t *a, const char *arg);
+/* Parses a decimal integer in [lo, hi]; 0 on success, -1 otherwise. */
+int cli_parse_int(const char *s, long lo, long hi, long *out);
+
+/* The tensors bound to a function's parameters, one per parameter. */
+typedef struct cli_bound_inputs {
+  int n;
+  tvmjit_tensor_t *tensors[CLI_MAX_INPUTS];
+  const char *sources[CLI_MAX_INPUTS]; /* where each came from, for messages */
+  int npz_count;
+  char **npz_names;
+  tvmjit_tensor_t **npz_tensors;
+} cli_bound_inputs_t;
+
+/* Binds --input files, then --params keys, then --fill for the rest; checks dtype and
+ * shape of each. Prints the error and returns CLI_FAILED on bad input. `b` must start
+ * zeroed and is freed with cli_free_bound in any case. */
+int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_bound_inputs_t *b);
+void cli_free_bound(cli_bound_inputs_t *b);
+/* "float16[16, 32, 32, 16]" */
+void cli_type_str(tvmjit_dtype_t dt, int ndim, const int64_t *shape, char *buf, size_t len);
+
+#endif
