@@ -121,7 +121,9 @@ tvmjit_status_t *tvmjit_npz_save(const char *path, int count, const char *const 
 typedef struct tvmjit_instance tvmjit_instance_t;
 
 typedef struct tvmjit_instance_options {
-  int num_threads;        /* 0 = TVMJIT_NUM_THREADS or the number of cores */
+  int num_threads;        /* threads for parallel loops, caller included (1..1024);
+                             0 = TVMJIT_NUM_THREADS or the number of cores. Results are
+                             the same bits for any count. */
 } tvmjit_instance_options_t;
 
 void tvmjit_instance_options_init(tvmjit_instance_options_t *options);

@@ -10,27 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jit/internal.h"
+#include "jit/codegen.h"
 #include "support/alloc.h"
 #include "transforms/tir/lower.h"
-
-typedef struct var_binding {
-  const tj_tir_expr_t *var;
-  LLVMValueRef value;
-} var_binding_t;
-
-typedef struct cg {
-  LLVMContextRef ctx;
-  LLVMModuleRef mod;
-  LLVMBuilderRef b;
-  LLVMBuilderRef alloca_b; /* positioned before the entry block's branch */
-  LLVMValueRef fn;
-  const char *name;
-  tj_status_t *err;
-  var_binding_t *vars;
-  int n_vars, cap_vars;
-  LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_ptr, t_void;
-} cg_t;
 
 __attribute__((format(printf, 3, 4))) static LLVMValueRef cg_fail(cg_t *c, tj_code_t code, const char *fmt, ...) {
   if (!c->err) {
@@ -491,9 +473,10 @@ static bool gen_store(cg_t *c, const tj_tir_stmt_t *s) {
   return true;
 }
 
-/* for (v = min; v < min + extent; ++v) body. Parallel/vectorized/unrolled kinds run
- * serially for now (a schedule pass will lower them). */
+/* for (v = min; v < min + extent; ++v) body. The outermost parallel loop is outlined
+ * (codegen_parallel.c); vectorized/unrolled kinds run serially for now. */
 static bool gen_for(cg_t *c, const tj_tir_stmt_t *s) {
+  if (s->loop.kind == TJ_FOR_PARALLEL && !c->in_parallel) return tj_cg_parallel_for(c, s);
   tj_dtype_t vt = s->loop.var->dtype;
   LLVMValueRef min = gen_cast(c, s->loop.min->dtype, vt, gen_expr(c, s->loop.min));
   LLVMValueRef ext = min ? gen_cast(c, s->loop.extent->dtype, vt, gen_expr(c, s->loop.extent)) : NULL;
@@ -668,3 +651,11 @@ tj_status_t *tj_codegen_kernel(LLVMModuleRef mod, const tj_prim_func_t *f, const
   *out_n_scalars = n_scalars;
   return NULL;
 }
+
+/* ---------------- for the other codegen files (codegen.h) ---------------- */
+
+bool tj_cg_stmt(cg_t *c, const tj_tir_stmt_t *s) { return gen_stmt(c, s); }
+LLVMValueRef tj_cg_expr(cg_t *c, const tj_tir_expr_t *e) { return gen_expr(c, e); }
+LLVMValueRef tj_cg_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueRef v) { return gen_cast(c, from, to, v); }
+bool tj_cg_bind(cg_t *c, const tj_tir_expr_t *var, LLVMValueRef v) { return bind(c, var, v); }
+LLVMValueRef tj_cg_lookup(cg_t *c, const tj_tir_expr_t *var) { return lookup(c, var); }

@@ -35,6 +35,7 @@ struct tj_executable {
   bool planned;
   size_t workspace_bytes, unplanned_bytes;
   int max_call_args;       /* buffers + scalars of the widest call, for the per-run argv */
+  tj_thread_pool_t *pool;  /* for parallel loops; NULL = the caller's current pool */
 };
 
 /* Grows *array (of `elem`-byte items) to hold at least `need` items. */
@@ -505,6 +506,8 @@ static tj_status_t *tj_run_copy_outputs(const tj_executable_t *exe, tj_run_t *r)
   return NULL;
 }
 
+void tj_executable_set_thread_pool(tj_executable_t *exe, tj_thread_pool_t *pool) { exe->pool = pool; }
+
 tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
                                int n_outputs, tj_tensor_t **out_outputs) {
   if (!exe->planned)
@@ -516,7 +519,9 @@ tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const t
   tj_run_t r = {0};
   tj_status_t *s = tj_run_alloc(exe, &r);
   if (!s) s = tj_run_bind(exe, inputs, &r);
+  tj_thread_pool_t *prev_pool = exe->pool ? tj_thread_pool_set_current(exe->pool) : NULL;
   for (int c = 0; !s && c < exe->n_calls; c++) tj_run_call(exe, &exe->calls[c], &r);
+  if (exe->pool) tj_thread_pool_set_current(prev_pool);
   if (!s) s = tj_run_copy_outputs(exe, &r);
   if (!s) {
     for (int o = 0; o < exe->n_outputs; o++) out_outputs[o] = r.outputs[o];

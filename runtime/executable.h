@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
 #include "support/status.h"
 
 typedef enum tj_value_kind {
@@ -77,6 +78,11 @@ tj_status_t *tj_executable_set_output(tj_executable_t *exe, int position, int va
 /* Plans intermediate storage by liveness (values whose lifetimes do not overlap share
  * bytes) once all calls are added. */
 tj_status_t *tj_executable_plan_memory(tj_executable_t *exe);
+
+/* The pool that parallel loops of the kernels run on during tj_executable_run (set as
+ * the running thread's current pool for the run); NULL (the default) leaves the
+ * caller's current pool. Not owned. Set it before the executable is shared. */
+void tj_executable_set_thread_pool(tj_executable_t *exe, tj_thread_pool_t *pool);
 
 /* ---- inspection ---- */
 int tj_executable_num_inputs(const tj_executable_t *exe);

@@ -209,8 +209,8 @@ const cli_command_t cli_cmd_run = {
     "  --print-memory-plan         show each intermediate's slot in the workspace\n"
     "running:\n"
     "  --repeat N                  run N times and report min/median/max latency\n"
-    "  --threads N                 worker threads (accepted; kernels run on one thread until\n"
-    "                              the parallel runtime lands)\n"
+    "  --threads N                 threads for parallel loops (default: TVMJIT_NUM_THREADS,\n"
+    "                              else every core); results are the same bits for any N\n"
     "  --verbose                   compile statistics (kernels compiled, times)\n"
     "\n"
     "exit status: 0 success, 1 bad model or input (nothing is written), 2 usage error\n",

@@ -1,0 +1,42 @@
+/* The state of TIR -> LLVM codegen, shared by codegen.c and the files that generate
+ * parts of a kernel (codegen_parallel.c). jit/-internal. */
+#ifndef TJ_JIT_CODEGEN_H
+#define TJ_JIT_CODEGEN_H
+
+#include <stdbool.h>
+
+#include "jit/internal.h"
+
+typedef struct var_binding {
+  const tj_tir_expr_t *var;
+  LLVMValueRef value;
+} var_binding_t;
+
+typedef struct cg {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMBuilderRef alloca_b; /* positioned before the entry block's branch */
+  LLVMValueRef fn;
+  const char *name;
+  tj_status_t *err;
+  var_binding_t *vars;
+  int n_vars, cap_vars;
+  LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_ptr, t_void;
+  int n_parallel;   /* parallel loops outlined so far (names their body functions) */
+  bool in_parallel; /* generating an outlined parallel body: nested parallel loops run serially */
+} cg_t;
+
+/* codegen.c, for the other codegen files: */
+bool tj_cg_stmt(cg_t *c, const tj_tir_stmt_t *s);
+LLVMValueRef tj_cg_expr(cg_t *c, const tj_tir_expr_t *e);
+LLVMValueRef tj_cg_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueRef v);
+bool tj_cg_bind(cg_t *c, const tj_tir_expr_t *var, LLVMValueRef v);
+/* The value bound to var, or NULL with c->err set. */
+LLVMValueRef tj_cg_lookup(cg_t *c, const tj_tir_expr_t *var);
+
+/* codegen_parallel.c: a T.parallel loop outlined into a body function run by the
+ * thread pool through TJ_JIT_HELPER_PARALLEL_FOR. */
+bool tj_cg_parallel_for(cg_t *c, const tj_tir_stmt_t *loop);
+
+#endif

@@ -1,0 +1,305 @@
+/* The thread pool (see thread_pool.h for the contract and why not OpenMP).
+ *
+ * One job at a time per pool: the caller that wins `dispatch` (a trylock; losers run
+ * inline) publishes the job under `lock` by bumping `generation`, then claims chunks
+ * like any worker. A chunk is claimed under `lock`, which also guards the job fields,
+ * so a worker that wakes late can never run a chunk of one job with another job's
+ * body: everything it reads about a job it reads together with the claim. Completion
+ * is counted under `lock` too; the caller returns once every chunk is done, and no
+ * worker touches the job after its last chunk, so the job may live on the caller's
+ * stack. Waiting (workers for a job, the caller for the last chunk) spins for a few
+ * tens of microseconds, enough to catch the next kernel of a model run, then sleeps
+ * on a condition variable; the spin reads atomic mirrors, never the guarded fields. */
+#include "runtime/thread_pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support/alloc.h"
+
+enum {
+  /* Chunks per thread: a few, so that a worker the OS does not schedule promptly (a
+   * loaded machine) delays only a small share of the loop, which others take over. */
+  CHUNKS_PER_THREAD = 4,
+  SPIN_NS = 50 * 1000,               /* spin this long before sleeping */
+  WORKER_STACK = 8 * 1024 * 1024,    /* kernels keep buffers up to 64 KiB on the stack */
+};
+
+struct tj_thread_pool {
+  int n_threads;               /* caller included */
+  pthread_mutex_t dispatch;    /* held by the caller running a job on this pool */
+  /* Set under `dispatch`: */
+  pthread_t *workers;
+  int n_started;
+  bool started;                /* workers were started (or that failed: run with fewer) */
+  uint64_t start_generation;
+
+  pthread_mutex_t lock;        /* guards everything below that is not atomic */
+  pthread_cond_t wake;         /* a new job or stop */
+  pthread_cond_t done_cv;      /* the last chunk of the job finished */
+  bool stop;
+  uint64_t generation;         /* bumped per job */
+  int sleepers;                /* workers in (or about to enter) wait on `wake` */
+  bool caller_waiting;
+  tj_parallel_body_t body;
+  void *ctx;
+  int64_t n;
+  int n_chunks, next_chunk;
+  atomic_int chunks_done;      /* written under `lock`; read by the spinning caller */
+  atomic_uint_fast64_t generation_hint; /* mirror of `generation` (and stop) for spinners */
+};
+
+static _Thread_local tj_thread_pool_t *current_pool;
+static _Thread_local bool inside_chunk; /* this thread is running a chunk */
+
+/* ---------------- sizing ---------------- */
+
+static int cores_available(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+tj_status_t *tj_thread_pool_resolve_threads(int requested, int *out_threads) {
+  if (requested < 0 || requested > TJ_THREAD_POOL_MAX_THREADS)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT,
+                         "num_threads %d is out of range: use a count from 1 to %d, or 0 for TVMJIT_NUM_THREADS or "
+                         "every core",
+                         requested, TJ_THREAD_POOL_MAX_THREADS);
+  if (requested > 0) return *out_threads = requested, NULL;
+  const char *env = getenv("TVMJIT_NUM_THREADS");
+  if (env && *env) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(env, &end, 10);
+    if (errno || *end || v < 1 || v > TJ_THREAD_POOL_MAX_THREADS)
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT,
+                           "TVMJIT_NUM_THREADS='%s' is not a thread count: set it to a number from 1 to %d, or unset "
+                           "it to use every core",
+                           env, TJ_THREAD_POOL_MAX_THREADS);
+    return *out_threads = (int)v, NULL;
+  }
+  *out_threads = cores_available();
+  if (*out_threads > TJ_THREAD_POOL_MAX_THREADS) *out_threads = TJ_THREAD_POOL_MAX_THREADS;
+  return NULL;
+}
+
+int tj_thread_pool_num_chunks(int64_t n, int n_threads) {
+  if (n <= 0) return 0;
+  int64_t want = (int64_t)(n_threads > 1 ? n_threads : 1) * CHUNKS_PER_THREAD;
+  return (int)(n < want ? n : want);
+}
+
+/* Chunk i of n_chunks near-equal contiguous chunks: the first n % n_chunks get one more. */
+void tj_thread_pool_chunk(int64_t n, int n_chunks, int i, int64_t *out_begin, int64_t *out_end) {
+  int64_t q = n / n_chunks, r = n % n_chunks;
+  *out_begin = (int64_t)i * q + (i < r ? i : r);
+  *out_end = *out_begin + q + (i < r ? 1 : 0);
+}
+
+/* ---------------- waiting ---------------- */
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spins until the generation hint differs from `seen`, for at most SPIN_NS. */
+static void spin_for_job(tj_thread_pool_t *p, uint64_t seen) {
+  int64_t deadline = now_ns() + SPIN_NS;
+  for (int i = 1;; i++) {
+    if (atomic_load_explicit(&p->generation_hint, memory_order_relaxed) != seen) return;
+    cpu_relax();
+    if ((i & 63) == 0 && now_ns() > deadline) return;
+  }
+}
+
+static void spin_for_done(tj_thread_pool_t *p, int n_chunks) {
+  int64_t deadline = now_ns() + SPIN_NS;
+  for (int i = 1;; i++) {
+    if (atomic_load_explicit(&p->chunks_done, memory_order_relaxed) >= n_chunks) return;
+    cpu_relax();
+    if ((i & 63) == 0 && now_ns() > deadline) return;
+  }
+}
+
+/* ---------------- running chunks ---------------- */
+
+static void run_chunk(tj_parallel_body_t body, void *ctx, int64_t n, int n_chunks, int i) {
+  int64_t begin, end;
+  tj_thread_pool_chunk(n, n_chunks, i, &begin, &end);
+  bool was_inside = inside_chunk;
+  inside_chunk = true;
+  body(begin, end, ctx);
+  inside_chunk = was_inside;
+}
+
+/* Claims and runs chunks of the current job until none is left. Called and returns
+ * with p->lock held; releases it while a chunk runs. */
+static void run_chunks_locked(tj_thread_pool_t *p) {
+  while (p->next_chunk < p->n_chunks) {
+    int i = p->next_chunk++;
+    tj_parallel_body_t body = p->body;
+    void *ctx = p->ctx;
+    int64_t n = p->n;
+    int n_chunks = p->n_chunks;
+    pthread_mutex_unlock(&p->lock);
+    run_chunk(body, ctx, n, n_chunks, i);
+    pthread_mutex_lock(&p->lock);
+    int done = atomic_load_explicit(&p->chunks_done, memory_order_relaxed) + 1;
+    atomic_store_explicit(&p->chunks_done, done, memory_order_release);
+    if (done == n_chunks && p->caller_waiting) pthread_cond_signal(&p->done_cv);
+  }
+}
+
+static void *worker_main(void *arg) {
+  tj_thread_pool_t *p = arg;
+  pthread_mutex_lock(&p->lock);
+  uint64_t seen = p->start_generation;
+  for (;;) {
+    while (!p->stop && p->generation == seen) {
+      pthread_mutex_unlock(&p->lock);
+      spin_for_job(p, seen);
+      pthread_mutex_lock(&p->lock);
+      /* Count ourselves a sleeper before re-checking, so a publisher that bumps the
+       * generation after our check sees us and broadcasts. */
+      p->sleepers++;
+      while (!p->stop && p->generation == seen) pthread_cond_wait(&p->wake, &p->lock);
+      p->sleepers--;
+    }
+    if (p->stop) break;
+    seen = p->generation;
+    run_chunks_locked(p);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+/* Starts the workers; caller holds `dispatch`. A worker that cannot be created is
+ * simply missing: the others (and the caller) take its chunks. */
+static void start_workers(tj_thread_pool_t *p) {
+  p->started = true;
+  int want = p->n_threads - 1;
+  p->workers = tj_calloc((size_t)want, sizeof *p->workers);
+  if (!p->workers) return;
+  pthread_mutex_lock(&p->lock);
+  p->start_generation = p->generation;
+  pthread_mutex_unlock(&p->lock);
+  pthread_attr_t attr;
+  bool have_attr = pthread_attr_init(&attr) == 0;
+  if (have_attr) pthread_attr_setstacksize(&attr, WORKER_STACK);
+  /* Workers inherit a full signal mask: the host's signals go to the host's threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  for (int i = 0; i < want; i++) {
+    if (pthread_create(&p->workers[p->n_started], have_attr ? &attr : NULL, worker_main, p) != 0) break;
+    p->n_started++;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (have_attr) pthread_attr_destroy(&attr);
+}
+
+/* ---------------- the pool ---------------- */
+
+tj_status_t *tj_thread_pool_create(int num_threads, tj_thread_pool_t **out_pool) {
+  int n = 0;
+  TJ_RETURN_IF_ERROR(tj_thread_pool_resolve_threads(num_threads, &n));
+  tj_thread_pool_t *p = tj_calloc(1, sizeof *p);
+  if (!p) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory creating a thread pool");
+  p->n_threads = n;
+  pthread_mutex_init(&p->dispatch, NULL);
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->wake, NULL);
+  pthread_cond_init(&p->done_cv, NULL);
+  atomic_init(&p->chunks_done, 0);
+  atomic_init(&p->generation_hint, 0);
+  *out_pool = p;
+  return NULL;
+}
+
+void tj_thread_pool_free(tj_thread_pool_t *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->stop = true;
+  atomic_fetch_add_explicit(&p->generation_hint, 1, memory_order_relaxed); /* end the spins */
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->n_started; i++) pthread_join(p->workers[i], NULL);
+  tj_free(p->workers);
+  pthread_cond_destroy(&p->done_cv);
+  pthread_cond_destroy(&p->wake);
+  pthread_mutex_destroy(&p->lock);
+  pthread_mutex_destroy(&p->dispatch);
+  tj_free(p);
+}
+
+int tj_thread_pool_num_threads(const tj_thread_pool_t *p) { return p ? p->n_threads : 1; }
+
+static void run_inline(int64_t n, tj_parallel_body_t body, void *ctx) {
+  bool was_inside = inside_chunk;
+  inside_chunk = true;
+  body(0, n, ctx);
+  inside_chunk = was_inside;
+}
+
+void tj_thread_pool_parallel_for(tj_thread_pool_t *p, int64_t n, tj_parallel_body_t body, void *ctx) {
+  if (n <= 0) return;
+  if (!p || p->n_threads <= 1 || n == 1 || inside_chunk || pthread_mutex_trylock(&p->dispatch) != 0) {
+    run_inline(n, body, ctx);
+    return;
+  }
+  if (!p->started) start_workers(p);
+  int n_chunks = tj_thread_pool_num_chunks(n, p->n_threads);
+  pthread_mutex_lock(&p->lock);
+  p->body = body;
+  p->ctx = ctx;
+  p->n = n;
+  p->n_chunks = n_chunks;
+  p->next_chunk = 0;
+  atomic_store_explicit(&p->chunks_done, 0, memory_order_relaxed);
+  p->generation++;
+  atomic_store_explicit(&p->generation_hint, p->generation, memory_order_relaxed);
+  if (p->sleepers > 0) pthread_cond_broadcast(&p->wake);
+  run_chunks_locked(p);
+  while (atomic_load_explicit(&p->chunks_done, memory_order_relaxed) < n_chunks) {
+    pthread_mutex_unlock(&p->lock);
+    spin_for_done(p, n_chunks);
+    pthread_mutex_lock(&p->lock);
+    p->caller_waiting = true;
+    while (atomic_load_explicit(&p->chunks_done, memory_order_relaxed) < n_chunks)
+      pthread_cond_wait(&p->done_cv, &p->lock);
+    p->caller_waiting = false;
+  }
+  pthread_mutex_unlock(&p->lock);
+  pthread_mutex_unlock(&p->dispatch);
+}
+
+tj_thread_pool_t *tj_thread_pool_current(void) { return current_pool; }
+
+tj_thread_pool_t *tj_thread_pool_set_current(tj_thread_pool_t *pool) {
+  tj_thread_pool_t *prev = current_pool;
+  current_pool = pool;
+  return prev;
+}
