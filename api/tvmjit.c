@@ -217,6 +217,7 @@ struct tvmjit_module {
   char *report;
   pthread_mutex_t lock; /* guards functions and report: lookups compile lazily */
   tvmjit_function_t *functions;
+  bool no_schedule;
 };
 
 void tvmjit_module_options_init(tvmjit_module_options_t *options) {
@@ -273,6 +274,7 @@ static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, 
   if (!st) {
     mod->instance = instance;
     mod->arena = arena;
+    mod->no_schedule = options->no_schedule != 0;
     pthread_mutex_init(&mod->lock, NULL);
     st = run_passes(mod, parsed, options);
     if (st) {
@@ -388,7 +390,7 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
   tj_jit_stats_t stats = {0};
   /* O2, not O3: measured on the seed, O3 kernels ran about 2x slower (113-129 ms vs
    * 43-55 ms a run) and compiled slower (781 vs 482 ms), mostly from over-unrolling. */
-  tj_jit_options_t opts = {.opt_level = 2, .stats = &stats};
+  tj_jit_options_t opts = {.opt_level = 2, .stats = &stats, .no_schedule = module->no_schedule};
   tj_status_t *st = tj_jit_compile_module(module->instance->jit, module->ir, name, &opts, &f->exe);
   if (!st) tj_executable_set_thread_pool(f->exe, module->instance->pool);
   if (!st) st = describe_function(f);

@@ -148,6 +148,7 @@ typedef struct tvmjit_module_options {
   const char *print_ir_after;    /* a pass name, or NULL */
   int print_ir_after_all;
   int time_passes;               /* collect per-pass times, see tvmjit_module_report */
+  int no_schedule;               /* 1: kernels as plain loops, without the CPU schedule */
 } tvmjit_module_options_t;
 
 /* A compiled model: the IR after the passes, the JIT'd kernels and executables of its

@@ -122,12 +122,13 @@ static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, cons
 
 /* Lower, look up the table, else compile with `tm` and add. Times go to `acc`. */
 static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const char *name, int opt_level,
-                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out) {
+                                   bool schedule, LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out) {
   double t0 = tj_jit_now_ms();
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   const tj_prim_func_t *low = NULL;
-  tj_status_t *s = tj_tir_lower(arena, f, name, &low);
+  tj_tir_schedule_options_t sched = {.enabled = schedule, .vector_bits = tj_jit_host_vector_bits()};
+  tj_status_t *s = tj_tir_lower_scheduled(arena, f, name, &sched, &low);
   char *text = s ? NULL : tj_jit_kernel_text(low);
   if (!s && !text) s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   acc->lower_ms += tj_jit_now_ms() - t0;
@@ -166,6 +167,7 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
 }
 
 static int opt_level_of(const tj_jit_options_t *opts) { return opts ? opts->opt_level : 3; }
+static bool schedule_of(const tj_jit_options_t *opts) { return !opts || !opts->no_schedule; }
 
 static void publish_stats(tj_jit_t *jit, const tj_jit_options_t *opts, tj_jit_stats_t *acc, double t0) {
   acc->total_ms = tj_jit_now_ms() - t0;
@@ -182,7 +184,7 @@ tj_status_t *tj_jit_compile_prim_func(tj_jit_t *jit, const tj_prim_func_t *f, co
   TJ_RETURN_IF_ERROR(tj_jit_target_machine(opt_level_of(opts), &tm));
   tj_jit_stats_t acc = {0};
   tj_jit_kernel_t k;
-  tj_status_t *s = compile_kernel(jit, f, name, opt_level_of(opts), tm, &acc, &k);
+  tj_status_t *s = compile_kernel(jit, f, name, opt_level_of(opts), schedule_of(opts), tm, &acc, &k);
   LLVMDisposeTargetMachine(tm);
   if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", name);
   publish_stats(jit, opts, &acc, t0);
@@ -219,6 +221,7 @@ typedef struct build {
   const tj_module_t *mod;
   const char *function;
   int opt_level;
+  bool schedule;
   LLVMTargetMachineRef tm;
   tj_jit_stats_t acc;
   tj_arena_t *arena; /* everything below */
@@ -335,7 +338,7 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
       found = true;
     }
   if (!found) {
-    tj_status_t *s = compile_kernel(bd->jit, f, callee, bd->opt_level, bd->tm, &bd->acc, &slot.k);
+    tj_status_t *s = compile_kernel(bd->jit, f, callee, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &slot.k);
     if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", callee);
   }
   if (!GROW(bd, kernels, n_kernels, cap_kernels)) return oom();
@@ -550,7 +553,8 @@ tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const ch
   function = function ? function : "main";
   const tj_rx_func_t *fn = tj_module_find_relax(m, function);
   if (!fn) return tj_status_new(TJ_ERR_NOT_FOUND, "the module has no Relax function '%s' to compile", function);
-  build_t bd = {.jit = jit, .mod = m, .function = function, .opt_level = opt_level_of(opts)};
+  build_t bd = {.jit = jit, .mod = m, .function = function, .opt_level = opt_level_of(opts),
+                .schedule = schedule_of(opts)};
   bd.arena = tj_arena_create();
   if (!bd.arena) return oom();
   tj_status_t *s = tj_jit_target_machine(bd.opt_level, &bd.tm);

@@ -40,6 +40,7 @@ typedef struct tj_jit_stats {
 typedef struct tj_jit_options {
   int opt_level;          /* 0..3 (LLVM default<Ox> and codegen level); default 3 */
   tj_jit_stats_t *stats;  /* optional: receives this call's counters on success */
+  bool no_schedule;       /* lower without the CPU schedule (transforms/tir/schedule.h) */
 } tj_jit_options_t;
 
 /* Initialises LLVM's native target once per process and creates one LLJIT. */
@@ -89,6 +90,8 @@ char *tj_jit_kernel_text(const tj_prim_func_t *lowered);
 const char *tj_jit_host_triple(void);
 const char *tj_jit_host_cpu(void);
 const char *tj_jit_host_features(void);
+/* The widest SIMD register the host has, in bits: 512 (AVX-512F), 256 (AVX/AVX2) or 128. */
+int tj_jit_host_vector_bits(void);
 
 /* Builds the LLVM module for a lowered kernel, verifies, optimises and emits an object
  * (one target machine per call, so threads may call this concurrently). */

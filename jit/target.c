@@ -43,6 +43,20 @@ const char *tj_jit_host_triple(void) { return tj_jit_target_init() ? "" : host_t
 const char *tj_jit_host_cpu(void) { return tj_jit_target_init() ? "" : host_cpu; }
 const char *tj_jit_host_features(void) { return tj_jit_target_init() ? "" : host_features; }
 
+static bool has_feature(const char *features, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = features; (p = strstr(p, name)); p += n)
+    if ((p == features || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return true;
+  return false;
+}
+
+int tj_jit_host_vector_bits(void) {
+  const char *f = tj_jit_host_features();
+  if (has_feature(f, "+avx512f")) return 512;
+  if (has_feature(f, "+avx2") || has_feature(f, "+avx")) return 256;
+  return 128;
+}
+
 static LLVMCodeGenOptLevel codegen_level(int opt_level) {
   if (opt_level <= 0) return LLVMCodeGenLevelNone;
   if (opt_level == 1) return LLVMCodeGenLevelLess;

@@ -193,6 +193,7 @@ static int run_bench(int argc, char **argv) {
   tvmjit_module_options_init(&mopts);
   mopts.passes = a.m.passes;
   mopts.mixed_precision = a.m.mixed_precision;
+  mopts.no_schedule = a.m.no_schedule;
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
   tvmjit_function_t *fn = NULL;
@@ -232,6 +233,7 @@ const cli_command_t cli_cmd_bench = {
     "  --mixed-precision[=float32|float16]  run ToMixedPrecision(out_dtype=...) first:\n"
     "                              float32 accumulates in float32, float16 in float16\n"
     "  --threads N                 worker threads (default: TVMJIT_NUM_THREADS or cores)\n"
+    "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
     "measuring:\n"
     "  --warmup N                  untimed calls first (default 3)\n"
     "  --runs N                    timed calls (default 20)\n"

@@ -163,6 +163,7 @@ static int run_run(int argc, char **argv) {
   mopts.print_ir_after = a.print_ir_after;
   mopts.print_ir_after_all = a.print_ir_after_all;
   mopts.time_passes = a.time_passes;
+  mopts.no_schedule = a.m.no_schedule;
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
   tvmjit_function_t *fn = NULL;
@@ -207,6 +208,7 @@ const cli_command_t cli_cmd_run = {
     "  --mixed-precision[=float32|float16]  run ToMixedPrecision(out_dtype=...) first\n"
     "  --print-ir-before=P, --print-ir-after=P, --print-ir-after-all, --time-passes\n"
     "  --print-memory-plan         show each intermediate's slot in the workspace\n"
+    "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
     "running:\n"
     "  --repeat N                  run N times and report min/median/max latency\n"
     "  --threads N                 threads for parallel loops (default: TVMJIT_NUM_THREADS,\n"

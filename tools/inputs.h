@@ -17,13 +17,14 @@ typedef struct cli_model_args {
   const char *params, *fill;
   const char *inputs[CLI_MAX_INPUTS]; /* --input values, in order */
   int n_inputs, threads;
+  int no_schedule; /* --no-schedule: kernels as plain loops */
   unsigned long seed;
 } cli_model_args_t;
 
 /* Defaults: function main, passes default. */
 void cli_model_args_init(cli_model_args_t *a);
 /* Takes argv[*i] if it is one of the shared options (--function, --input, --params,
- * --fill, --seed, --passes, --mixed-precision, --threads), advancing *i past a value
+ * --fill, --seed, --passes, --mixed-precision, --threads, --no-schedule), advancing *i past a value
  * given as the next argument, and returns true. A bad value prints a usage error of
  * `cmd` and sets *rc to CLI_USAGE. Returns false for any other argument. */
 bool cli_model_option(const char *cmd, int argc, char **argv, int *i, cli_model_args_t *a, int *rc);

@@ -5,7 +5,13 @@
 
 tj_status_t *tj_tir_lower(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                           const tj_prim_func_t **out_lowered) {
+  return tj_tir_lower_scheduled(arena, f, name, NULL, out_lowered);
+}
+
+tj_status_t *tj_tir_lower_scheduled(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                    const tj_tir_schedule_options_t *schedule, const tj_prim_func_t **out_lowered) {
   const tj_prim_func_t *cur = f;
+  TJ_RETURN_IF_ERROR(tj_tir_schedule(arena, cur, name, schedule, &cur, NULL));
   TJ_RETURN_IF_ERROR(tj_tir_schedule_reductions(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_lower_blocks(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_flatten_buffers(arena, cur, name, &cur));

@@ -25,6 +25,7 @@
 
 #include "ir/tir.h"
 #include "support/status.h"
+#include "transforms/tir/schedule.h"
 
 /* Allocations at most this big with a static size live on the stack; larger or
  * symbolic ones on the heap (freed when the ALLOCATE's body ends). */
@@ -35,6 +36,9 @@
  * `name` is used in messages only. Nodes are allocated in `arena`. */
 tj_status_t *tj_tir_lower(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                           const tj_prim_func_t **out_lowered);
+/* The same with the CPU schedule (schedule.h) first; schedule NULL or disabled = tj_tir_lower. */
+tj_status_t *tj_tir_lower_scheduled(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                    const tj_tir_schedule_options_t *schedule, const tj_prim_func_t **out_lowered);
 
 tj_status_t *tj_tir_schedule_reductions(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                         const tj_prim_func_t **out);

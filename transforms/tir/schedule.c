@@ -1,0 +1,441 @@
+/* Schedule: the dispatcher over the root block's nests and the shared machinery of the
+ * rules (schedule.h, schedule_rules.h). */
+#include <string.h>
+
+#include "ir/struct_equal.h"
+#include "ir/visit.h"
+#include "transforms/tir/schedule_rules.h"
+
+/* ---------------- nests ---------------- */
+
+bool tj_sched_collect_nest(const tj_tir_stmt_t *s, tj_sched_nest_t *out) {
+  memset(out, 0, sizeof *out);
+  while (s->kind == TJ_TIR_FOR) {
+    int64_t min, ext;
+    if (out->n == TJ_SCHED_MAX_NEST || s->loop.kind != TJ_FOR_SERIAL || s->loop.annotations ||
+        !tj_tir_is_const_int(s->loop.min, &min) || min != 0 || !tj_tir_is_const_int(s->loop.extent, &ext) || ext <= 0)
+      return false;
+    out->extent[out->n] = ext;
+    out->loops[out->n++] = s;
+    s = s->loop.body;
+  }
+  if (s->kind != TJ_TIR_BLOCK_REALIZE || out->n == 0) return false;
+  const tj_block_t *b = s->realize.block;
+  int64_t pred;
+  if (b->n_iter_vars != out->n || s->realize.n_iter_values != out->n || b->n_match_buffers || b->n_alloc_buffers ||
+      !tj_tir_is_const_int(s->realize.predicate, &pred) || pred == 0)
+    return false;
+  out->realize = s;
+  out->block = b;
+  for (int i = 0; i < out->n; i++) out->loop_of_iter[i] = -1;
+  for (int l = 0; l < out->n; l++) {
+    out->iter_of_loop[l] = -1;
+    for (int i = 0; i < b->n_iter_vars; i++) {
+      if (s->realize.iter_values[i] != out->loops[l]->loop.var || out->loop_of_iter[i] >= 0) continue;
+      int64_t mn, ext;
+      if (!tj_tir_is_const_int(b->iter_vars[i].dom.min, &mn) || mn != 0 ||
+          !tj_tir_is_const_int(b->iter_vars[i].dom.extent, &ext) || ext != out->extent[l])
+        return false;
+      out->iter_of_loop[l] = i;
+      out->loop_of_iter[i] = l;
+      break;
+    }
+    if (out->iter_of_loop[l] < 0) return false;
+    if (b->iter_vars[out->iter_of_loop[l]].kind == TJ_ITER_REDUCE) out->n_reduce++;
+  }
+  return true;
+}
+
+int tj_sched_lanes(const tj_sched_ctx_t *c, tj_dtype_t dt) {
+  int bits = c->opts->vector_bits > 0 ? c->opts->vector_bits : 128;
+  int eb = dt.bits < 32 ? 32 : dt.bits;
+  int lanes = bits / eb;
+  return lanes < 1 ? 1 : lanes;
+}
+
+/* ---------------- checks ---------------- */
+
+typedef struct pure_ctx {
+  const tj_block_t *block;
+  const tj_tir_stmt_t *root;
+  bool ok;
+} pure_ctx_t;
+
+static bool same_indices(int n, const tj_tir_expr_t *const *a, const tj_tir_expr_t *const *b) {
+  for (int i = 0; i < n; i++)
+    if (!tj_struct_equal_tir_expr(a[i], b[i])) return false;
+  return true;
+}
+
+/* Finds a store to `buf` in s; NULL if none. */
+static const tj_tir_stmt_t *find_store(const tj_tir_stmt_t *s, const tj_buffer_t *buf) {
+  if (!s) return NULL;
+  switch (s->kind) {
+    case TJ_TIR_BUFFER_STORE: return s->store.buffer == buf ? s : NULL;
+    case TJ_TIR_LET_STMT: return find_store(s->let.body, buf);
+    case TJ_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++) {
+        const tj_tir_stmt_t *r = find_store(s->seq.stmts[i], buf);
+        if (r) return r;
+      }
+      return NULL;
+    default: return NULL;
+  }
+}
+
+static bool pure_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  pure_ctx_t *c = v->ctx;
+  if (!c->ok) return false;
+  if (e->kind == TJ_TIR_BUFFER_LOAD) {
+    const tj_tir_stmt_t *st = find_store(c->root, e->load.buffer);
+    if (st && (st->store.n_indices != e->load.n_indices ||
+               !same_indices(e->load.n_indices, e->load.indices, st->store.indices)))
+      c->ok = false;
+  }
+  if (e->kind == TJ_TIR_CALL && strncmp(e->call.op, "tir.", 4) != 0) c->ok = false;
+  return c->ok;
+}
+
+static bool pure_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  pure_ctx_t *c = v->ctx;
+  if (!c->ok) return false;
+  /* Only stores, lets and sequences: no loops, ifs or blocks inside the block. */
+  if (s->kind != TJ_TIR_BUFFER_STORE && s->kind != TJ_TIR_LET_STMT && s->kind != TJ_TIR_SEQ) c->ok = false;
+  if (s->kind == TJ_TIR_BUFFER_STORE) {
+    /* Every store to one buffer uses the same indices. */
+    const tj_tir_stmt_t *first = find_store(c->root, s->store.buffer);
+    if (first->store.n_indices != s->store.n_indices ||
+        !same_indices(s->store.n_indices, s->store.indices, first->store.indices))
+      c->ok = false;
+  }
+  return c->ok;
+}
+
+bool tj_sched_pure_update(const tj_block_t *b, const tj_tir_stmt_t *s) {
+  pure_ctx_t c = {b, s, true};
+  tj_tir_visitor_t v = {.expr = pure_expr, .stmt = pure_stmt, .ctx = &c};
+  tj_tir_visit_stmt(&v, s);
+  return c.ok;
+}
+
+typedef struct count_ctx {
+  const tj_buffer_t *buf;
+  int n;
+} count_ctx_t;
+
+static bool count_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  count_ctx_t *c = v->ctx;
+  if (e->kind == TJ_TIR_BUFFER_LOAD && e->load.buffer == c->buf) c->n++;
+  return true;
+}
+
+static bool count_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  count_ctx_t *c = v->ctx;
+  if (s->kind == TJ_TIR_BUFFER_STORE && s->store.buffer == c->buf) c->n++;
+  if (s->kind == TJ_TIR_BLOCK_REALIZE)
+    for (int i = 0; i < s->realize.block->n_match_buffers; i++)
+      if (s->realize.block->match_buffers[i].source.buffer == c->buf) c->n++;
+  return true;
+}
+
+int tj_sched_count_uses(const tj_tir_stmt_t *s, const tj_buffer_t *buf) {
+  if (!s) return 0;
+  count_ctx_t c = {buf, 0};
+  tj_tir_visitor_t v = {.expr = count_expr, .stmt = count_stmt, .ctx = &c};
+  tj_tir_visit_stmt(&v, s);
+  return c.n;
+}
+
+bool tj_sched_is_param(const tj_sched_ctx_t *c, const tj_buffer_t *buf) {
+  for (int i = 0; i < c->func->n_params; i++)
+    if (c->func->buffer_map && c->func->buffer_map[i] == buf) return true;
+  return false;
+}
+
+int tj_sched_root_alloc(const tj_sched_ctx_t *c, const tj_buffer_t *buf) {
+  for (int i = 0; i < c->root->n_alloc_buffers; i++)
+    if (c->root->alloc_buffers[i] == buf) return i;
+  return -1;
+}
+
+bool tj_sched_store_is_identity(const tj_block_t *b, const tj_tir_stmt_t *store) {
+  if (store->store.n_indices != b->n_iter_vars) return false;
+  for (int k = 0; k < b->n_iter_vars; k++)
+    if (store->store.indices[k] != b->iter_vars[k].var) return false;
+  return true;
+}
+
+/* ---------------- epilogue fusion ---------------- */
+
+typedef struct identity_ctx {
+  const tj_block_t *block;
+  const tj_buffer_t *buf;
+  bool ok;
+} identity_ctx_t;
+
+static bool identity_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  identity_ctx_t *c = v->ctx;
+  if (!c->ok) return false;
+  if (e->kind == TJ_TIR_BUFFER_LOAD && e->load.buffer == c->buf) {
+    if (e->load.n_indices != c->block->n_iter_vars) c->ok = false;
+    for (int k = 0; c->ok && k < e->load.n_indices; k++)
+      if (e->load.indices[k] != c->block->iter_vars[k].var) c->ok = false;
+  }
+  if (e->kind == TJ_TIR_CALL && strncmp(e->call.op, "tir.", 4) != 0) c->ok = false;
+  return c->ok;
+}
+
+static bool same_static_shape(const tj_buffer_t *a, const tj_buffer_t *b) {
+  if (a->ndim != b->ndim || a->strides || b->strides || a->elem_offset || b->elem_offset) return false;
+  for (int i = 0; i < a->ndim; i++) {
+    int64_t x, y;
+    if (!tj_tir_is_const_int(a->shape[i], &x) || !tj_tir_is_const_int(b->shape[i], &y) || x != y) return false;
+  }
+  return true;
+}
+
+/* stmts[j] is an elementwise map of `cur` fusable into stmts[producer]. */
+static bool fusable_stage(tj_sched_ctx_t *c, int producer, int j, const tj_buffer_t *cur) {
+  tj_sched_nest_t nest;
+  if (!tj_sched_collect_nest(c->stmts[j], &nest) || nest.n_reduce) return false;
+  const tj_block_t *b = nest.block;
+  const tj_tir_stmt_t *st = b->body;
+  if (b->init || st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_store_is_identity(b, st)) return false;
+  const tj_buffer_t *out = st->store.buffer;
+  if (out == cur || !same_static_shape(out, cur) || cur->ndim != nest.n) return false;
+  if (!tj_dtype_eq(out->dtype, st->store.value->dtype)) return false;
+  /* The loops run over the buffer's shape in iter var order. */
+  for (int k = 0; k < nest.n; k++) {
+    int64_t d;
+    tj_tir_is_const_int(cur->shape[k], &d);
+    if (nest.extent[nest.loop_of_iter[k]] != d) return false;
+  }
+  if (tj_sched_count_uses(st, out) != 1) return false; /* the store only */
+  identity_ctx_t ic = {b, cur, true};
+  tj_tir_visitor_t v = {.expr = identity_expr, .ctx = &ic};
+  tj_tir_visit_expr(&v, st->store.value);
+  if (!ic.ok || tj_sched_count_uses(st, cur) == 0) return false;
+  /* cur is a root allocation that only the producer and this stage touch. */
+  if (tj_sched_root_alloc(c, cur) < 0 || tj_sched_is_param(c, cur)) return false;
+  for (int k = 0; k < c->n_stmts; k++)
+    if (k != producer && k != j && tj_sched_count_uses(c->stmts[k], cur) > 0) return false;
+  return true;
+}
+
+void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const tj_buffer_t *cur,
+                               tj_sched_epilogue_t *ep) {
+  memset(ep, 0, sizeof *ep);
+  ep->out = cur;
+  for (int j = next; j < c->n_stmts && ep->n < TJ_SCHED_MAX_EPILOGUE; j++) {
+    if (!fusable_stage(c, producer, j, cur)) break;
+    tj_sched_nest_t nest;
+    tj_sched_collect_nest(c->stmts[j], &nest);
+    ep->stores[ep->n] = nest.block->body;
+    ep->blocks[ep->n] = nest.block;
+    ep->inputs[ep->n] = cur;
+    ep->n++;
+    cur = nest.block->body->store.buffer;
+    ep->out = cur;
+    producer = j; /* the next stage's input is written by this one */
+  }
+}
+
+const tj_tir_expr_t *tj_sched_apply_epilogue(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep,
+                                             const tj_tir_expr_t *value, const tj_tir_expr_t *const *idx) {
+  for (int s = 0; s < ep->n && value; s++) {
+    const tj_block_t *b = ep->blocks[s];
+    const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+    for (int k = 0; k < b->n_iter_vars; k++) vals[k] = tj_sched_cast_like(c, b->iter_vars[k].var, idx[k]);
+    const tj_tir_expr_t *e = tj_sched_subst_expr(c, b, ep->stores[s]->store.value, vals);
+    value = e ? tj_sched_replace_load(c, e, ep->inputs[s], value) : NULL;
+    int a = tj_sched_root_alloc(c, ep->inputs[s]);
+    if (a >= 0) c->drop_alloc[a] = true;
+  }
+  if (!value) c->oom = true;
+  return value;
+}
+
+/* ---------------- builders ---------------- */
+
+const tj_tir_expr_t *tj_sched_var(tj_sched_ctx_t *c, const char *name) {
+  const tj_tir_expr_t *v = tj_tir_var(c->arena, name, TJ_I64);
+  if (!v) c->oom = true;
+  return v;
+}
+
+const tj_tir_stmt_t *tj_sched_loop(tj_sched_ctx_t *c, const tj_tir_expr_t *var, int64_t extent, tj_for_kind_t kind,
+                                   const tj_tir_stmt_t *body) {
+  if (!var || !body) return NULL;
+  const tj_tir_stmt_t *s = tj_tir_for(c->arena, var, tj_tir_i64(c->arena, 0), tj_tir_i64(c->arena, extent), kind, body);
+  if (!s) c->oom = true;
+  return s;
+}
+
+const tj_tir_expr_t *tj_sched_add(tj_sched_ctx_t *c, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  if (!x || !y) return NULL;
+  int64_t v;
+  if (tj_tir_is_const_int(x, &v) && v == 0) return y;
+  if (tj_tir_is_const_int(y, &v) && v == 0) return x;
+  return tj_tir_binary(c->arena, TJ_TIR_ADD, x, y);
+}
+
+const tj_tir_expr_t *tj_sched_mul(tj_sched_ctx_t *c, const tj_tir_expr_t *x, int64_t k) {
+  if (!x) return NULL;
+  if (k == 1) return x;
+  if (k == 0) return tj_tir_i64(c->arena, 0);
+  return tj_tir_binary(c->arena, TJ_TIR_MUL, x, tj_tir_i64(c->arena, k));
+}
+
+bool tj_sched_unfuse(tj_sched_ctx_t *c, const tj_tir_expr_t *fused, int n, const int64_t *ext,
+                     const tj_tir_expr_t **out) {
+  int64_t inner = 1;
+  for (int k = n - 1; k >= 0; k--) {
+    const tj_tir_expr_t *e = fused;
+    if (inner > 1) e = tj_tir_binary(c->arena, TJ_TIR_FLOOR_DIV, e, tj_tir_i64(c->arena, inner));
+    if (k > 0) e = tj_tir_binary(c->arena, TJ_TIR_FLOOR_MOD, e, tj_tir_i64(c->arena, ext[k]));
+    if (ext[k] == 1) e = tj_tir_i64(c->arena, 0);
+    if (!e) return !(c->oom = true);
+    out[k] = e;
+    inner *= ext[k];
+  }
+  return true;
+}
+
+typedef struct replace_ctx {
+  const tj_buffer_t *buf;
+  const tj_tir_expr_t *value;
+} replace_ctx_t;
+
+static const tj_tir_expr_t *replace_expr(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
+  replace_ctx_t *r = m->ctx;
+  return e->kind == TJ_TIR_BUFFER_LOAD && e->load.buffer == r->buf ? r->value : NULL;
+}
+
+const tj_tir_expr_t *tj_sched_replace_load(tj_sched_ctx_t *c, const tj_tir_expr_t *e, const tj_buffer_t *buf,
+                                           const tj_tir_expr_t *value) {
+  if (!e || !value) return NULL;
+  replace_ctx_t r = {buf, value};
+  tj_tir_mutator_t m = {.arena = c->arena, .expr = replace_expr, .ctx = &r};
+  const tj_tir_expr_t *out = tj_tir_mutate_expr(&m, e);
+  if (m.failed || !out) return (void)(c->oom = true), NULL;
+  return out;
+}
+
+static const tj_tir_expr_t **iter_vars(tj_sched_ctx_t *c, const tj_block_t *b) {
+  const tj_tir_expr_t **vars = TJ_ARENA_ARRAY(c->arena, const tj_tir_expr_t *, b->n_iter_vars);
+  if (!vars) return (void)(c->oom = true), NULL;
+  for (int k = 0; k < b->n_iter_vars; k++) vars[k] = b->iter_vars[k].var;
+  return vars;
+}
+
+const tj_tir_expr_t *tj_sched_subst_expr(tj_sched_ctx_t *c, const tj_block_t *b, const tj_tir_expr_t *e,
+                                         const tj_tir_expr_t *const *values) {
+  const tj_tir_expr_t **vars = iter_vars(c, b);
+  for (int k = 0; vars && k < b->n_iter_vars; k++)
+    if (!values[k]) return (void)(c->oom = true), NULL;
+  const tj_tir_expr_t *r = vars ? tj_tir_substitute_expr(c->arena, e, b->n_iter_vars, vars, values) : NULL;
+  if (!r) c->oom = true;
+  return r;
+}
+
+const tj_tir_stmt_t *tj_sched_subst_stmt(tj_sched_ctx_t *c, const tj_block_t *b, const tj_tir_stmt_t *s,
+                                         const tj_tir_expr_t *const *values) {
+  const tj_tir_expr_t **vars = iter_vars(c, b);
+  for (int k = 0; vars && k < b->n_iter_vars; k++)
+    if (!values[k]) return (void)(c->oom = true), NULL;
+  const tj_tir_stmt_t *r = vars ? tj_tir_substitute_stmt(c->arena, s, b->n_iter_vars, vars, values) : NULL;
+  if (!r) c->oom = true;
+  return r;
+}
+
+const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *var, const tj_tir_expr_t *value) {
+  if (!value) return NULL;
+  if (tj_dtype_eq(var->dtype, value->dtype)) return value;
+  int64_t k;
+  const tj_tir_expr_t *r =
+      tj_tir_is_const_int(value, &k) ? tj_tir_int(c->arena, var->dtype, k) : tj_tir_cast(c->arena, var->dtype, value);
+  if (!r) c->oom = true;
+  return r;
+}
+
+/* ---------------- the pass ---------------- */
+
+static const tj_sched_rule_fn rules[] = {tj_sched_rule_conv, tj_sched_rule_injective, tj_sched_rule_reduction};
+
+static int count_flat(const tj_tir_stmt_t *s) {
+  if (s->kind != TJ_TIR_SEQ) return 1;
+  int n = 0;
+  for (int i = 0; i < s->seq.n; i++) n += count_flat(s->seq.stmts[i]);
+  return n;
+}
+
+static void flatten_seq(const tj_tir_stmt_t *s, const tj_tir_stmt_t **out, int *n) {
+  if (s->kind != TJ_TIR_SEQ) {
+    out[(*n)++] = s;
+    return;
+  }
+  for (int i = 0; i < s->seq.n; i++) flatten_seq(s->seq.stmts[i], out, n);
+}
+
+static tj_status_t *oom(const char *name) {
+  return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "Schedule: '%s': out of memory", name ? name : "?");
+}
+
+tj_status_t *tj_tir_schedule(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                             const tj_tir_schedule_options_t *opts, const tj_prim_func_t **out,
+                             tj_tir_schedule_stats_t *stats) {
+  if (stats) memset(stats, 0, sizeof *stats);
+  *out = f;
+  const tj_tir_stmt_t *body = f->body;
+  if (!opts || !opts->enabled || !body || body->kind != TJ_TIR_BLOCK_REALIZE) return NULL;
+  const tj_block_t *root = body->realize.block;
+  if (root->n_iter_vars || root->init || root->n_match_buffers) return NULL;
+  tj_sched_ctx_t c = {.arena = arena, .opts = opts, .func = f, .root = root};
+  /* FuseTIR nests sequences: flatten them into one list of nests. */
+  int cap = count_flat(root->body);
+  const tj_tir_stmt_t **flat = TJ_ARENA_ARRAY(arena, const tj_tir_stmt_t *, cap);
+  if (!flat) return oom(name);
+  c.n_stmts = 0;
+  flatten_seq(root->body, flat, &c.n_stmts);
+  c.stmts = flat;
+  c.drop_alloc = TJ_ARENA_ARRAY(arena, bool, root->n_alloc_buffers + 1);
+  const tj_tir_stmt_t **outs = TJ_ARENA_ARRAY(arena, const tj_tir_stmt_t *, c.n_stmts);
+  if (!c.drop_alloc || !outs) return oom(name);
+  memset(c.drop_alloc, 0, sizeof(bool) * (size_t)(root->n_alloc_buffers + 1));
+  int n_out = 0;
+  bool changed = false;
+  for (int i = 0; i < c.n_stmts;) {
+    int used = 0;
+    const tj_tir_stmt_t *r = NULL;
+    for (size_t k = 0; k < sizeof rules / sizeof rules[0] && !used && !c.oom; k++) used = rules[k](&c, i, &r);
+    if (c.oom) return oom(name);
+    if (used && !r) return oom(name);
+    if (!used) {
+      outs[n_out++] = c.stmts[i++];
+      continue;
+    }
+    outs[n_out++] = r;
+    i += used;
+    changed = true;
+  }
+  if (stats) *stats = c.stats;
+  if (!changed) return NULL;
+  tj_block_t *nb = tj_block_new(arena, root->name);
+  tj_prim_func_t *nf = TJ_ARENA_NEW(arena, tj_prim_func_t);
+  const tj_buffer_t **allocs = TJ_ARENA_ARRAY(arena, const tj_buffer_t *, root->n_alloc_buffers + 1);
+  const tj_tir_stmt_t *seq = tj_tir_seq(arena, n_out, outs);
+  if (!nb || !nf || !allocs || !seq) return oom(name);
+  *nb = *root;
+  nb->n_alloc_buffers = 0;
+  for (int i = 0; i < root->n_alloc_buffers; i++)
+    if (!c.drop_alloc[i]) allocs[nb->n_alloc_buffers++] = root->alloc_buffers[i];
+  nb->alloc_buffers = allocs;
+  nb->body = seq;
+  const tj_tir_stmt_t *realize = tj_tir_realize(arena, body->realize.n_iter_values, body->realize.iter_values,
+                                                body->realize.predicate, nb);
+  if (!realize) return oom(name);
+  *nf = *f;
+  nf->body = realize;
+  *out = nf;
+  return NULL;
+}

@@ -1,0 +1,48 @@
+/* Schedule: a rule-based CPU schedule for one PrimFunc, the first step of tj_tir_lower
+ * when enabled (lower.h). It rewrites the statements of the root block, each a loop
+ * nest over one block as LegalizeOps and FuseTIR write them, into plain loops marked
+ * parallel / vectorized / unrolled with local buffers. Rules, tried in this order on
+ * each nest (one file each):
+ *
+ *   conv (schedule_conv.c)       a reduction C[s...] = f(C[s...], ...) over spatial
+ *                                vars s: register tile of several outputs along C's
+ *                                second-to-last dim x one vector along its last dim in
+ *                                a local accumulator, reduction loops outside the tile in
+ *                                their original order, read-only weights repacked so
+ *                                the vector dim is contiguous, the following elementwise
+ *                                nests (relu, cast, bias add) fused into the write-back.
+ *   injective (schedule_injective.c)  a spatial block: outer loops fused and parallel,
+ *                                innermost loop vectorized; following elementwise nests
+ *                                that read only its result are fused in.
+ *   row reduction (schedule_reduction.c)  reduce loops innermost: spatial loops fused
+ *                                and parallel, each row reduced in place.
+ *
+ * Every output element is computed by the same operations in the same order as in the
+ * original function (reductions start from the init value and take their terms in the
+ * original loop order), so results are bit-identical; only the order across
+ * independent elements changes. A nest no rule matches stays as it is. */
+#ifndef TJ_TRANSFORMS_TIR_SCHEDULE_H
+#define TJ_TRANSFORMS_TIR_SCHEDULE_H
+
+#include <stdbool.h>
+
+#include "ir/tir.h"
+#include "support/status.h"
+
+typedef struct tj_tir_schedule_options {
+  bool enabled;     /* false: tj_tir_schedule returns the function unchanged */
+  int vector_bits;  /* SIMD register width: 512 (AVX-512), 256 (AVX2), 128; 0 = 128 */
+  int conv_tile;    /* outputs per register tile along the tiled dim; 0 = default (8) */
+} tj_tir_schedule_options_t;
+
+/* Statistics for tests: how many nests each rule rewrote. */
+typedef struct tj_tir_schedule_stats {
+  int conv, injective, reduction, fused_epilogues, repacked;
+} tj_tir_schedule_stats_t;
+
+/* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */
+tj_status_t *tj_tir_schedule(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                             const tj_tir_schedule_options_t *opts, const tj_prim_func_t **out,
+                             tj_tir_schedule_stats_t *stats);
+
+#endif

@@ -1,0 +1,369 @@
+/* Schedule rule for convolution-like reductions (schedule.h). A reduction nest
+ *   for n, y, x, f, ry, rx, c:  block { init: C[n,y,x,f] = i0;  C[n,y,x,f] = g(C[n,y,x,f], P[..], W[f,ry,rx,c]) }
+ * whose store indexes every spatial iter var once becomes, with the vector dim f (C's
+ * last), the tile dim x (C's second-to-last), T outputs a tile and L lanes:
+ *   Wp[ry, rx, c, f] = W[f, ry, rx, c]             (read-only weights indexed by f outside
+ *                                                  their last dim: repacked once per call)
+ *   for fo in T.parallel(N*Y):                     n, y = unfuse(fo)
+ *     for xo, fv:                                  x = xo*T + xi, f = fv*L + fi
+ *       acc = T.alloc_buffer((T, L), scope="local")
+ *       for xi in T.unroll(T): for fi in T.vectorized(L):  acc[xi, fi] = i0
+ *       for ry, rx, c:                             (reduce loops, original order)
+ *         for xi in T.unroll(T): for fi in T.vectorized(L):  acc[xi, fi] = g(acc[xi, fi], P[..], Wp[ry,rx,c,f])
+ *       for xi in T.unroll(T): for fi in T.vectorized(L):  OUT[n,y,x,f] = epilogue(acc[xi, fi])
+ * The epilogue is the chain of elementwise nests after the reduction that consume only
+ * its result (relu, casts, bias add): they are fused into the write-back, and the
+ * intermediate buffers disappear. Every output starts from the init value and takes its
+ * terms in the original (ry, rx, c) order, so float16 accumulation stays bit-exact. */
+#include "ir/visit.h"
+#include "transforms/tir/schedule_rules.h"
+
+#define DEFAULT_TILE 8
+#define MAX_REPACK_ELEMS (1 << 20)
+#define MAX_REPACK 4
+
+typedef struct repack {
+  const tj_buffer_t *from, *to;
+  int perm[TJ_SCHED_MAX_NEST]; /* to's dim q is from's dim perm[q] */
+} repack_t;
+
+typedef struct conv {
+  tj_sched_ctx_t *c;
+  tj_sched_nest_t nest;
+  const tj_block_t *b;
+  const tj_tir_stmt_t *st, *init;
+  const tj_buffer_t *acc;
+  int vec_iter, tile_iter; /* iter var indices (tile_iter -1: none) */
+  int64_t lanes, tile;
+  repack_t repacks[MAX_REPACK];
+  int n_repacks;
+} conv_t;
+
+static int iter_index(const tj_block_t *b, const tj_tir_expr_t *e) {
+  for (int k = 0; k < b->n_iter_vars; k++)
+    if (b->iter_vars[k].var == e) return k;
+  return -1;
+}
+
+static int64_t largest_divisor(int64_t n, int64_t at_most) {
+  for (int64_t d = at_most < n ? at_most : n; d > 1; d--)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+/* ---- matching ---- */
+
+static bool match(conv_t *k) {
+  const tj_block_t *b = k->b;
+  const tj_tir_stmt_t *st = b->body, *in = b->init;
+  if (!in || st->kind != TJ_TIR_BUFFER_STORE || in->kind != TJ_TIR_BUFFER_STORE) return false;
+  const tj_buffer_t *cb = st->store.buffer;
+  int d = st->store.n_indices;
+  if (in->store.buffer != cb || in->store.n_indices != d || d < 1 || cb->strides || cb->dtype.lanes != 1) return false;
+  int n_spatial = k->nest.n - k->nest.n_reduce;
+  if (d != n_spatial) return false;
+  for (int i = 0; i < d; i++) {
+    int it = iter_index(b, st->store.indices[i]);
+    if (it < 0 || b->iter_vars[it].kind != TJ_ITER_SPATIAL || in->store.indices[i] != st->store.indices[i]) return false;
+    for (int j = 0; j < i; j++)
+      if (st->store.indices[j] == st->store.indices[i]) return false;
+  }
+  if (!tj_sched_pure_update(b, st) || tj_sched_count_uses(in, cb) != 1) return false;
+  k->st = st;
+  k->init = in;
+  k->vec_iter = iter_index(b, st->store.indices[d - 1]);
+  k->tile_iter = d >= 2 ? iter_index(b, st->store.indices[d - 2]) : -1;
+  int64_t ev = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
+  k->lanes = largest_divisor(ev, tj_sched_lanes(k->c, cb->dtype));
+  if (k->lanes < 2) return false;
+  int64_t tile_max = k->c->opts->conv_tile > 0 ? k->c->opts->conv_tile : DEFAULT_TILE;
+  k->tile = k->tile_iter < 0 ? 1 : largest_divisor(k->nest.extent[k->nest.loop_of_iter[k->tile_iter]], tile_max);
+  return true;
+}
+
+/* ---- weight repacking ---- */
+
+typedef struct find_loads {
+  const tj_buffer_t *buf;
+  const tj_tir_expr_t *first;
+  bool differ;
+} find_loads_t;
+
+static bool find_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  find_loads_t *f = v->ctx;
+  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != f->buf) return true;
+  if (!f->first) f->first = e;
+  else
+    for (int i = 0; i < e->load.n_indices; i++)
+      if (e->load.indices[i] != f->first->load.indices[i]) f->differ = true;
+  return true;
+}
+
+typedef struct store_find {
+  const tj_buffer_t *buf;
+  bool found;
+} store_find_t;
+
+static bool store_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  store_find_t *f = v->ctx;
+  if (s->kind == TJ_TIR_BUFFER_STORE && s->store.buffer == f->buf) f->found = true;
+  if (s->kind == TJ_TIR_BLOCK_REALIZE)
+    for (int i = 0; i < s->realize.block->n_match_buffers; i++)
+      if (s->realize.block->match_buffers[i].source.buffer == f->buf) f->found = true;
+  return !f->found;
+}
+
+static bool stored_anywhere(const tj_sched_ctx_t *c, const tj_buffer_t *buf) {
+  store_find_t f = {buf, false};
+  tj_tir_visitor_t v = {.stmt = store_stmt, .ctx = &f};
+  for (int i = 0; i < c->n_stmts && !f.found; i++) tj_tir_visit_stmt(&v, c->stmts[i]);
+  return f.found;
+}
+
+/* Loads of a read-only parameter whose vector-dim index sits outside its last dim. */
+static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *vvar = k->b->iter_vars[k->vec_iter].var;
+  for (int p = 0; p < c->func->n_params && k->n_repacks < MAX_REPACK; p++) {
+    const tj_buffer_t *w = c->func->buffer_map ? c->func->buffer_map[p] : NULL;
+    int64_t elems;
+    if (!w || w->ndim < 2 || w->strides || w->elem_offset || !tj_buffer_static_size(w, &elems) ||
+        elems > MAX_REPACK_ELEMS || w->dtype.lanes != 1)
+      continue;
+    find_loads_t f = {w, NULL, false};
+    tj_tir_visitor_t v = {.expr = find_expr, .ctx = &f};
+    tj_tir_visit_expr(&v, value);
+    if (!f.first || f.differ || f.first->load.indices[w->ndim - 1] == vvar || stored_anywhere(c, w)) continue;
+    int at = -1;
+    for (int i = 0; i < w->ndim - 1; i++)
+      if (f.first->load.indices[i] == vvar) at = i;
+    if (at < 0) continue;
+    repack_t *r = &k->repacks[k->n_repacks];
+    const tj_tir_expr_t *shape[TJ_SCHED_MAX_NEST];
+    int q = 0;
+    for (int i = 0; i < w->ndim; i++)
+      if (i != at) r->perm[q++] = i;
+    r->perm[q] = at;
+    for (int i = 0; i < w->ndim; i++) shape[i] = w->shape[r->perm[i]];
+    r->from = w;
+    r->to = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_packed", w->name), w->dtype, w->ndim, shape, NULL);
+    if (!r->to) return (void)(c->oom = true);
+    k->n_repacks++;
+  }
+}
+
+typedef struct repack_sub {
+  const conv_t *k;
+} repack_sub_t;
+
+static const tj_tir_expr_t *repack_expr(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
+  const conv_t *k = ((repack_sub_t *)m->ctx)->k;
+  if (e->kind != TJ_TIR_BUFFER_LOAD) return NULL;
+  for (int i = 0; i < k->n_repacks; i++) {
+    const repack_t *r = &k->repacks[i];
+    if (e->load.buffer != r->from) continue;
+    const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
+    for (int q = 0; q < r->from->ndim; q++) {
+      idx[q] = tj_tir_mutate_expr(m, e->load.indices[r->perm[q]]);
+      if (!idx[q]) return NULL;
+    }
+    const tj_tir_expr_t *l = tj_tir_load(m->arena, r->to, r->from->ndim, idx);
+    if (!l) m->failed = true;
+    return l;
+  }
+  return NULL;
+}
+
+static const tj_tir_expr_t *apply_repacks(conv_t *k, const tj_tir_expr_t *e) {
+  if (!k->n_repacks || !e) return e;
+  repack_sub_t rs = {k};
+  tj_tir_mutator_t m = {.arena = k->c->arena, .expr = repack_expr, .ctx = &rs};
+  const tj_tir_expr_t *r = tj_tir_mutate_expr(&m, e);
+  if (m.failed || !r) return (void)(k->c->oom = true), NULL;
+  return r;
+}
+
+/* for j...: to[j] = from[perm^-1 j], loops in to's order so the writes are contiguous. */
+static const tj_tir_stmt_t *repack_nest(conv_t *k, const repack_t *r) {
+  tj_sched_ctx_t *c = k->c;
+  int nd = r->from->ndim;
+  const tj_tir_expr_t *vars[TJ_SCHED_MAX_NEST], *src[TJ_SCHED_MAX_NEST];
+  for (int q = 0; q < nd; q++) {
+    vars[q] = tj_sched_var(c, "p");
+    src[r->perm[q]] = vars[q];
+  }
+  for (int q = 0; q < nd; q++)
+    if (!vars[q]) return NULL;
+  const tj_tir_stmt_t *s = tj_tir_store(c->arena, r->to, nd, vars, tj_tir_load(c->arena, r->from, nd, src));
+  for (int q = nd - 1; q >= 0 && s; q--) {
+    int64_t e;
+    tj_tir_is_const_int(r->to->shape[q], &e);
+    s = tj_sched_loop(c, vars[q], e, TJ_FOR_SERIAL, s);
+  }
+  if (!s) c->oom = true;
+  return s;
+}
+
+/* ---- building ---- */
+
+/* Iter values for one element of the tile: outer (by iter var) + xi, fi + reduce vars. */
+typedef struct element {
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+} element_t;
+
+static void element_values(conv_t *k, const tj_tir_expr_t *const *outer, const tj_tir_expr_t *xo,
+                           const tj_tir_expr_t *xi, const tj_tir_expr_t *fv, const tj_tir_expr_t *fi,
+                           const tj_tir_expr_t *const *reduce, element_t *out) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_block_t *b = k->b;
+  for (int it = 0; it < b->n_iter_vars; it++) {
+    const tj_tir_expr_t *v;
+    if (it == k->vec_iter) v = tj_sched_add(c, tj_sched_mul(c, fv, k->lanes), fi);
+    else if (it == k->tile_iter) v = tj_sched_add(c, tj_sched_mul(c, xo, k->tile), xi);
+    else if (b->iter_vars[it].kind == TJ_ITER_REDUCE) v = reduce ? reduce[it] : tj_tir_i64(c->arena, 0);
+    else v = outer[it];
+    out->vals[it] = tj_sched_cast_like(c, b->iter_vars[it].var, v);
+    if (!out->vals[it]) c->oom = true;
+  }
+}
+
+/* for xi in unroll(T): for fi in vectorized(L): make(xi, fi) */
+typedef const tj_tir_stmt_t *(*tile_body_fn)(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi,
+                                             void *arg);
+
+static const tj_tir_stmt_t *tile_loops(conv_t *k, tile_body_fn body, void *arg) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *xi = tj_sched_var(c, "xi"), *fi = tj_sched_var(c, "fi");
+  if (!xi || !fi) return NULL;
+  const tj_tir_stmt_t *s = tj_sched_loop(c, fi, k->lanes, TJ_FOR_VECTORIZED, body(k, xi, fi, arg));
+  return tj_sched_loop(c, xi, k->tile, k->tile > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
+}
+
+typedef struct tile_arg {
+  const tj_tir_expr_t *const *outer;
+  const tj_tir_expr_t *xo, *fv;
+  const tj_tir_expr_t *const *reduce;
+  const tj_sched_epilogue_t *ep;
+} tile_arg_t;
+
+static const tj_tir_expr_t *acc_load(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi) {
+  const tj_tir_expr_t *idx[2] = {xi, fi};
+  const tj_tir_expr_t *l = tj_tir_load(k->c->arena, k->acc, 2, idx);
+  if (!l) k->c->oom = true;
+  return l;
+}
+
+static const tj_tir_stmt_t *acc_store(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi,
+                                      const tj_tir_expr_t *value) {
+  const tj_tir_expr_t *idx[2] = {xi, fi};
+  const tj_tir_stmt_t *s = value ? tj_tir_store(k->c->arena, k->acc, 2, idx, value) : NULL;
+  if (!s) k->c->oom = true;
+  return s;
+}
+
+static const tj_tir_stmt_t *init_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
+  tile_arg_t *a = arg;
+  element_t el;
+  element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
+  return acc_store(k, xi, fi, tj_sched_subst_expr(k->c, k->b, k->init->store.value, el.vals));
+}
+
+static const tj_tir_stmt_t *update_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
+  tile_arg_t *a = arg;
+  element_t el;
+  element_values(k, a->outer, a->xo, xi, a->fv, fi, a->reduce, &el);
+  const tj_tir_expr_t *v = apply_repacks(k, tj_sched_subst_expr(k->c, k->b, k->st->store.value, el.vals));
+  v = tj_sched_replace_load(k->c, v, k->st->store.buffer, acc_load(k, xi, fi));
+  return acc_store(k, xi, fi, v);
+}
+
+static const tj_tir_stmt_t *store_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
+  tile_arg_t *a = arg;
+  tj_sched_ctx_t *c = k->c;
+  element_t el;
+  element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
+  int d = k->st->store.n_indices;
+  const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
+  for (int i = 0; i < d; i++) idx[i] = el.vals[iter_index(k->b, k->st->store.indices[i])];
+  const tj_tir_expr_t *v = acc_load(k, xi, fi);
+  if (a->ep->n) v = tj_sched_apply_epilogue(c, a->ep, v, idx);
+  const tj_tir_stmt_t *s = v ? tj_tir_store(c->arena, a->ep->out, d, idx, v) : NULL;
+  if (!s) c->oom = true;
+  return s;
+}
+
+static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_sched_nest_t *nest = &k->nest;
+  const tj_block_t *b = k->b;
+  /* Outer spatial loops (all but the vector and tile dims), fused. */
+  int64_t ext[TJ_SCHED_MAX_NEST], p = 1, work = 1;
+  int outer_iter[TJ_SCHED_MAX_NEST], n_outer = 0;
+  for (int l = 0; l < nest->n; l++) {
+    int it = nest->iter_of_loop[l];
+    work *= nest->extent[l];
+    if (b->iter_vars[it].kind == TJ_ITER_REDUCE || it == k->vec_iter || it == k->tile_iter) continue;
+    outer_iter[n_outer] = it;
+    ext[n_outer++] = nest->extent[l];
+    p *= nest->extent[l];
+  }
+  const tj_tir_expr_t *fo = tj_sched_var(c, "fo"), *unf[TJ_SCHED_MAX_NEST], *outer[TJ_SCHED_MAX_NEST] = {0};
+  if (!fo || (n_outer && !tj_sched_unfuse(c, fo, n_outer, ext, unf))) return NULL;
+  for (int i = 0; i < n_outer; i++) outer[outer_iter[i]] = unf[i];
+  const tj_tir_expr_t *xo = tj_sched_var(c, "xo"), *fv = tj_sched_var(c, "fv");
+  const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0};
+  for (int it = 0; it < b->n_iter_vars; it++)
+    if (b->iter_vars[it].kind == TJ_ITER_REDUCE) reduce[it] = tj_sched_var(c, b->iter_vars[it].var->var.name);
+  tile_arg_t arg = {outer, xo, fv, reduce, ep};
+  /* acc[T, L] */
+  const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, k->tile), tj_tir_i64(c->arena, k->lanes)};
+  k->acc = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_acc", k->st->store.buffer->name),
+                         k->st->store.buffer->dtype, 2, shape, NULL);
+  if (!k->acc) return NULL;
+  ((tj_buffer_t *)k->acc)->scope = "local";
+  const tj_tir_stmt_t *upd = tile_loops(k, update_body, &arg);
+  for (int l = nest->n - 1; l >= 0; l--) {
+    int it = nest->iter_of_loop[l];
+    if (b->iter_vars[it].kind == TJ_ITER_REDUCE) upd = tj_sched_loop(c, reduce[it], nest->extent[l], TJ_FOR_SERIAL, upd);
+  }
+  const tj_tir_stmt_t *three[3] = {tile_loops(k, init_body, &arg), upd, tile_loops(k, store_body, &arg)};
+  if (!three[0] || !three[1] || !three[2]) return NULL;
+  const tj_tir_stmt_t *s = tj_tir_allocate(c->arena, k->acc, tj_tir_seq(c->arena, 3, three));
+  int64_t ev = nest->extent[nest->loop_of_iter[k->vec_iter]];
+  s = tj_sched_loop(c, fv, ev / k->lanes, TJ_FOR_SERIAL, s);
+  if (k->tile_iter >= 0)
+    s = tj_sched_loop(c, xo, nest->extent[nest->loop_of_iter[k->tile_iter]] / k->tile, TJ_FOR_SERIAL, s);
+  else
+    s = s ? tj_tir_let_stmt(c->arena, xo, tj_tir_i64(c->arena, 0), s) : NULL;
+  s = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
+  /* Repacks first, each buffer allocated around everything. */
+  if (k->n_repacks && s) {
+    const tj_tir_stmt_t *seq[MAX_REPACK + 1];
+    for (int i = 0; i < k->n_repacks; i++) seq[i] = repack_nest(k, &k->repacks[i]);
+    seq[k->n_repacks] = s;
+    for (int i = 0; i <= k->n_repacks; i++)
+      if (!seq[i]) return NULL;
+    s = tj_tir_seq(c->arena, k->n_repacks + 1, seq);
+    for (int i = k->n_repacks - 1; i >= 0 && s; i--) s = tj_tir_allocate(c->arena, k->repacks[i].to, s);
+  }
+  if (!s) c->oom = true;
+  return s;
+}
+
+int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
+  conv_t k = {.c = c};
+  if (!tj_sched_collect_nest(c->stmts[i], &k.nest) || !k.nest.n_reduce) return 0;
+  k.b = k.nest.block;
+  if (!match(&k)) return 0;
+  plan_repacks(&k, k.st->store.value);
+  if (c->oom) return 1;
+  tj_sched_epilogue_t ep;
+  tj_sched_collect_epilogue(c, i, i + 1, k.st->store.buffer, &ep);
+  const tj_tir_stmt_t *r = build(&k, &ep);
+  if (!r || c->oom) return c->oom = true, 1;
+  c->stats.conv++;
+  c->stats.fused_epilogues += ep.n;
+  c->stats.repacked += k.n_repacks;
+  *out = r;
+  return 1 + ep.n;
+}

@@ -1,0 +1,96 @@
+/* Schedule rule for injective (spatial, elementwise) nests (schedule.h):
+ *
+ *   for i0, i1, i2, i3:  block: O[i0, i1, i2, i3] = f(...)
+ * becomes
+ *   for fo in T.parallel(E0*E1*E2):           i0, i1, i2 = unfuse(fo)
+ *     for io in range(E3 / L):
+ *       for ii in T.vectorized(L):            O[.., io*L + ii] = f(...)
+ *     for it in range(E3 % L):                (the tail, when L does not divide E3)
+ * with the elementwise nests that only consume O fused into the store. Each element is
+ * computed once by the same expression, so any order is exact. The innermost loop is
+ * vectorized only when it indexes the output's last (contiguous) dimension. */
+#include "transforms/tir/schedule_rules.h"
+
+typedef struct inj {
+  tj_sched_ctx_t *c;
+  const tj_sched_nest_t *nest;
+  const tj_tir_stmt_t *store;
+  const tj_sched_epilogue_t *ep;
+  const tj_tir_expr_t *outer[TJ_SCHED_MAX_NEST]; /* iter values of the outer loops (by loop) */
+} inj_t;
+
+/* The store for the innermost iter value `inner`. */
+static const tj_tir_stmt_t *element(inj_t *s, const tj_tir_expr_t *inner) {
+  tj_sched_ctx_t *c = s->c;
+  const tj_sched_nest_t *nest = s->nest;
+  const tj_block_t *b = nest->block;
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+  for (int l = 0; l < nest->n; l++) {
+    const tj_tir_expr_t *v = l == nest->n - 1 ? inner : s->outer[l];
+    vals[nest->iter_of_loop[l]] = tj_sched_cast_like(c, b->iter_vars[nest->iter_of_loop[l]].var, v);
+  }
+  const tj_tir_stmt_t *st = tj_sched_subst_stmt(c, b, s->store, vals);
+  if (!st || s->ep->n == 0) return st;
+  /* The producer stores at its identity indices: stage dim k is iter var k. */
+  const tj_tir_expr_t *value = tj_sched_apply_epilogue(c, s->ep, st->store.value, st->store.indices);
+  const tj_tir_stmt_t *r = value ? tj_tir_store(c->arena, s->ep->out, st->store.n_indices, st->store.indices, value)
+                                 : NULL;
+  if (!r) c->oom = true;
+  return r;
+}
+
+/* The innermost loop: vectorized by L with a serial tail, or serial. */
+static const tj_tir_stmt_t *inner_loops(inj_t *s, bool vectorize) {
+  tj_sched_ctx_t *c = s->c;
+  const tj_sched_nest_t *nest = s->nest;
+  int64_t e = nest->extent[nest->n - 1];
+  int L = tj_sched_lanes(c, s->store->store.buffer->dtype);
+  if (!vectorize || e < 2) {
+    const tj_tir_expr_t *i = tj_sched_var(c, "i");
+    return tj_sched_loop(c, i, e, TJ_FOR_SERIAL, element(s, i));
+  }
+  if (e <= L) {
+    const tj_tir_expr_t *i = tj_sched_var(c, "vi");
+    return tj_sched_loop(c, i, e, TJ_FOR_VECTORIZED, element(s, i));
+  }
+  const tj_tir_expr_t *io = tj_sched_var(c, "vo"), *ii = tj_sched_var(c, "vi");
+  const tj_tir_stmt_t *main_loop = tj_sched_loop(
+      c, io, e / L, TJ_FOR_SERIAL,
+      tj_sched_loop(c, ii, L, TJ_FOR_VECTORIZED, element(s, tj_sched_add(c, tj_sched_mul(c, io, L), ii))));
+  if (e % L == 0) return main_loop;
+  const tj_tir_expr_t *it = tj_sched_var(c, "vt");
+  const tj_tir_stmt_t *tail =
+      tj_sched_loop(c, it, e % L, TJ_FOR_SERIAL, element(s, tj_sched_add(c, tj_tir_i64(c->arena, e / L * L), it)));
+  const tj_tir_stmt_t *pair[2] = {main_loop, tail};
+  const tj_tir_stmt_t *r = main_loop && tail ? tj_tir_seq(c->arena, 2, pair) : NULL;
+  if (!r) c->oom = true;
+  return r;
+}
+
+int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
+  tj_sched_nest_t nest;
+  if (!tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return 0;
+  const tj_block_t *b = nest.block;
+  const tj_tir_stmt_t *st = b->body;
+  if (b->init || st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_pure_update(b, st)) return 0;
+  const tj_buffer_t *o = st->store.buffer;
+  tj_sched_epilogue_t ep = {0};
+  if (tj_sched_store_is_identity(b, st)) tj_sched_collect_epilogue(c, i, i + 1, o, &ep);
+  inj_t s = {c, &nest, st, &ep, {0}};
+  /* Outer loops fused into one. */
+  int64_t outer_ext[TJ_SCHED_MAX_NEST], p = 1, work = 1;
+  for (int l = 0; l < nest.n; l++) work *= nest.extent[l];
+  for (int l = 0; l < nest.n - 1; l++) p *= (outer_ext[l] = nest.extent[l]);
+  const tj_tir_expr_t *fo = nest.n > 1 ? tj_sched_var(c, "fused") : NULL;
+  if (nest.n > 1 && !tj_sched_unfuse(c, fo, nest.n - 1, outer_ext, s.outer)) return 0;
+  int ni = st->store.n_indices;
+  bool vectorize = ni > 0 && st->store.indices[ni - 1] == b->iter_vars[nest.iter_of_loop[nest.n - 1]].var &&
+                   !o->strides && o->dtype.lanes == 1;
+  const tj_tir_stmt_t *r = inner_loops(&s, vectorize);
+  if (nest.n > 1) r = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, r);
+  if (c->oom || !r) return c->oom = true, 1;
+  c->stats.injective++;
+  c->stats.fused_epilogues += ep.n;
+  *out = r;
+  return 1 + ep.n;
+}

@@ -1,0 +1,103 @@
+/* Shared machinery of the schedule rules (schedule.h): the analysed loop nest, the
+ * context a rule sees, and small builders. Internal to transforms/tir/schedule*.c. */
+#ifndef TJ_TRANSFORMS_TIR_SCHEDULE_RULES_H
+#define TJ_TRANSFORMS_TIR_SCHEDULE_RULES_H
+
+#include "transforms/tir/schedule.h"
+
+#define TJ_SCHED_MAX_NEST 12
+/* Nests with fewer iterations in their parallel loop stay serial (not worth a fork). */
+#define TJ_SCHED_PARALLEL_MIN_WORK 16384
+
+/* A perfect nest of serial loops [0, extent) with static extents over one block whose
+ * iter vars are bound one to one to the loops (predicate true, no match or alloc
+ * buffers), as LegalizeOps writes them. */
+typedef struct tj_sched_nest {
+  int n;
+  const tj_tir_stmt_t *loops[TJ_SCHED_MAX_NEST];
+  int64_t extent[TJ_SCHED_MAX_NEST]; /* per loop */
+  const tj_tir_stmt_t *realize;
+  const tj_block_t *block;
+  int iter_of_loop[TJ_SCHED_MAX_NEST];
+  int loop_of_iter[TJ_SCHED_MAX_NEST];
+  int n_reduce;
+} tj_sched_nest_t;
+
+bool tj_sched_collect_nest(const tj_tir_stmt_t *s, tj_sched_nest_t *out);
+
+/* The context of one tj_tir_schedule call. */
+typedef struct tj_sched_ctx {
+  tj_arena_t *arena;
+  const tj_tir_schedule_options_t *opts;
+  const tj_prim_func_t *func;
+  const tj_block_t *root;
+  int n_stmts;
+  const tj_tir_stmt_t *const *stmts; /* the root block's body statements */
+  bool *drop_alloc;                  /* per root alloc buffer: no longer used */
+  tj_tir_schedule_stats_t stats;
+  bool oom;
+} tj_sched_ctx_t;
+
+/* A rule looks at stmts[i] (and may consume the ones after it); returns how many
+ * statements it replaced with *out (0 = no match). Sets ctx->oom on allocation failure. */
+typedef int (*tj_sched_rule_fn)(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+
+/* Vector lanes for elements of `dt` (arithmetic on float16 happens in float32). */
+int tj_sched_lanes(const tj_sched_ctx_t *c, tj_dtype_t dt);
+
+/* ---- checks ---- */
+/* The block's statement(s) only read `written` buffers at the indices they store them at,
+ * call no non-TIR function, and (unless allow_reduce) use no reduce iter var. */
+bool tj_sched_pure_update(const tj_block_t *b, const tj_tir_stmt_t *s);
+/* Loads + stores of `buf` in s (NULL-safe). */
+int tj_sched_count_uses(const tj_tir_stmt_t *s, const tj_buffer_t *buf);
+/* True when `buf` is a parameter buffer of the function. */
+bool tj_sched_is_param(const tj_sched_ctx_t *c, const tj_buffer_t *buf);
+/* Index of `buf` among the root's alloc buffers, or -1. */
+int tj_sched_root_alloc(const tj_sched_ctx_t *c, const tj_buffer_t *buf);
+/* True when indices[k] is exactly the var of the block's iter var it[k] for every k. */
+bool tj_sched_store_is_identity(const tj_block_t *b, const tj_tir_stmt_t *store);
+
+/* ---- epilogue fusion ---- */
+#define TJ_SCHED_MAX_EPILOGUE 8
+typedef struct tj_sched_epilogue {
+  int n;
+  const tj_tir_stmt_t *stores[TJ_SCHED_MAX_EPILOGUE]; /* each stage's store */
+  const tj_block_t *blocks[TJ_SCHED_MAX_EPILOGUE];
+  const tj_buffer_t *inputs[TJ_SCHED_MAX_EPILOGUE];   /* the buffer each stage consumes */
+  const tj_buffer_t *out;                             /* the last stage's output */
+} tj_sched_epilogue_t;
+/* Collects stmts[next], stmts[next+1], ... that are elementwise maps of `cur` (written
+ * by stmts[producer] at the identity indices of its shape): each reads cur only at its
+ * own identity indices, cur is a root allocation nobody else uses, and the stage writes
+ * a buffer of the same shape at the identity indices. */
+void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const tj_buffer_t *cur,
+                               tj_sched_epilogue_t *ep);
+/* The fused value: `value` (the producer's element) through every stage, at the
+ * element `idx` (ndim of the output). Marks the intermediate buffers dropped. */
+const tj_tir_expr_t *tj_sched_apply_epilogue(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep,
+                                             const tj_tir_expr_t *value, const tj_tir_expr_t *const *idx);
+
+/* ---- builders (NULL on OOM, propagate NULL) ---- */
+const tj_tir_expr_t *tj_sched_var(tj_sched_ctx_t *c, const char *name);
+const tj_tir_stmt_t *tj_sched_loop(tj_sched_ctx_t *c, const tj_tir_expr_t *var, int64_t extent, tj_for_kind_t kind,
+                                   const tj_tir_stmt_t *body);
+const tj_tir_expr_t *tj_sched_add(tj_sched_ctx_t *c, const tj_tir_expr_t *x, const tj_tir_expr_t *y);
+const tj_tir_expr_t *tj_sched_mul(tj_sched_ctx_t *c, const tj_tir_expr_t *x, int64_t k);
+/* Index values for a fused loop var over extents ext[0..n): floordiv/floormod. */
+bool tj_sched_unfuse(tj_sched_ctx_t *c, const tj_tir_expr_t *fused, int n, const int64_t *ext,
+                     const tj_tir_expr_t **out);
+/* Replace every load of `buf` by `value`. */
+const tj_tir_expr_t *tj_sched_replace_load(tj_sched_ctx_t *c, const tj_tir_expr_t *e, const tj_buffer_t *buf,
+                                           const tj_tir_expr_t *value);
+/* Substitute the block's iter vars (all of them) with values[iter]. */
+const tj_tir_expr_t *tj_sched_subst_expr(tj_sched_ctx_t *c, const tj_block_t *b, const tj_tir_expr_t *e,
+                                         const tj_tir_expr_t *const *values);
+const tj_tir_stmt_t *tj_sched_subst_stmt(tj_sched_ctx_t *c, const tj_block_t *b, const tj_tir_stmt_t *s,
+                                         const tj_tir_expr_t *const *values);
+const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *var, const tj_tir_expr_t *value);
+
+#endif
