@@ -1,0 +1,220 @@
+/* transforms/tir/schedule: which rule rewrites which nest, and that the scheduled
+ * function computes the same bits as the original, run through the reference
+ * interpreter (the JIT side is in test_differential.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/interp.h"
+#include "ir/module.h"
+#include "ir/parse.h"
+#include "ir/visit.h"
+#include "support/alloc.h"
+#include "testutil.h"
+#include "transforms/pass_manager.h"
+#include "transforms/tir/schedule.h"
+#include "transforms/transforms.h"
+
+enum { MAX_PARAMS = 16 };
+
+static const tj_module_t *load(tj_arena_t *a, const char *rel, const char *pipeline) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", tu_source_dir(), rel);
+  tj_module_t *m = NULL;
+  TU_OK(tj_parse_file(a, path, &m));
+  if (!pipeline) return m;
+  tj_pipeline_t p;
+  tj_pass_context_t ctx;
+  tj_pass_context_init(&ctx, a);
+  const tj_module_t *out = NULL;
+  TU_OK(tj_pipeline_parse(a, pipeline, &p));
+  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  return out;
+}
+
+static const tj_prim_func_t *prim(const tj_module_t *m, const char *name) {
+  const tj_prim_func_t *f = tj_module_find_prim(m, name);
+  ck_assert_msg(f != NULL, "no PrimFunc '%s'", name);
+  return f;
+}
+
+static tj_tir_schedule_stats_t schedule(tj_arena_t *a, const tj_prim_func_t *f, int bits,
+                                        const tj_prim_func_t **out) {
+  tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = bits};
+  tj_tir_schedule_stats_t st;
+  TU_OK(tj_tir_schedule(a, f, "f", &o, out, &st));
+  return st;
+}
+
+/* ---- loop kinds in a function ---- */
+typedef struct kinds {
+  int parallel, vectorized, unrolled, allocates, blocks;
+} kinds_t;
+
+static bool kinds_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  kinds_t *k = v->ctx;
+  if (s->kind == TJ_TIR_FOR) {
+    k->parallel += s->loop.kind == TJ_FOR_PARALLEL;
+    k->vectorized += s->loop.kind == TJ_FOR_VECTORIZED;
+    k->unrolled += s->loop.kind == TJ_FOR_UNROLLED;
+  }
+  k->allocates += s->kind == TJ_TIR_ALLOCATE;
+  k->blocks += s->kind == TJ_TIR_BLOCK_REALIZE;
+  return true;
+}
+
+static kinds_t kinds_of(const tj_prim_func_t *f) {
+  kinds_t k = {0};
+  tj_tir_visitor_t v = {.stmt = kinds_stmt, .ctx = &k};
+  tj_tir_visit_stmt(&v, f->body);
+  return k;
+}
+
+/* ---- interpreter comparison ---- */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static double next_uniform(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (double)(rng >> 11) / (double)(1ull << 53) * 2 - 1;
+}
+
+static void fill(void *p, tj_dtype_t dt, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    double v = next_uniform();
+    if (dt.bits == 16) ((_Float16 *)p)[i] = (_Float16)v;
+    else if (dt.bits == 32) ((float *)p)[i] = (float)v;
+    else ((double *)p)[i] = v;
+  }
+}
+
+/* Runs f and g on the same random inputs through the interpreter: every byte equal. */
+static void assert_same_bits(const char *name, const tj_prim_func_t *f, const tj_prim_func_t *g) {
+  void *a[MAX_PARAMS], *b[MAX_PARAMS];
+  size_t bytes[MAX_PARAMS];
+  ck_assert_int_le(f->n_params, MAX_PARAMS);
+  for (int i = 0; i < f->n_params; i++) {
+    int64_t n;
+    ck_assert(tj_buffer_static_size(f->buffer_map[i], &n));
+    bytes[i] = (size_t)n * tj_dtype_bytes(f->buffer_map[i]->dtype);
+    a[i] = tj_malloc(bytes[i]);
+    b[i] = tj_malloc(bytes[i]);
+    fill(a[i], f->buffer_map[i]->dtype, n);
+    memcpy(b[i], a[i], bytes[i]);
+  }
+  TU_OK(tj_interp_run_named(name, f, f->n_params, a, NULL));
+  TU_OK(tj_interp_run_named(name, g, g->n_params, b, NULL));
+  for (int i = 0; i < f->n_params; i++) {
+    ck_assert_msg(memcmp(a[i], b[i], bytes[i]) == 0, "%s: parameter %d differs after scheduling", name, i);
+    tj_free(a[i]);
+    tj_free(b[i]);
+  }
+}
+
+/* ---- tests ---- */
+
+START_TEST(disabled_or_null_options_leave_the_function_alone) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/schedule_kernels.rx", NULL);
+  const tj_prim_func_t *f = prim(m, "conv_f16_relu"), *g = NULL;
+  tj_tir_schedule_options_t off = {.enabled = false, .vector_bits = 512};
+  TU_OK(tj_tir_schedule(a, f, "f", &off, &g, NULL));
+  ck_assert_ptr_eq(f, g);
+  TU_OK(tj_tir_schedule(a, f, "f", NULL, &g, NULL));
+  ck_assert_ptr_eq(f, g);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(conv_rule_fires_on_the_seed_fused_conv) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "examples/seed/model.rx", "default");
+  const tj_prim_func_t *g;
+  tj_tir_schedule_stats_t st = schedule(a, prim(m, "fused_conv2d2_relu"), 512, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_eq(st.fused_epilogues, 1); /* relu in the write-back */
+  ck_assert_int_eq(st.repacked, 1);        /* OHWI weights to HWIO */
+  ck_assert_int_eq(st.injective, 1);       /* the padding */
+  kinds_t k = kinds_of(g);
+  ck_assert_int_eq(k.blocks, 1); /* only the root block is left */
+  ck_assert_int_eq(k.parallel, 2);
+  ck_assert_int_eq(k.unrolled, 3); /* init, update, write-back tiles */
+  ck_assert_int_eq(k.vectorized, 4);
+  /* The relu's intermediate buffer is gone; pad_temp stays. */
+  ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 1);
+  /* layer_norm: statistics per row in parallel, the normalisation vectorized. */
+  st = schedule(a, prim(m, "layer_norm"), 512, &g);
+  ck_assert_int_eq(st.reduction, 1);
+  ck_assert_int_eq(st.injective, 1);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(conv_rule_fires_on_float32_and_mixed_precision_convs) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/seed_f32_ops.rx", "default");
+  const tj_prim_func_t *g;
+  tj_tir_schedule_stats_t st = schedule(a, prim(m, "fused_conv2d_relu"), 256, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_eq(st.fused_epilogues, 1);
+  m = load(a, "tests/models/seed_f32_ops.rx", "ToMixedPrecision(out_dtype=\"float16\"),default");
+  st = schedule(a, prim(m, "fused_conv2d_relu_cast2"), 512, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_ge(st.fused_epilogues, 2); /* cast to float16, relu, cast to float32 */
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(scheduled_kernels_compute_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/schedule_kernels.rx", NULL);
+  static const struct {
+    const char *name;
+    int conv, injective, reduction, epilogues;
+  } want[] = {
+      {"conv_f16_relu", 1, 1, 0, 1},          {"conv_mixed_cast_relu", 1, 1, 0, 2},
+      {"conv_strided_dilated_bias", 1, 1, 0, 1}, {"add_tail", 0, 1, 0, 0},
+      {"row_sum", 1, 0, 0, 0},                {"row_stats", 0, 0, 1, 0},
+  };
+  const int bits[] = {512, 256, 128};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
+      const tj_prim_func_t *f = prim(m, want[i].name), *g;
+      tj_tir_schedule_stats_t st = schedule(a, f, bits[j], &g);
+      ck_assert_msg(st.conv == want[i].conv && st.injective == want[i].injective &&
+                        st.reduction == want[i].reduction && st.fused_epilogues == want[i].epilogues,
+                    "%s: conv %d injective %d reduction %d epilogues %d", want[i].name, st.conv, st.injective,
+                    st.reduction, st.fused_epilogues);
+      assert_same_bits(want[i].name, f, g);
+    }
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(nchw_grouped_strided_conv_computes_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/nchw_group_conv.rx", "default");
+  for (int i = 0; i < m->n_funcs; i++) {
+    if (!m->funcs[i].is_prim) continue;
+    const tj_prim_func_t *g;
+    schedule(a, m->funcs[i].prim, 512, &g);
+    assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
+  }
+  tj_tir_schedule_stats_t st = schedule(a, prim(m, "fused_conv2d_add"), 512, &(const tj_prim_func_t *){NULL});
+  ck_assert_int_eq(st.conv, 1); /* vectors of 4 along x (NCHW's last dim) */
+  tj_arena_free(a);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("schedule");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, disabled_or_null_options_leave_the_function_alone);
+  tcase_add_test(tc, conv_rule_fires_on_the_seed_fused_conv);
+  tcase_add_test(tc, conv_rule_fires_on_float32_and_mixed_precision_convs);
+  tcase_add_test(tc, scheduled_kernels_compute_the_same_bits);
+  tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}
