@@ -4,12 +4,21 @@
  * touch memory: with ACC accumulators per thread there are ACC FMAs in flight, more
  * than latency x ports on current cores (4-5 cycles x 2 ports), so the loop is
  * throughput-bound. AVX-512 (16 lanes) when the CPU has it, else AVX2 + FMA (8 lanes).
- * One FMA is 2 FLOP per lane. Prints one JSON object:
- *   {"isa": "avx512", "lanes": 16, "gflops": {"1": 230.1, "2": 458.3}}
- * with the best of --reps repetitions for each thread count.
+ * One FMA is 2 FLOP per lane.
+ *
+ * It also measures the float16 bound of the seed as written (float16 accumulation,
+ * every operation rounded, no native float16 arithmetic): per MAC, the product of two
+ * float16 values in float32 (exact), rounded to float16 (F16C), widened, added to the
+ * widened accumulator in float32 and rounded to float16 again. Rounding a float32 sum or
+ * product of float16 values to float16 is correctly rounded (24 >= 2 x 11 + 2 bits), so
+ * this is the cheapest exact emulation; it counts emulated MACs per second.
+ * Prints one JSON object, the best of --reps repetitions for each thread count:
+ *   {"isa": "avx512", "lanes": 16, "accumulators": 12, "gflops": {"1": 230.1, "2": 458.3},
+ *    "f16_gmacs": {"1": 14.3, "2": 28.5}}
  *
  * usage: fma_peak [--threads "1 2"] [--reps N] [--iters N]
  * build: cc -O2 -pthread bench/fma_peak.c -o fma_peak */
+#include <cpuid.h>
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,7 +30,7 @@ enum { ACC = 12, MAX_THREADS = 256 };
 
 typedef struct job {
   long iters;
-  int avx512;
+  int avx512, f16; /* f16: the emulated float16 MACs instead of FMAs */
   float sink; /* keeps the result live */
   pthread_barrier_t *start;
 } job_t;
@@ -71,10 +80,66 @@ __attribute__((target("avx2,fma"))) static float chains_avx2(long iters) {
   return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
 }
 
+#undef VEC
+#undef SET1
+#undef FMA
+#undef ADD
+
+/* Emulated float16 MACs: acc = f16(acc + f16(x * w)), acc kept widened to float32.
+ * The empty asm makes x opaque each iteration so the product is not hoisted. */
+#define F16_DECL(k) VEC acc##k = SET1(0.0f), x##k = SET1(0.5f + (float)(k) * 0.0625f);
+#define F16_STEP(k)                                     \
+  __asm__("" : "+v"(x##k));                             \
+  acc##k = WIDEN(NARROW(ADD(acc##k, WIDEN(NARROW(MUL(x##k, w))))));
+#define F16_SUM(k) s = ADD(s, acc##k);
+
+#define VEC __m512
+#define SET1 _mm512_set1_ps
+#define ADD _mm512_add_ps
+#define MUL _mm512_mul_ps
+#define NARROW(v) _mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define WIDEN _mm512_cvtph_ps
+__attribute__((target("avx512f"))) static float f16_avx512(long iters) {
+  FOR_ACC(F16_DECL)
+  const VEC w = SET1(0.0078125f);
+  for (long i = 0; i < iters; i++) {
+    FOR_ACC(F16_STEP)
+  }
+  VEC s = SET1(0.0f);
+  FOR_ACC(F16_SUM)
+  return _mm512_reduce_add_ps(s);
+}
+#undef VEC
+#undef SET1
+#undef ADD
+#undef MUL
+#undef NARROW
+#undef WIDEN
+
+#define VEC __m256
+#define SET1 _mm256_set1_ps
+#define ADD _mm256_add_ps
+#define MUL _mm256_mul_ps
+#define NARROW(v) _mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define WIDEN _mm256_cvtph_ps
+__attribute__((target("avx2,f16c"))) static float f16_avx2(long iters) {
+  FOR_ACC(F16_DECL)
+  const VEC w = SET1(0.0078125f);
+  for (long i = 0; i < iters; i++) {
+    FOR_ACC(F16_STEP)
+  }
+  VEC s = SET1(0.0f);
+  FOR_ACC(F16_SUM)
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+}
+
 static void *worker(void *p) {
   job_t *j = p;
   pthread_barrier_wait(j->start);
-  j->sink = j->avx512 ? chains_avx512(j->iters) : chains_avx2(j->iters);
+  if (j->f16) j->sink = j->avx512 ? f16_avx512(j->iters) : f16_avx2(j->iters);
+  else j->sink = j->avx512 ? chains_avx512(j->iters) : chains_avx2(j->iters);
   return NULL;
 }
 
@@ -84,14 +149,15 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* GFLOP/s of `threads` threads running the chains at once (wall time of the slowest). */
-static double measure(int threads, long iters, int avx512) {
+/* GFLOP/s (f16: G emulated MAC/s) of `threads` threads running the chains at once
+ * (wall time of the slowest). */
+static double measure(int threads, long iters, int avx512, int f16) {
   pthread_t tid[MAX_THREADS];
   job_t jobs[MAX_THREADS];
   pthread_barrier_t start;
   pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
   for (int t = 0; t < threads; t++) {
-    jobs[t] = (job_t){iters, avx512, 0, &start};
+    jobs[t] = (job_t){iters, avx512, f16, 0, &start};
     if (pthread_create(&tid[t], NULL, worker, &jobs[t])) {
       fprintf(stderr, "fma_peak: cannot start thread %d\n", t);
       exit(1);
@@ -105,7 +171,7 @@ static double measure(int threads, long iters, int avx512) {
   pthread_barrier_destroy(&start);
   if (sink == 12345.678f) fprintf(stderr, "(unlikely)\n"); /* uses the results */
   double lanes = avx512 ? 16 : 8;
-  return threads * (double)iters * ACC * lanes * 2.0 / secs / 1e9;
+  return threads * (double)iters * ACC * lanes * (f16 ? 1.0 : 2.0) / secs / 1e9;
 }
 
 int main(int argc, char **argv) {
@@ -132,25 +198,34 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fma_peak: this CPU has neither AVX-512 nor AVX2+FMA\n");
     return 1;
   }
-  printf("{\"isa\": \"%s\", \"lanes\": %d, \"accumulators\": %d, \"gflops\": {", avx512 ? "avx512" : "avx2",
-         avx512 ? 16 : 8, ACC);
+  unsigned eax, ebx, ecx = 0, edx;
+  int f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)); /* CPUID.1:ECX.F16C */
+  int counts[64], n = 0;
   char list[256];
   snprintf(list, sizeof list, "%s", thread_list);
-  int first = 1;
   for (char *tok = strtok(list, " ,"); tok; tok = strtok(NULL, " ,")) {
-    int threads = atoi(tok);
-    if (threads < 1 || threads > MAX_THREADS) {
-      fprintf(stderr, "fma_peak: bad thread count '%s'\n", tok);
+    char *end;
+    long t = strtol(tok, &end, 10);
+    if (*end || t < 1 || t > MAX_THREADS || n == 64) {
+      fprintf(stderr, "fma_peak: bad thread count '%s' (1 to %d, at most 64 counts)\n", tok, MAX_THREADS);
       return 2;
     }
-    double best = 0;
-    for (int r = 0; r < reps; r++) {
-      double g = measure(threads, iters, avx512);
-      best = g > best ? g : best;
-    }
-    printf("%s\"%d\": %.1f", first ? "" : ", ", threads, best);
-    first = 0;
+    counts[n++] = (int)t;
   }
-  printf("}}\n");
+  printf("{\"isa\": \"%s\", \"lanes\": %d, \"accumulators\": %d", avx512 ? "avx512" : "avx2", avx512 ? 16 : 8, ACC);
+  for (int f16 = 0; f16 <= 1; f16++) {
+    if (f16 && !f16c) break; /* no F16C: no float16 figure */
+    printf(", \"%s\": {", f16 ? "f16_gmacs" : "gflops");
+    for (int k = 0; k < n; k++) {
+      double best = 0;
+      for (int r = 0; r < reps; r++) {
+        double g = measure(counts[k], iters, avx512, f16);
+        best = g > best ? g : best;
+      }
+      printf("%s\"%d\": %.1f", k ? ", " : "", counts[k], best);
+    }
+    printf("}");
+  }
+  printf("}\n");
   return 0;
 }
