@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
 # Installs tvmjit's dependencies (Debian packages), then configures and builds it.
 # Safe to run again: packages already present are not reinstalled and the build is
-# incremental. Usage: ./setup.sh [--sanitize] [--build-dir DIR]
+# incremental. Usage: ./setup.sh [--sanitize] [--fuzz] [--build-dir DIR]
+# (--fuzz: the libFuzzer targets in build-fuzz, built with clang; see tests/fuzz/run)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 BUILD_DIR=build
 CMAKE_ARGS=()
+BUILD_TARGET=()
+FUZZ_PACKAGES=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) BUILD_DIR=build-asan; CMAKE_ARGS+=(-DTVMJIT_SANITIZE=ON) ;;
+    --fuzz) BUILD_DIR=build-fuzz; CMAKE_ARGS+=(-DTVMJIT_FUZZ=ON -DCMAKE_C_COMPILER=clang)
+            BUILD_TARGET=(--target fuzz_targets); FUZZ_PACKAGES=(clang libclang-rt-14-dev libomp-14-dev) ;;
     --build-dir) BUILD_DIR="$2"; shift ;;
     --werror) CMAKE_ARGS+=(-DTVMJIT_WERROR=ON) ;;
-    -h|--help) sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 
 PACKAGES=(build-essential cmake pkg-config llvm-19-dev libffi-dev check libsubunit-dev libzip-dev
-          libxxhash-dev zlib1g-dev python3-numpy)
+          libxxhash-dev zlib1g-dev python3-numpy "${FUZZ_PACKAGES[@]}")
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -33,5 +38,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CMAKE_ARGS[@]}" >/dev/null
-cmake --build "$BUILD_DIR" -j"$(nproc)"
-echo "setup.sh: built $BUILD_DIR/tvmjit"
+cmake --build "$BUILD_DIR" -j"$(nproc)" "${BUILD_TARGET[@]}"
+echo "setup.sh: built $BUILD_DIR"
