@@ -216,7 +216,8 @@ START_TEST(project_models_match_the_interpreter) {
   ck_assert_ptr_null(tj_jit_create(&jit));
   tally_t t = {0};
   char path[4096];
-  const char *files[] = {"examples/seed/model.rx", "tests/models/relu_f16.rx", "tests/models/schedule_kernels.rx"};
+  const char *files[] = {"examples/seed/model.rx", "tests/models/relu_f16.rx", "tests/models/schedule_kernels.rx",
+                         "tests/models/parallel_rows.rx"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     snprintf(path, sizeof path, "%s/%s", tu_source_dir(), files[i]);
     compare_file(path, &t, true);
