@@ -5,9 +5,10 @@
  *    (workers asleep on the condition variable, so the call includes waking them).
  * 2. Speedup of two hand-written T.parallel float32 kernels, called directly (no
  *    executor, buffers allocated once): a 3x3 NHWC convolution 16x32x32x16 (the seed's
- *    shape, input pre-padded) and an elementwise y = x * 2 + 1 over 4M floats. Runs at
- *    1 and 2 threads are interleaved; min and median milliseconds are reported.
- * Output: one line per measurement, "name: value", then the speedups.
+ *    shape, input pre-padded) and an elementwise y = x * 2 + 1 over 4M floats, at 1
+ *    and N threads; and the convolution with a serial outer loop against T.parallel on
+ *    one thread (the cost of outlining). The two runs of a comparison are interleaved;
+ *    min and median milliseconds are reported, and the ratio A/B (> 1: B is faster).
  *
  * usage: parallel_bench [--reps N] [--threads N]   (N threads for the second column;
  *        default 2). Build: cmake --build build --target parallel_bench */
@@ -110,25 +111,28 @@ static kernel3_t compile(tj_jit_t *jit, tj_arena_t *a, const char *text, const c
   return (kernel3_t)(void (*)(void))k.fn;
 }
 
-static void speedup(const char *what, kernel3_t k, size_t n0, size_t n1, size_t n2, int threads, int reps) {
+/* Kernel ka on a pool of ta threads against kb on tb threads, interleaved. */
+static void compare(const char *what, kernel3_t ka, int ta, kernel3_t kb, int tb, size_t n0, size_t n1, size_t n2,
+                    int reps) {
   float *b0 = tj_aligned_alloc(n0 * 4), *b1 = tj_aligned_alloc(n1 * 4), *b2 = tj_aligned_alloc(n2 * 4);
   for (size_t i = 0; i < n0; i++) b0[i] = (float)(i % 17) * 0.125f - 1.0f;
   for (size_t i = 0; i < n1; i++) b1[i] = (float)(i % 13) * 0.0625f - 0.375f;
   memset(b2, 0, n2 * 4);
+  kernel3_t ks[2] = {ka, kb};
+  int counts[2] = {ta, tb};
   tj_thread_pool_t *pools[2];
-  int counts[2] = {1, threads};
   for (int p = 0; p < 2; p++)
     if (tj_thread_pool_create(counts[p], &pools[p])) exit(1);
   double *times[2] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
   for (int p = 0; p < 2; p++) { /* warm-up: page in, start workers */
     tj_thread_pool_set_current(pools[p]);
-    k(b0, b1, b2);
+    ks[p](b0, b1, b2);
   }
   for (int r = 0; r < reps; r++)
     for (int p = 0; p < 2; p++) {
       tj_thread_pool_set_current(pools[p]);
       double t0 = now_us();
-      k(b0, b1, b2);
+      ks[p](b0, b1, b2);
       times[p][r] = (now_us() - t0) / 1e3;
     }
   tj_thread_pool_set_current(NULL);
@@ -136,11 +140,11 @@ static void speedup(const char *what, kernel3_t k, size_t n0, size_t n1, size_t 
   for (int p = 0; p < 2; p++) {
     med[p] = median(times[p], reps);
     mins[p] = times[p][0];
-    printf("%s, %d thread(s): median %.3f ms, min %.3f ms\n", what, counts[p], med[p], mins[p]);
+    printf("%s, %s, %d thread(s): median %.3f ms, min %.3f ms\n", what, p ? "B" : "A", counts[p], med[p], mins[p]);
     free(times[p]);
     tj_thread_pool_free(pools[p]);
   }
-  printf("%s: speedup at %d threads %.2fx (median), %.2fx (min)\n", what, threads, med[0] / med[1], mins[0] / mins[1]);
+  printf("%s: A/B time ratio %.2fx (median), %.2fx (min)\n", what, med[0] / med[1], mins[0] / mins[1]);
   tj_aligned_free(b0);
   tj_aligned_free(b1);
   tj_aligned_free(b2);
@@ -162,9 +166,16 @@ int main(int argc, char **argv) {
   if (tj_jit_create(&jit)) return 1;
   tj_arena_t *a = tj_arena_create();
   kernel3_t conv = compile(jit, a, conv_text, "conv");
+  /* The same kernel with a serial outer loop: what outlining costs at one thread. */
+  char *serial_text = tj_strdup(conv_text);
+  memcpy(strstr(serial_text, "T.parallel(512)"), "range(512)     ", 15);
+  kernel3_t conv_serial = compile(jit, a, serial_text, "conv");
   kernel3_t axpb = compile(jit, a, axpb_text, "axpb");
-  speedup("conv3x3 nhwc 16x32x32x16 f32", conv, 16 * 34 * 34 * 16, 3 * 3 * 16 * 16, 16 * 32 * 32 * 16, threads, reps);
-  speedup("elementwise 4M f32", axpb, 4096 * 1024, 1, 4096 * 1024, threads, reps);
+  enum { X = 16 * 34 * 34 * 16, W = 3 * 3 * 16 * 16, Y = 16 * 32 * 32 * 16, E = 4096 * 1024 };
+  compare("conv3x3 nhwc 16x32x32x16 f32 (A: 1 thread, B: N threads)", conv, 1, conv, threads, X, W, Y, reps);
+  compare("conv3x3 (A: serial outer loop, B: T.parallel on 1 thread)", conv_serial, 1, conv, 1, X, W, Y, reps);
+  compare("elementwise 4M f32 (A: 1 thread, B: N threads)", axpb, 1, axpb, threads, E, 1, E, reps);
+  tj_free(serial_text);
   tj_arena_free(a);
   tj_jit_free(jit);
   return 0;

@@ -29,7 +29,13 @@ enum {
   /* Chunks per thread: a few, so that a worker the OS does not schedule promptly (a
    * loaded machine) delays only a small share of the loop, which others take over. */
   CHUNKS_PER_THREAD = 4,
-  SPIN_NS = 50 * 1000,               /* spin this long before sleeping */
+  /* An idle worker spins this long for the next job (enough to catch the next kernel of
+   * a model run), then sleeps. */
+  IDLE_SPIN_NS = 50 * 1000,
+  /* The caller waiting for chunks that are running spins longer: the wait is bounded by
+   * a chunk, and sleeping would give its core away, which on a loaded machine costs a
+   * whole scheduling delay to get back. */
+  DONE_SPIN_NS = 2000 * 1000,
   WORKER_STACK = 8 * 1024 * 1024,    /* kernels keep buffers up to 64 KiB on the stack */
 };
 
@@ -127,7 +133,7 @@ static int64_t now_ns(void) {
 
 /* Spins until the generation hint differs from `seen`, for at most SPIN_NS. */
 static void spin_for_job(tj_thread_pool_t *p, uint64_t seen) {
-  int64_t deadline = now_ns() + SPIN_NS;
+  int64_t deadline = now_ns() + IDLE_SPIN_NS;
   for (int i = 1;; i++) {
     if (atomic_load_explicit(&p->generation_hint, memory_order_relaxed) != seen) return;
     cpu_relax();
@@ -136,7 +142,7 @@ static void spin_for_job(tj_thread_pool_t *p, uint64_t seen) {
 }
 
 static void spin_for_done(tj_thread_pool_t *p, int n_chunks) {
-  int64_t deadline = now_ns() + SPIN_NS;
+  int64_t deadline = now_ns() + DONE_SPIN_NS;
   for (int i = 1;; i++) {
     if (atomic_load_explicit(&p->chunks_done, memory_order_relaxed) >= n_chunks) return;
     cpu_relax();
