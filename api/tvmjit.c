@@ -8,6 +8,7 @@
 #include "ir/flops.h"
 #include "ir/parse.h"
 #include "ir/verify.h"
+#include "jit/cache.h"
 #include "jit/jit.h"
 #include "runtime/executable.h"
 #include "runtime/npy.h"
@@ -174,19 +175,43 @@ tvmjit_status_t *tvmjit_npz_save(const char *path, int count, const char *const 
 struct tvmjit_instance {
   tj_jit_t *jit;
   tj_thread_pool_t *pool; /* parallel loops of every function of the instance */
+  tj_disk_cache_t *cache; /* NULL: the cache is off */
 };
 
-void tvmjit_instance_options_init(tvmjit_instance_options_t *options) { memset(options, 0, sizeof *options); }
+static bool env_is(const char *name, const char *value) {
+  const char *v = getenv(name);
+  return v && strcmp(v, value) == 0;
+}
+
+void tvmjit_instance_options_init(tvmjit_instance_options_t *options) {
+  memset(options, 0, sizeof *options);
+  options->cache.enable = !env_is("TVMJIT_CACHE", "0");
+}
 
 tvmjit_status_t *tvmjit_instance_create(const tvmjit_instance_options_t *options, tvmjit_instance_t **out_instance) {
+  tvmjit_instance_options_t defaults;
+  if (!options) {
+    tvmjit_instance_options_init(&defaults);
+    options = &defaults;
+  }
   tvmjit_instance_t *inst = tj_calloc(1, sizeof *inst);
   if (!inst) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory creating the instance");
-  tj_status_t *st = tj_thread_pool_create(options ? options->num_threads : 0, &inst->pool);
+  tj_status_t *st = tj_thread_pool_create(options->num_threads, &inst->pool);
+  if (!st && options->cache.enable) {
+    tj_disk_cache_options_t co = {options->cache.directory, options->cache.max_bytes};
+    st = tj_disk_cache_open(&co, &inst->cache);
+  }
   if (!st) st = tj_jit_create(&inst->jit);
   if (st) {
+    tj_disk_cache_close(inst->cache);
     tj_thread_pool_free(inst->pool);
     tj_free(inst);
     return st;
+  }
+  if (inst->cache) {
+    tj_jit_object_cache_t hooks;
+    tj_disk_cache_hooks(inst->cache, &hooks);
+    tj_jit_set_object_cache(inst->jit, &hooks);
   }
   *out_instance = inst;
   return NULL;
@@ -196,7 +221,46 @@ void tvmjit_instance_free(tvmjit_instance_t *instance) {
   if (!instance) return;
   tj_jit_free(instance->jit);
   tj_thread_pool_free(instance->pool);
+  tj_disk_cache_close(instance->cache);
   tj_free(instance);
+}
+
+/* ---------------------------------------------------------------- cache maintenance */
+
+static tj_status_t *cache_dir_or_default(const char *directory, char *out, size_t len) {
+  char *dir = NULL;
+  if (!directory) TJ_RETURN_IF_ERROR(tj_cache_default_dir(&dir));
+  int n = snprintf(out, len, "%s", directory ? directory : dir);
+  tj_free(dir);
+  if (n < 0 || (size_t)n >= len) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "cache directory name is too long");
+  return NULL;
+}
+
+tvmjit_status_t *tvmjit_cache_info(const char *directory, tvmjit_cache_info_t *out_info) {
+  tvmjit_cache_info_t info;
+  memset(&info, 0, sizeof info);
+  TJ_RETURN_IF_ERROR(cache_dir_or_default(directory, info.directory, sizeof info.directory));
+  tj_cache_info_t ci;
+  TJ_RETURN_IF_ERROR(tj_cache_info(info.directory, &ci));
+  info.exists = ci.exists;
+  info.entries = ci.entries;
+  info.bytes = ci.bytes;
+  info.runs = ci.runs;
+  info.hits = ci.hits;
+  info.misses = ci.misses;
+  *out_info = info;
+  return NULL;
+}
+
+tvmjit_status_t *tvmjit_cache_clear(const char *directory, int *out_removed, uint64_t *out_bytes) {
+  char dir[4096];
+  TJ_RETURN_IF_ERROR(cache_dir_or_default(directory, dir, sizeof dir));
+  int removed = 0;
+  uint64_t bytes = 0;
+  tj_status_t *st = tj_cache_clear(dir, &removed, &bytes);
+  if (out_removed) *out_removed = removed;
+  if (out_bytes) *out_bytes = bytes;
+  return st;
 }
 
 /* ---------------------------------------------------------------- modules */
@@ -215,6 +279,12 @@ struct tvmjit_module {
   tj_arena_t *arena;
   const tj_module_t *ir; /* after the passes */
   char *report;
+  /* Cache settings and the message sink for compiles (options copied at load). */
+  bool use_cache, cache_debug;
+  void (*on_message)(void *user, tvmjit_message_kind_t kind, const char *text);
+  void *message_user;
+  pthread_mutex_t messages_lock; /* guards messages: compiles may run on other threads */
+  tj_strbuf_t messages;
   pthread_mutex_t lock; /* guards functions and report: lookups compile lazily */
   tvmjit_function_t *functions;
   bool no_schedule;
@@ -224,6 +294,27 @@ void tvmjit_module_options_init(tvmjit_module_options_t *options) {
   memset(options, 0, sizeof *options);
   options->passes = "default";
   options->verify_each = 1;
+  options->use_cache = 1;
+  options->cache_debug = env_is("TVMJIT_CACHE_DEBUG", "1");
+}
+
+/* The JIT's message sink for this module: collected, and passed on to on_message. */
+static void module_message(void *ctx, tj_jit_msg_kind_t kind, const char *text) {
+  tvmjit_module_t *mod = ctx;
+  pthread_mutex_lock(&mod->messages_lock);
+  tj_strbuf_printf(&mod->messages, "%s%s\n", kind == TJ_JIT_MSG_WARNING ? "warning: " : "", text);
+  pthread_mutex_unlock(&mod->messages_lock);
+  if (mod->on_message)
+    mod->on_message(mod->message_user, kind == TJ_JIT_MSG_WARNING ? TVMJIT_MESSAGE_WARNING : TVMJIT_MESSAGE_DEBUG,
+                    text);
+}
+
+const char *tvmjit_module_messages(const tvmjit_module_t *module) {
+  tvmjit_module_t *m = (tvmjit_module_t *)module;
+  pthread_mutex_lock(&m->messages_lock);
+  const char *text = m->messages.data ? m->messages.data : "";
+  pthread_mutex_unlock(&m->messages_lock);
+  return text;
 }
 
 /* The pipeline: ToMixedPrecision first when asked, then the passes. */
@@ -276,6 +367,12 @@ static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, 
     mod->arena = arena;
     mod->no_schedule = options->no_schedule != 0;
     pthread_mutex_init(&mod->lock, NULL);
+    pthread_mutex_init(&mod->messages_lock, NULL);
+    tj_strbuf_init(&mod->messages);
+    mod->use_cache = options->use_cache != 0;
+    mod->cache_debug = options->cache_debug != 0;
+    mod->on_message = options->on_message;
+    mod->message_user = options->message_user;
     st = run_passes(mod, parsed, options);
     if (st) {
       mod->arena = NULL; /* the caller frees it */
@@ -330,6 +427,8 @@ void tvmjit_module_free(tvmjit_module_t *module) {
   tj_free(module->report);
   tj_arena_free(module->arena);
   pthread_mutex_destroy(&module->lock);
+  pthread_mutex_destroy(&module->messages_lock);
+  tj_strbuf_free(&module->messages);
   tj_free(module);
 }
 
@@ -390,7 +489,14 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
   tj_jit_stats_t stats = {0};
   /* O2, not O3: measured on the seed, O3 kernels ran about 2x slower (113-129 ms vs
    * 43-55 ms a run) and compiled slower (781 vs 482 ms), mostly from over-unrolling. */
-  tj_jit_options_t opts = {.opt_level = 2, .stats = &stats, .no_schedule = module->no_schedule};
+  tj_jit_messages_t messages = {module_message, module, module->cache_debug};
+  bool cached = module->use_cache && module->instance->cache;
+  if (!cached && module->cache_debug)
+    module_message(module, TJ_JIT_MSG_DEBUG,
+                   module->instance->cache ? "cache: off for this module (use_cache = 0)"
+                                           : "cache: off (TVMJIT_CACHE=0, --no-cache or cache.enable = 0)");
+  tj_jit_options_t opts = {.opt_level = 2, .stats = &stats, .messages = &messages, .no_cache = !cached,
+                           .no_schedule = module->no_schedule};
   tj_status_t *st = tj_jit_compile_module(module->instance->jit, module->ir, name, &opts, &f->exe);
   if (!st) tj_executable_set_thread_pool(f->exe, module->instance->pool);
   if (!st) st = describe_function(f);

@@ -120,10 +120,30 @@ tvmjit_status_t *tvmjit_npz_save(const char *path, int count, const char *const 
  * one instance from several threads is safe. */
 typedef struct tvmjit_instance tvmjit_instance_t;
 
+/* The kernel cache. Compiled kernels are kept on disk, one object file per kernel, so
+ * a second process that loads the same model compiles nothing. The key covers the
+ * lowered kernel, the CPU (name and every feature), LLVM, this build of tvmjit and every
+ * codegen option; entries are checked (magic, version, key, length, checksum) and a bad
+ * one is reported as a warning, recompiled and replaced. Processes may share a directory.
+ *
+ * SECURITY: the cache directory holds machine code that is run without further checks.
+ * It is trusted code: whoever can write it can run code in your process. Keep it
+ * private (tvmjit creates it with mode 0700) and never point it at a directory others
+ * can write. */
+typedef struct tvmjit_cache_options {
+  int enable;            /* default 1; 0 when the environment has TVMJIT_CACHE=0 */
+  /* NULL: TVMJIT_CACHE_DIR, else $XDG_CACHE_HOME/tvmjit, else $HOME/.cache/tvmjit. */
+  const char *directory;
+  /* Size cap; least recently used entries go first. 0: TVMJIT_CACHE_MAX_BYTES (a byte
+   * count, or with K, M, G: "512M"), else 256 MiB. */
+  uint64_t max_bytes;
+} tvmjit_cache_options_t;
+
 typedef struct tvmjit_instance_options {
   int num_threads;        /* threads for parallel loops, caller included (1..1024);
                              0 = TVMJIT_NUM_THREADS or the number of cores. Results are
                              the same bits for any count. */
+  tvmjit_cache_options_t cache;
 } tvmjit_instance_options_t;
 
 void tvmjit_instance_options_init(tvmjit_instance_options_t *options);
@@ -134,6 +154,8 @@ tvmjit_status_t *tvmjit_instance_create(const tvmjit_instance_options_t *options
 void tvmjit_instance_free(tvmjit_instance_t *instance);
 
 /* ---------------------------------------------------------------- modules */
+
+typedef enum tvmjit_message_kind { TVMJIT_MESSAGE_WARNING, TVMJIT_MESSAGE_DEBUG } tvmjit_message_kind_t;
 
 typedef struct tvmjit_module_options {
   /* Pass pipeline: "default" (LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR),
@@ -149,6 +171,17 @@ typedef struct tvmjit_module_options {
   int print_ir_after_all;
   int time_passes;               /* collect per-pass times, see tvmjit_module_report */
   int no_schedule;               /* 1: kernels as plain loops, without the CPU schedule */
+  /* Kernel cache (see tvmjit_cache_options_t). use_cache = 0 compiles every kernel of
+   * this module, without reading or writing the instance's cache (default 1).
+   * cache_debug adds a message per kernel lookup: hit or miss, the key and a hash of
+   * each key component (default: 1 when TVMJIT_CACHE_DEBUG=1). */
+  int use_cache;
+  int cache_debug;
+  /* Messages (warnings such as a damaged cache entry, and debug lines) also go to
+   * on_message when set, as they happen, possibly from the thread that compiles; they
+   * are always collected in tvmjit_module_messages. The library never prints. */
+  void (*on_message)(void *user, tvmjit_message_kind_t kind, const char *text);
+  void *message_user;
 } tvmjit_module_options_t;
 
 /* A compiled model: the IR after the passes, the JIT'd kernels and executables of its
@@ -168,6 +201,26 @@ void tvmjit_module_free(tvmjit_module_t *module);
 /* Pass times and compile statistics (kernels compiled, cache hits, milliseconds) as text
  * owned by the module. */
 const char *tvmjit_module_report(const tvmjit_module_t *module);
+/* Warnings ("warning: ..." lines) and debug lines ("cache: ...") of compiling the
+ * module's functions so far, one per line; text owned by the module. A warning never
+ * means a wrong result: the run went on correctly without the cache. */
+const char *tvmjit_module_messages(const tvmjit_module_t *module);
+
+/* ---------------------------------------------------------------- cache maintenance */
+
+typedef struct tvmjit_cache_info {
+  char directory[4096];
+  int exists;              /* the directory exists */
+  int entries;             /* cached kernels */
+  uint64_t bytes;          /* their total size */
+  int runs;                /* runs counted below (the last 20 that used the cache) */
+  uint64_t hits, misses;   /* kernel lookups of those runs */
+} tvmjit_cache_info_t;
+
+/* directory NULL: the default (see tvmjit_cache_options_t). */
+tvmjit_status_t *tvmjit_cache_info(const char *directory, tvmjit_cache_info_t *out_info);
+/* Removes every cached kernel and the run log (nothing else in the directory). */
+tvmjit_status_t *tvmjit_cache_clear(const char *directory, int *out_removed, uint64_t *out_bytes);
 
 /* ---------------------------------------------------------------- functions */
 

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <llvm/Config/llvm-config.h>
 #include <xxhash.h>
 
 #include "ir/struct_equal.h"
@@ -77,32 +76,32 @@ void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache) 
   pthread_mutex_unlock(&jit->lock);
 }
 
-char *tj_jit_cache_key(const char *canonical_text, int opt_level) {
-  tj_strbuf_t sb;
-  tj_strbuf_init(&sb);
-  tj_strbuf_printf(&sb, "tvmjit-object-v1 tvmjit=%s llvm=%s triple=%s cpu=%s features=%s opt=%d code=small-pic\n",
-                   TVMJIT_VERSION, LLVM_VERSION_STRING, tj_jit_host_triple(), tj_jit_host_cpu(),
-                   tj_jit_host_features(), opt_level);
-  tj_strbuf_append(&sb, canonical_text);
-  return tj_strbuf_take(&sb);
+static void say_debug(const tj_jit_options_t *opts, const char *fmt, const char *name) {
+  const tj_jit_messages_t *m = opts ? opts->messages : NULL;
+  if (!m || !m->emit || !m->debug) return;
+  char buf[512];
+  snprintf(buf, sizeof buf, fmt, name);
+  m->emit(m->ctx, TJ_JIT_MSG_DEBUG, buf);
 }
 
 /* The object for a lowered kernel: from the cache when it has it, else compiled (and
  * offered to the cache). */
 static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, const char *name, uint64_t hash,
-                                  const char *text, int opt_level, LLVMTargetMachineRef tm, tj_jit_stats_t *acc,
-                                  tj_jit_object_t *out) {
+                                  const char *text, const tj_jit_options_t *opts, int opt_level,
+                                  LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_object_t *out) {
   pthread_mutex_lock(&jit->lock);
   tj_jit_object_cache_t cache = jit->cache;
   pthread_mutex_unlock(&jit->lock);
-  char *key = cache.load || cache.store ? tj_jit_cache_key(text, opt_level) : NULL;
-  if (key && cache.load) {
+  if (opts && opts->no_cache) memset(&cache, 0, sizeof cache);
+  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
+  tj_jit_cache_lookup_t lookup = {name, parts, 0, opts ? opts->messages : NULL};
+  if (cache.load || cache.store) lookup.n_parts = tj_jit_cache_key_parts(text, opt_level, parts);
+  if (cache.load) {
     tj_jit_object_t obj = {0};
-    if (cache.load(cache.ctx, key, &obj) && obj.symbol && obj.bytes) {
+    if (cache.load(cache.ctx, &lookup, &obj) && obj.symbol && obj.bytes) {
       tj_free(obj.canonical_text);
       obj.canonical_text = tj_strdup(text);
       if (obj.canonical_text) {
-        tj_free(key);
         acc->kernels_loaded++;
         *out = obj;
         return NULL;
@@ -115,14 +114,14 @@ static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, cons
                           : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   tj_free(symbol);
   if (!s) acc->kernels_compiled++;
-  if (!s && key && cache.store) cache.store(cache.ctx, key, out);
-  tj_free(key);
+  if (!s && cache.store) cache.store(cache.ctx, &lookup, out);
   return s;
 }
 
 /* Lower, look up the table, else compile with `tm` and add. Times go to `acc`. */
-static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const char *name, int opt_level,
-                                   bool schedule, LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out) {
+static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const char *name,
+                                   const tj_jit_options_t *opts, int opt_level, bool schedule,
+                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out) {
   double t0 = tj_jit_now_ms();
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
@@ -143,12 +142,13 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
   if (hit) entry_to_kernel(hit, out);
   pthread_mutex_unlock(&jit->lock);
   if (hit) {
+    say_debug(opts, "cache: %s: in-memory hit (compiled earlier by this process)", name);
     tj_free(text);
     tj_arena_free(arena);
     return NULL;
   }
   tj_jit_object_t obj = {0};
-  s = obtain_object(jit, low, name, hash, text, opt_level, tm, acc, &obj);
+  s = obtain_object(jit, low, name, hash, text, opts, opt_level, tm, acc, &obj);
   tj_free(text);
   tj_arena_free(arena);
   if (s) return s;
@@ -184,7 +184,7 @@ tj_status_t *tj_jit_compile_prim_func(tj_jit_t *jit, const tj_prim_func_t *f, co
   TJ_RETURN_IF_ERROR(tj_jit_target_machine(opt_level_of(opts), &tm));
   tj_jit_stats_t acc = {0};
   tj_jit_kernel_t k;
-  tj_status_t *s = compile_kernel(jit, f, name, opt_level_of(opts), schedule_of(opts), tm, &acc, &k);
+  tj_status_t *s = compile_kernel(jit, f, name, opts, opt_level_of(opts), schedule_of(opts), tm, &acc, &k);
   LLVMDisposeTargetMachine(tm);
   if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", name);
   publish_stats(jit, opts, &acc, t0);
@@ -220,6 +220,7 @@ typedef struct build {
   tj_jit_t *jit;
   const tj_module_t *mod;
   const char *function;
+  const tj_jit_options_t *opts; /* may be NULL */
   int opt_level;
   bool schedule;
   LLVMTargetMachineRef tm;
@@ -338,7 +339,8 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
       found = true;
     }
   if (!found) {
-    tj_status_t *s = compile_kernel(bd->jit, f, callee, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &slot.k);
+    tj_status_t *s =
+        compile_kernel(bd->jit, f, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &slot.k);
     if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", callee);
   }
   if (!GROW(bd, kernels, n_kernels, cap_kernels)) return oom();
@@ -553,7 +555,7 @@ tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const ch
   function = function ? function : "main";
   const tj_rx_func_t *fn = tj_module_find_relax(m, function);
   if (!fn) return tj_status_new(TJ_ERR_NOT_FOUND, "the module has no Relax function '%s' to compile", function);
-  build_t bd = {.jit = jit, .mod = m, .function = function, .opt_level = opt_level_of(opts),
+  build_t bd = {.jit = jit, .mod = m, .function = function, .opts = opts, .opt_level = opt_level_of(opts),
                 .schedule = schedule_of(opts)};
   bd.arena = tj_arena_create();
   if (!bd.arena) return oom();

@@ -14,6 +14,10 @@ tj_status_t *tj_jit_target_init(void);
  * disposes it. One per compiling thread: a target machine is not thread-safe. */
 tj_status_t *tj_jit_target_machine(int opt_level, LLVMTargetMachineRef *out_tm);
 
+/* The target machine options other than opt level, CPU and features, as text for the
+ * object cache key ("reloc=pic code-model=small"). */
+const char *tj_jit_codegen_options(void);
+
 /* codegen.c: builds `symbol` for a lowered kernel into `mod` (which has the host
  * data layout and triple). Does not verify. */
 tj_status_t *tj_codegen_kernel(LLVMModuleRef mod, const tj_prim_func_t *lowered, const char *symbol,

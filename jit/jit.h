@@ -37,10 +37,21 @@ typedef struct tj_jit_stats {
   double total_ms;       /* the whole tj_jit_compile_module call(s) */
 } tj_jit_stats_t;
 
+/* Where the object cache sends its warnings and debug lines for one compile call (the
+ * library never prints). `emit` may be NULL: messages are dropped. */
+typedef enum tj_jit_msg_kind { TJ_JIT_MSG_WARNING, TJ_JIT_MSG_DEBUG } tj_jit_msg_kind_t;
+typedef struct tj_jit_messages {
+  void (*emit)(void *ctx, tj_jit_msg_kind_t kind, const char *text);
+  void *ctx;
+  bool debug; /* also one line per cache lookup (key component hashes, hit or miss) */
+} tj_jit_messages_t;
+
 typedef struct tj_jit_options {
   int opt_level;          /* 0..3 (LLVM default<Ox> and codegen level); default 3 */
   tj_jit_stats_t *stats;  /* optional: receives this call's counters on success */
   bool no_schedule;       /* lower without the CPU schedule (transforms/tir/schedule.h) */
+  const tj_jit_messages_t *messages; /* optional: cache warnings and debug lines */
+  bool no_cache;          /* bypass the object cache (the in-memory table still applies) */
 } tj_jit_options_t;
 
 /* Initialises LLVM's native target once per process and creates one LLJIT. */
@@ -103,22 +114,39 @@ tj_status_t *tj_jit_llvm_ir(const tj_prim_func_t *lowered, const char *symbol, i
 /* Adds an object to the JIT and looks its kernel up. Copies the bytes. */
 tj_status_t *tj_jit_add_object(tj_jit_t *jit, const tj_jit_object_t *obj, void (**out_fn)(void));
 
-/* ---- the slot for an object cache (the disk cache plugs in here) ----
- * On a table miss the driver builds `key` (tj_jit_cache_key) and calls load; on a hit
- * the object is added to the JIT as if freshly compiled (its symbol must be the one
- * stored with it). After a real compile it calls store. Hooks must be thread-safe;
- * load fills *out_obj with tj_malloc'd fields (symbol, bytes; canonical_text may be
- * NULL) and the stored n_buffers/n_scalars, and returns true on a hit. A damaged entry must simply be a miss. */
+/* ---- the slot for an object cache (the disk cache, jit/cache.h, plugs in here) ----
+ * On a table miss the driver builds the key parts (tj_jit_cache_key_parts) and calls
+ * load; on a hit the object is added to the JIT as if freshly compiled (its symbol must
+ * be the one stored with it). After a real compile it calls store. Hooks must be
+ * thread-safe; load fills *out_obj with tj_malloc'd fields (symbol, bytes;
+ * canonical_text may be NULL) and the stored n_buffers/n_scalars, and returns true on a
+ * hit. A damaged entry must simply be a miss (with a warning through `messages`). */
+typedef struct tj_jit_key_part {
+  const char *name;  /* "tvmjit", "llvm", "triple", "cpu", "features", "opt", ... */
+  const char *value;
+} tj_jit_key_part_t;
+enum { TJ_JIT_KEY_PARTS = 10 };
+typedef struct tj_jit_cache_lookup {
+  const char *name;                 /* the kernel's PrimFunc name, for messages */
+  const tj_jit_key_part_t *parts;   /* everything that decides the object's bytes */
+  int n_parts;
+  const tj_jit_messages_t *messages; /* may be NULL */
+} tj_jit_cache_lookup_t;
 typedef struct tj_jit_object_cache {
-  bool (*load)(void *ctx, const char *key, tj_jit_object_t *out_obj);
-  void (*store)(void *ctx, const char *key, const tj_jit_object_t *obj);
+  bool (*load)(void *ctx, const tj_jit_cache_lookup_t *lookup, tj_jit_object_t *out_obj);
+  void (*store)(void *ctx, const tj_jit_cache_lookup_t *lookup, const tj_jit_object_t *obj);
   void *ctx;
 } tj_jit_object_cache_t;
 /* Installs (or with NULL removes) the cache; copied. Call before compiling. */
 void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache);
-/* The full key of a kernel: format version, tvmjit and LLVM versions, triple, CPU,
- * features, opt level, code model, then the canonical text. Caller frees (tj_free). */
-char *tj_jit_cache_key(const char *canonical_text, int opt_level);
+/* The key parts of a kernel: format version, tvmjit version and build id, LLVM version,
+ * triple, CPU, features, opt level, codegen options (code and reloc model), then the
+ * canonical text (borrowed, last). Fills `parts` (TJ_JIT_KEY_PARTS entries) and returns
+ * how many. Anything that changes the emitted object must be one of these parts: add it
+ * here when adding a codegen option. Values other than the text are static strings. */
+int tj_jit_cache_key_parts(const char *canonical_text, int opt_level, tj_jit_key_part_t *parts);
+/* XXH3-128 over the parts (names and values, length-prefixed). */
+void tj_jit_cache_key_hash(const tj_jit_key_part_t *parts, int n_parts, uint8_t out_key[16]);
 
 /* Heap allocations inside kernels (ALLOCATE over 64 KiB or symbolic) that failed on
  * this thread since the last call; the kernel skips its body when one fails. Reset

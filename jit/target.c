@@ -64,11 +64,16 @@ static LLVMCodeGenOptLevel codegen_level(int opt_level) {
   return LLVMCodeGenLevelAggressive;
 }
 
+/* Small code model + PIC: calls to helpers go through JITLink's PLT stubs. These two
+ * and the text below change together: the text is part of the object cache key. */
+#define TJ_RELOC_MODEL LLVMRelocPIC
+#define TJ_CODE_MODEL LLVMCodeModelSmall
+const char *tj_jit_codegen_options(void) { return "reloc=pic code-model=small"; }
+
 tj_status_t *tj_jit_target_machine(int opt_level, LLVMTargetMachineRef *out_tm) {
   TJ_RETURN_IF_ERROR(tj_jit_target_init());
-  /* Small code model + PIC: calls to helpers go through JITLink's PLT stubs. */
   LLVMTargetMachineRef tm = LLVMCreateTargetMachine(host_target, host_triple, host_cpu, host_features,
-                                                    codegen_level(opt_level), LLVMRelocPIC, LLVMCodeModelSmall);
+                                                    codegen_level(opt_level), TJ_RELOC_MODEL, TJ_CODE_MODEL);
   if (!tm) return tj_status_new(TJ_ERR_COMPILE, "cannot create an LLVM target machine for %s (%s)", host_triple, host_cpu);
   *out_tm = tm;
   return NULL;

@@ -39,3 +39,12 @@ bool cli_wants_help(int argc, char **argv) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
   return false;
 }
+
+void cli_print_messages(const char *messages) {
+  for (const char *p = messages; *p;) {
+    const char *nl = strchr(p, '\n');
+    int n = nl ? (int)(nl - p) : (int)strlen(p);
+    fprintf(stderr, "tvmjit: %.*s\n", n, p);
+    p += n + (nl != NULL);
+  }
+}

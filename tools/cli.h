@@ -19,6 +19,7 @@ typedef struct cli_command {
 } cli_command_t;
 
 extern const cli_command_t cli_cmd_check, cli_cmd_print, cli_cmd_run, cli_cmd_conformance, cli_cmd_bench;
+extern const cli_command_t cli_cmd_cache;
 
 /* Prints "tvmjit: <status text>" to stderr and frees the status. */
 void cli_report(tj_status_t *status);
@@ -29,5 +30,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * advances *i. Returns false if it is another option. */
 bool cli_option(int argc, char **argv, int *i, const char *name, bool takes_value, const char **value);
 bool cli_wants_help(int argc, char **argv);
+/* Prints the library's messages (tvmjit_module_messages) to stderr, "tvmjit: " first. */
+void cli_print_messages(const char *messages);
 
 #endif

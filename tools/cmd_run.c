@@ -16,6 +16,7 @@ typedef struct run_args {
   const char *print_ir_before, *print_ir_after;
   int repeat;
   int verbose, time_passes, print_ir_after_all, print_memory_plan;
+  int no_cache, cache_debug;
 } run_args_t;
 
 static int parse_run_args(int argc, char **argv, run_args_t *a) {
@@ -40,6 +41,8 @@ static int parse_run_args(int argc, char **argv, run_args_t *a) {
     else if (cli_option(argc, argv, &i, "print-ir-after", true, &v)) a->print_ir_after = v;
     else if (cli_option(argc, argv, &i, "print-ir-before", true, &v)) a->print_ir_before = v;
     else if (cli_option(argc, argv, &i, "print-memory-plan", false, &v)) a->print_memory_plan = 1;
+    else if (cli_option(argc, argv, &i, "no-cache", false, &v)) a->no_cache = 1;
+    else if (cli_option(argc, argv, &i, "cache-debug", false, &v)) a->cache_debug = 1;
     else if ((rc = cli_model_positional("run", &a->m, argv[i])) != CLI_OK) return rc;
     if (!v && strcmp(argv[i], "--output") == 0) return cli_usage_error("run", "option '%s' needs a value", argv[i]);
   }
@@ -154,6 +157,7 @@ static int run_run(int argc, char **argv) {
   tvmjit_instance_options_t iopts;
   tvmjit_instance_options_init(&iopts);
   iopts.num_threads = a.m.threads;
+  if (a.no_cache) iopts.cache.enable = 0;
   tvmjit_module_options_t mopts;
   tvmjit_module_options_init(&mopts);
   mopts.passes = a.m.passes;
@@ -164,12 +168,14 @@ static int run_run(int argc, char **argv) {
   mopts.print_ir_after_all = a.print_ir_after_all;
   mopts.time_passes = a.time_passes;
   mopts.no_schedule = a.m.no_schedule;
+  if (a.cache_debug) mopts.cache_debug = 1;
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
   tvmjit_function_t *fn = NULL;
   tvmjit_status_t *st = tvmjit_instance_create(&iopts, &inst);
   if (!st) st = tvmjit_module_load_file(inst, a.m.model, &mopts, &mod);
   if (!st) st = tvmjit_module_get_function(mod, a.m.function, &fn);
+  cli_print_messages(mod ? tvmjit_module_messages(mod) : "");
   if (st) {
     /* A bad --passes / --mixed-precision value is a usage error. */
     rc = tvmjit_status_code(st) == TVMJIT_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;
@@ -209,6 +215,10 @@ const cli_command_t cli_cmd_run = {
     "  --print-ir-before=P, --print-ir-after=P, --print-ir-after-all, --time-passes\n"
     "  --print-memory-plan         show each intermediate's slot in the workspace\n"
     "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
+    "  --no-cache                  compile every kernel; do not read or write the kernel cache\n"
+    "                              (also TVMJIT_CACHE=0; see 'tvmjit cache --help')\n"
+    "  --cache-debug               per kernel: cache hit or miss, the key and a hash of each\n"
+    "                              key component (compare two runs to see why one missed)\n"
     "running:\n"
     "  --repeat N                  run N times and report min/median/max latency\n"
     "  --threads N                 threads for parallel loops (default: TVMJIT_NUM_THREADS,\n"
