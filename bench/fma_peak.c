@@ -222,7 +222,7 @@ int main(int argc, char **argv) {
         double g = measure(counts[k], iters, avx512, f16);
         best = g > best ? g : best;
       }
-      printf("%s\"%d\": %.1f", k ? ", " : "", counts[k], best);
+      printf("%s\"%d\": %.3f", k ? ", " : "", counts[k], best);
     }
     printf("}");
   }

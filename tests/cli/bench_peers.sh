@@ -9,12 +9,14 @@ $PY -c "import numpy" 2>/dev/null || { echo "SKIP: numpy missing"; exit 77; }
 CC=${CC:-cc}
 
 expect_exit 0 "fma_peak builds" -- "$CC" -O2 -pthread "$SRC/bench/fma_peak.c" -o "$TMP/fma_peak"
-expect_exit 0 "fma_peak runs" -- "$TMP/fma_peak" --threads "1 2" --reps 1 --iters 1000
+expect_exit 0 "fma_peak runs" -- "$TMP/fma_peak" --threads "1 2" --reps 1 --iters 100000
 $PY - "$TMP/out" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: fma_peak JSON"; failures=$((failures + 1)); }
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["isa"] in ("avx512", "avx2") and set(d["gflops"]) == {"1", "2"}, d
-assert all(v > 0 for v in d["gflops"].values()), d
+# Rates only: a loaded machine can make any of them tiny, so no bound is asserted.
+assert all(isinstance(v, (int, float)) and v >= 0 for k in ("gflops", "f16_gmacs") for v in d.get(k, {}).values()), d
+assert d["isa"] != "avx512" or set(d["f16_gmacs"]) == {"1", "2"}, d
 PY
 expect_exit 2 "fma_peak bad thread count" -- "$TMP/fma_peak" --threads "0"
 
