@@ -257,7 +257,16 @@ static LLVMValueRef gen_if_then_else(cg_t *c, const tj_tir_expr_t *e) {
 
 /* A libm function on float16/32 (the f suffix, half promoted) or float64. */
 static LLVMValueRef call_libm(cg_t *c, const char *base, tj_dtype_t d, LLVMValueRef *args, int n) {
-  if (d.lanes > 1) return cg_fail(c, TJ_ERR_UNSUPPORTED, "vector call of %s", base);
+  if (d.lanes > 1) { /* lane by lane: libm has no vector entry points */
+    LLVMValueRef v = LLVMGetUndef(value_type(c, d));
+    for (int l = 0; l < d.lanes && v; l++) {
+      LLVMValueRef lane = LLVMConstInt(c->t_i32, (unsigned)l, 0), largs[2];
+      for (int i = 0; i < n; i++) largs[i] = LLVMBuildExtractElement(c->b, args[i], lane, "");
+      LLVMValueRef r = call_libm(c, base, tj_dtype_element(d), largs, n);
+      v = r ? LLVMBuildInsertElement(c->b, v, r, lane, "") : NULL;
+    }
+    return v;
+  }
   bool dbl = d.bits == 64;
   LLVMTypeRef t = dbl ? LLVMDoubleTypeInContext(c->ctx) : LLVMFloatTypeInContext(c->ctx);
   char name[64];

@@ -15,6 +15,8 @@ tj_status_t *tj_tir_lower_scheduled(tj_arena_t *arena, const tj_prim_func_t *f, 
   TJ_RETURN_IF_ERROR(tj_tir_schedule_reductions(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_lower_blocks(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_flatten_buffers(arena, cur, name, &cur));
+  TJ_RETURN_IF_ERROR(tj_tir_vectorize_loops(arena, cur, name, &cur));
+  TJ_RETURN_IF_ERROR(tj_tir_unroll_loops(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_check_lowered(cur, name));
   *out_lowered = cur;
   return NULL;

@@ -13,6 +13,11 @@
  *                   TJ_TIR_ALLOCATE around the block's statement.
  *   FlattenBuffers  every buffer becomes one-dimensional; indices become row-major
  *                   (or strided) int64 arithmetic.
+ *   VectorizeLoop   a T.vectorized loop with constant extent L becomes its body with the
+ *                   var replaced by Ramp(min, 1, L) and dependent expressions widened to
+ *                   L lanes (vectorize_loop.c); where that is not valid it stays serial.
+ *   UnrollLoop      a T.unroll loop with constant extent becomes copies of its body with
+ *                   the var replaced by constants (unroll_loop.c).
  *
  * After tj_tir_lower the function has no blocks, every load/store has one int64 index,
  * and each buffer is either a parameter (buffer_map) or introduced by an ALLOCATE.
@@ -31,8 +36,13 @@
  * symbolic ones on the heap (freed when the ALLOCATE's body ends). */
 #define TJ_TIR_STACK_ALLOC_LIMIT (64 * 1024)
 
-/* The pipeline: ScheduleReductions, LowerBlocks, FlattenBuffers, then
- * tj_tir_check_lowered.
+/* Widest vector VectorizeLoop makes; wider T.vectorized loops stay serial. */
+#define TJ_TIR_MAX_VECTOR_LANES 64
+/* Most statements UnrollLoop makes from one loop; bigger T.unroll loops stay serial. */
+#define TJ_TIR_MAX_UNROLL_STMTS 4096
+
+/* The pipeline: ScheduleReductions, LowerBlocks, FlattenBuffers, VectorizeLoop,
+ * UnrollLoop, then tj_tir_check_lowered.
  * `name` is used in messages only. Nodes are allocated in `arena`. */
 tj_status_t *tj_tir_lower(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                           const tj_prim_func_t **out_lowered);
@@ -46,6 +56,10 @@ tj_status_t *tj_tir_lower_blocks(tj_arena_t *arena, const tj_prim_func_t *f, con
                                  const tj_prim_func_t **out);
 tj_status_t *tj_tir_flatten_buffers(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                     const tj_prim_func_t **out);
+tj_status_t *tj_tir_vectorize_loops(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                    const tj_prim_func_t **out);
+tj_status_t *tj_tir_unroll_loops(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                 const tj_prim_func_t **out);
 
 /* Checks the lowered form described above; the status names the offending node. */
 tj_status_t *tj_tir_check_lowered(const tj_prim_func_t *f, const char *name);
