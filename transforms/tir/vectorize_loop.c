@@ -13,7 +13,9 @@
  * The loop stays a serial loop (TVM's scalarize fallback) when vectorizing is not valid
  * or not supported:
  *   - a store whose index does not depend on the var (a cross-lane reduction, or a
- *     write every lane repeats);
+ *     write every lane repeats), is not a ramp with a constant non-zero stride (lanes
+ *     might write one element), or depends on the var of a loop inside the vectorized
+ *     one (lane i at iteration k might write what lane j writes at iteration k');
  *   - a buffer written in the loop and accessed there at an index that differs from the
  *     written one (lanes would see each other's writes in a different order);
  *   - a condition that depends on the var (`if`, or `tir.if_then_else` unless both
@@ -42,6 +44,9 @@ typedef struct vec {
   bool oom;
   let_map_t *lets; /* let vars rebound to vector vars, innermost last */
   int n_lets, cap_lets;
+  /* Vars of loops inside the vectorized one, and lets bound inside those loops. */
+  const tj_tir_expr_t **inner;
+  int n_inner, cap_inner;
 } vec_t;
 
 static const tj_tir_expr_t *give_up(vec_t *v) {
@@ -72,6 +77,39 @@ static bool push_let(vec_t *v, const tj_tir_expr_t *from, const tj_tir_expr_t *t
   }
   v->lets[v->n_lets++] = (let_map_t){from, to};
   return true;
+}
+
+static bool push_inner(vec_t *v, const tj_tir_expr_t *var) {
+  if (v->n_inner == v->cap_inner) {
+    int cap = v->cap_inner ? v->cap_inner * 2 : 8;
+    const tj_tir_expr_t **p = TJ_ARENA_ARRAY(v->a, const tj_tir_expr_t *, cap);
+    if (!check(v, p)) return false;
+    if (v->n_inner) memcpy(p, v->inner, sizeof(*p) * (size_t)v->n_inner);
+    v->inner = p;
+    v->cap_inner = cap;
+  }
+  v->inner[v->n_inner++] = var;
+  return true;
+}
+
+typedef struct uses_ctx {
+  const tj_tir_expr_t *const *vars;
+  int n;
+  bool found;
+} uses_ctx_t;
+
+static bool uses_expr(tj_tir_visitor_t *vis, const tj_tir_expr_t *e) {
+  uses_ctx_t *c = vis->ctx;
+  if (e->kind == TJ_TIR_VAR)
+    for (int i = 0; i < c->n; i++) c->found |= c->vars[i] == e;
+  return !c->found;
+}
+
+static bool uses_inner(const vec_t *v, const tj_tir_expr_t *e) {
+  uses_ctx_t c = {v->inner, v->n_inner, false};
+  tj_tir_visitor_t vis = {.expr = uses_expr, .ctx = &c};
+  if (v->n_inner) tj_tir_visit_expr(&vis, e);
+  return c.found;
 }
 
 static const tj_tir_expr_t *vexpr(vec_t *v, const tj_tir_expr_t *e);
@@ -240,6 +278,8 @@ static const tj_tir_expr_t *vlet(vec_t *v, const tj_tir_expr_t *e) {
   if (!val) return NULL;
   const tj_tir_expr_t *var = e->let.var;
   int saved = v->n_lets;
+  int saved_inner = v->n_inner;
+  if (v->n_inner && !push_inner(v, e->let.var)) return NULL;
   if (val != e->let.value) {
     if (e->let.var->dtype.lanes > 1) return give_up(v);
     var = check(v, tj_tir_var(v->a, e->let.var->var.name, val->dtype));
@@ -247,6 +287,7 @@ static const tj_tir_expr_t *vlet(vec_t *v, const tj_tir_expr_t *e) {
   }
   const tj_tir_expr_t *body = vexpr(v, e->let.body);
   v->n_lets = saved;
+  v->n_inner = saved_inner;
   if (!body) return NULL;
   if (var == e->let.var && body == e->let.body) return e;
   return check(v, tj_tir_let(v->a, var, val, body));
@@ -314,6 +355,14 @@ static const tj_tir_stmt_t *vstore(vec_t *v, const tj_tir_stmt_t *s) {
    * serial loop repeats; keep the loop serial. */
   if (idx == s->store.indices[0]) return give_up(v), NULL;
   if (s->store.value->dtype.lanes > 1 || s->store.indices[0]->dtype.lanes > 1) return give_up(v), NULL;
+  /* Lanes must write distinct elements (a ramp with a constant non-zero stride), and
+   * no element twice across the iterations of an inner loop: an index that depends on
+   * an inner loop's var could meet another lane's index at another iteration, which
+   * the serial loop orders differently. */
+  int64_t stride;
+  if (idx->kind != TJ_TIR_RAMP || !tj_tir_is_const_int(idx->ramp.stride, &stride) || stride == 0 ||
+      uses_inner(v, s->store.indices[0]))
+    return give_up(v), NULL;
   if (!(val = bcast(v, val))) return NULL;
   return check(v, tj_tir_store(v->a, s->store.buffer, 1, &idx, val));
 }
@@ -323,6 +372,8 @@ static const tj_tir_stmt_t *vlet_stmt(vec_t *v, const tj_tir_stmt_t *s) {
   if (!val) return NULL;
   const tj_tir_expr_t *var = s->let.var;
   int saved = v->n_lets;
+  int saved_inner = v->n_inner;
+  if (v->n_inner && !push_inner(v, s->let.var)) return NULL;
   if (val != s->let.value) {
     if (s->let.var->dtype.lanes > 1) return give_up(v), NULL;
     var = check(v, tj_tir_var(v->a, s->let.var->var.name, val->dtype));
@@ -330,6 +381,7 @@ static const tj_tir_stmt_t *vlet_stmt(vec_t *v, const tj_tir_stmt_t *s) {
   }
   const tj_tir_stmt_t *body = vstmt(v, s->let.body);
   v->n_lets = saved;
+  v->n_inner = saved_inner;
   if (!body) return NULL;
   if (var == s->let.var && body == s->let.body) return s;
   return check(v, tj_tir_let_stmt(v->a, var, val, body));
@@ -366,7 +418,10 @@ static const tj_tir_stmt_t *vstmt(vec_t *v, const tj_tir_stmt_t *s) {
       const tj_tir_expr_t *ext = min ? vexpr(v, s->loop.extent) : NULL;
       if (!ext) return NULL;
       if (min != s->loop.min || ext != s->loop.extent) return give_up(v), NULL;
+      int saved_inner = v->n_inner;
+      if (!push_inner(v, s->loop.var)) return NULL;
       const tj_tir_stmt_t *body = vstmt(v, s->loop.body);
+      v->n_inner = saved_inner;
       if (!body) return NULL;
       if (body == s->loop.body) return s;
       tj_tir_stmt_t *r = (tj_tir_stmt_t *)check(v, tj_tir_for(v->a, s->loop.var, min, ext, s->loop.kind, body));
