@@ -17,6 +17,7 @@
 #include "jit/jit.h"
 #include "support/alloc.h"
 #include "testutil.h"
+#include "transforms/tir/lower.h"
 
 enum { MAX_PARAMS = 32 };
 /* Interpreter work limit (innermost statement executions) unless TVMJIT_SLOW_TESTS=1. */
@@ -27,6 +28,79 @@ typedef struct tally {
 } tally_t;
 
 static tj_jit_t *jit;
+/* When set, the JIT compiles each function with loops marked by mark_loops (the
+ * interpreter still runs the original). */
+static bool marking;
+static int marked_vectorized, marked_unrolled, funcs_with_vectors;
+
+/* ---- marking loops vectorized / unrolled, for the VectorizeLoop and UnrollLoop passes ---- */
+
+static bool has_loop(const tj_tir_stmt_t *s) {
+  if (!s) return false;
+  switch (s->kind) {
+    case TJ_TIR_FOR: return true;
+    case TJ_TIR_BLOCK_REALIZE:
+      return has_loop(s->realize.block->init) || has_loop(s->realize.block->body);
+    case TJ_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++)
+        if (has_loop(s->seq.stmts[i])) return true;
+      return false;
+    case TJ_TIR_LET_STMT: return has_loop(s->let.body);
+    case TJ_TIR_IF: return has_loop(s->if_.then_stmt) || has_loop(s->if_.else_stmt);
+    case TJ_TIR_ALLOCATE: return has_loop(s->allocate.body);
+    default: return false;
+  }
+}
+
+static bool small_const_extent(const tj_tir_stmt_t *loop, int64_t max) {
+  int64_t ext;
+  return loop->loop.kind == TJ_FOR_SERIAL && tj_tir_is_const_int(loop->loop.extent, &ext) && ext > 1 && ext <= max;
+}
+
+/* Every innermost serial loop with a constant extent up to 64 becomes T.vectorized (the
+ * pass decides whether that is legal and keeps it serial otherwise); a loop whose body
+ * is exactly such a loop becomes T.unroll when its extent is at most 4. */
+static const tj_tir_stmt_t *mark_stmt(tj_tir_mutator_t *m, const tj_tir_stmt_t *s) {
+  if (s->kind != TJ_TIR_FOR) return NULL;
+  const tj_tir_stmt_t *body = tj_tir_mutate_stmt(m, s->loop.body);
+  if (!body) return NULL;
+  tj_for_kind_t kind = s->loop.kind;
+  if (!has_loop(s->loop.body) && small_const_extent(s, 64)) kind = TJ_FOR_VECTORIZED, marked_vectorized++;
+  else if (body->kind == TJ_TIR_FOR && body->loop.kind == TJ_FOR_VECTORIZED && small_const_extent(s, 4))
+    kind = TJ_FOR_UNROLLED, marked_unrolled++;
+  tj_tir_stmt_t *r = (tj_tir_stmt_t *)tj_tir_for(m->arena, s->loop.var, s->loop.min, s->loop.extent, kind, body);
+  if (r) r->loop.annotations = s->loop.annotations;
+  return r;
+}
+
+static bool vector_store(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  if (s->kind == TJ_TIR_BUFFER_STORE && s->store.value->dtype.lanes > 1) *(bool *)v->ctx = true;
+  return true;
+}
+
+/* Counts the functions whose lowered form has a vector store. */
+static void count_vectorized(tj_arena_t *a, const tj_prim_func_t *f, const char *name) {
+  const tj_prim_func_t *low = NULL;
+  tj_status_t *st = tj_tir_lower(a, f, name, &low);
+  if (st) {
+    tj_status_free(st);
+    return;
+  }
+  bool found = false;
+  tj_tir_visitor_t v = {.stmt = vector_store, .ctx = &found};
+  tj_tir_visit_stmt(&v, low->body);
+  funcs_with_vectors += found;
+}
+
+static const tj_prim_func_t *mark_loops(tj_arena_t *a, const tj_prim_func_t *f) {
+  tj_tir_mutator_t m = {.arena = a, .stmt = mark_stmt};
+  tj_prim_func_t *nf = TJ_ARENA_NEW(a, tj_prim_func_t);
+  ck_assert_ptr_nonnull(nf);
+  *nf = *f;
+  nf->body = tj_tir_mutate_stmt(&m, f->body);
+  ck_assert(!m.failed && nf->body);
+  return nf;
+}
 
 /* ---- properties of a function ---- */
 
@@ -132,7 +206,8 @@ static void call_kernel(void (*fn)(void), int n, void **buffers) {
 }
 
 /* Runs one function both ways. */
-static void compare_function(const char *where, const char *name, const tj_prim_func_t *f, tally_t *t) {
+static void compare_function(tj_arena_t *arena, const char *where, const char *name, const tj_prim_func_t *f,
+                             tally_t *t) {
   const char *why = unsupported(f);
   if (why) {
     t->skipped++;
@@ -160,6 +235,10 @@ static void compare_function(const char *where, const char *name, const tj_prim_
   } else {
     tj_jit_kernel_t k;
     tj_jit_options_t opts = {.opt_level = 2};
+    if (marking) {
+      f = mark_loops(arena, f);
+      count_vectorized(arena, f, name);
+    }
     st = tj_jit_compile_prim_func(jit, f, name, &opts, &k);
     if (st && tj_status_code(st) == TJ_ERR_UNSUPPORTED) {
       /* Listed, not failed: a construct the CPU JIT does not lower (yet). */
@@ -202,7 +281,7 @@ static void compare_file(const char *path, tally_t *t, bool must_parse) {
     tj_status_free(st);
   } else {
     for (int i = 0; i < m->n_funcs; i++)
-      if (m->funcs[i].is_prim) compare_function(path, m->funcs[i].name, m->funcs[i].prim, t);
+      if (m->funcs[i].is_prim) compare_function(arena, path, m->funcs[i].name, m->funcs[i].prim, t);
   }
   tj_arena_free(arena);
 }
@@ -212,7 +291,7 @@ static void report(const char *what, const tally_t *t) {
          t->compared, t->exact, t->compared - t->exact - t->failed, t->skipped, t->failed);
 }
 
-START_TEST(project_models_match_the_interpreter) {
+static void project_models(void) {
   ck_assert_ptr_null(tj_jit_create(&jit));
   tally_t t = {0};
   char path[4096];
@@ -227,9 +306,8 @@ START_TEST(project_models_match_the_interpreter) {
   ck_assert_int_ge(t.compared, 2); /* relu and layer_norm at least; conv2d2 with TVMJIT_SLOW_TESTS */
   tj_jit_free(jit);
 }
-END_TEST
 
-START_TEST(conformance_prim_funcs_match_the_interpreter) {
+static void conformance_prim_funcs(void) {
   const char *shared = tu_shared_dir();
   if (!shared) {
     printf("differential: ../shared not found; corpus skipped\n");
@@ -260,6 +338,36 @@ START_TEST(conformance_prim_funcs_match_the_interpreter) {
   ck_assert_int_ge(t.compared, 50);
   tj_jit_free(jit);
 }
+
+START_TEST(project_models_match_the_interpreter) { project_models(); }
+END_TEST
+
+START_TEST(conformance_prim_funcs_match_the_interpreter) { conformance_prim_funcs(); }
+END_TEST
+
+/* The same functions with their innermost loops marked T.vectorized (and small loops
+ * around them T.unroll): VectorizeLoop vectorizes what is legal, keeps the rest serial,
+ * and the results stay bit-exact. */
+START_TEST(project_models_vectorized_match_the_interpreter) {
+  marking = true;
+  project_models();
+  printf("differential: %d loops marked vectorized, %d unrolled; %d functions got vector stores\n",
+         marked_vectorized, marked_unrolled, funcs_with_vectors);
+  ck_assert_int_ge(funcs_with_vectors, 2);
+}
+END_TEST
+
+START_TEST(conformance_prim_funcs_vectorized_match_the_interpreter) {
+  if (!tu_shared_dir()) {
+    printf("differential: ../shared not found; corpus skipped\n");
+    return;
+  }
+  marking = true;
+  conformance_prim_funcs();
+  printf("differential: %d loops marked vectorized, %d unrolled; %d functions got vector stores\n",
+         marked_vectorized, marked_unrolled, funcs_with_vectors);
+  ck_assert_int_ge(funcs_with_vectors, 30);
+}
 END_TEST
 
 int main(void) {
@@ -268,6 +376,8 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, project_models_match_the_interpreter);
   tcase_add_test(tc, conformance_prim_funcs_match_the_interpreter);
+  tcase_add_test(tc, project_models_vectorized_match_the_interpreter);
+  tcase_add_test(tc, conformance_prim_funcs_vectorized_match_the_interpreter);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -303,7 +303,7 @@ static const tj_tir_expr_t *vexpr(vec_t *v, const tj_tir_expr_t *e) {
       return e;
     case TJ_TIR_NOT: case TJ_TIR_CAST: {
       const tj_tir_expr_t *x = vexpr(v, e->unary.operand);
-      if (!x || x == e->unary.operand) return x;
+      if (!x || x == e->unary.operand) return x ? e : NULL;
       if (e->dtype.lanes > 1) return give_up(v);
       if (e->kind == TJ_TIR_NOT) return check(v, tj_tir_not(v->a, x));
       return check(v, tj_tir_cast(v->a, tj_dtype_with_lanes(e->dtype, v->lanes), x));
