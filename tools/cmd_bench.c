@@ -12,13 +12,14 @@
 
 typedef struct bench_args {
   cli_model_args_t m; /* model, inputs, passes, threads: shared with run */
-  int warmup, runs, json;
+  int warmup, runs, json, no_cache;
 } bench_args_t;
 
 typedef struct bench_result {
   double compile_ms, min_ms, median_ms, max_ms, mean_ms;
   double flops; /* per call; < 0 when unknown */
   long peak_rss_kib;
+  char jit[512]; /* the module report's "jit: ..." line: kernels compiled or from the cache */
   const double *samples_ms; /* in run order */
 } bench_result_t;
 
@@ -39,6 +40,8 @@ static int parse_bench_args(int argc, char **argv, bench_args_t *a) {
     } else if (cli_option(argc, argv, &i, "runs", true, &v)) {
       if (cli_parse_int(v, 1, 1000000, &n)) return cli_usage_error("bench", "--runs takes a count from 1 to 1000000");
       a->runs = (int)n;
+    } else if (cli_option(argc, argv, &i, "no-cache", false, &v)) {
+      a->no_cache = 1;
     } else if (cli_option(argc, argv, &i, "json", false, &v)) {
       if (v) return cli_usage_error("bench", "--json takes no value");
       a->json = 1;
@@ -131,7 +134,8 @@ static void print_json(const bench_args_t *a, const bench_result_t *r) {
   printf(", \"threads\": ");
   if (a->m.threads) printf("%d", a->m.threads);
   else printf("null");
-  printf(", \"warmup\": %d, \"runs\": %d, \"compile_ms\": %.3f", a->warmup, a->runs, r->compile_ms);
+  printf(", \"warmup\": %d, \"runs\": %d, \"compile_ms\": %.3f, \"jit\": ", a->warmup, a->runs, r->compile_ms);
+  json_string(r->jit);
   printf(", \"latency_ms\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f, \"mean\": %.6f}", r->min_ms,
          r->median_ms, r->max_ms, r->mean_ms);
   if (r->flops >= 0)
@@ -150,6 +154,7 @@ static void print_text(const bench_args_t *a, const bench_result_t *r) {
   printf("model %s (%s), passes %s, mixed precision %s, threads %s\n", a->m.model, a->m.function, a->m.passes,
          a->m.mixed_precision ? a->m.mixed_precision : "off", threads);
   printf("compile: %.1f ms (parse, passes and JIT)\n", r->compile_ms);
+  if (r->jit[0]) printf("  %s\n", r->jit);
   printf("latency over %d runs after %d warm-up: min %.3f ms, median %.3f ms, max %.3f ms\n", a->runs, a->warmup,
          r->min_ms, r->median_ms, r->max_ms);
   if (r->flops >= 0)
@@ -189,6 +194,7 @@ static int run_bench(int argc, char **argv) {
   tvmjit_instance_options_t iopts;
   tvmjit_instance_options_init(&iopts);
   iopts.num_threads = a.m.threads;
+  if (a.no_cache) iopts.cache.enable = 0;
   tvmjit_module_options_t mopts;
   tvmjit_module_options_init(&mopts);
   mopts.passes = a.m.passes;
@@ -208,6 +214,9 @@ static int run_bench(int argc, char **argv) {
     rc = tvmjit_status_code(st) == TVMJIT_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;
     cli_report(st);
   } else {
+    /* Compile time depends on the kernel cache: keep the line that says what it did. */
+    const char *jit = strstr(tvmjit_module_report(mod), "jit: ");
+    if (jit) snprintf(r.jit, sizeof r.jit, "%.*s", (int)strcspn(jit, "\n"), jit);
     rc = bench_loaded(&a, fn, &r);
   }
   tvmjit_module_free(mod);
@@ -234,11 +243,14 @@ const cli_command_t cli_cmd_bench = {
     "                              float32 accumulates in float32, float16 in float16\n"
     "  --threads N                 worker threads (default: TVMJIT_NUM_THREADS or cores)\n"
     "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
+    "  --no-cache                  compile every kernel; do not read or write the kernel cache\n"
+    "                              (the compile time is then a cold compile)\n"
     "measuring:\n"
     "  --warmup N                  untimed calls first (default 3)\n"
     "  --runs N                    timed calls (default 20)\n"
     "  --json                      one JSON object on stdout: model, passes, threads,\n"
-    "                              compile_ms, latency_ms {min, median, max, mean}, flops,\n"
+    "                              compile_ms, jit (kernels compiled / from the cache),\n"
+    "                              latency_ms {min, median, max, mean}, flops,\n"
     "                              gflops_median, gflops_best, peak_rss_kib, samples_ms\n"
     "\n"
     "FLOPs are counted from the kernels' TIR after the passes: each float +, -, *, /,\n"

@@ -26,6 +26,17 @@ assert len(s) == 3 and lat["min"] == min(s) and lat["max"] == max(s) and lat["mi
 assert d["compile_ms"] > 0 and d["peak_rss_kib"] > 0 and d["gflops_median"] > 0, d
 PY
 
+# The compile line says what the kernel cache did (its own directory here).
+# ctest sets TVMJIT_CACHE=0; turn it on here with a directory of our own.
+export TVMJIT_CACHE=1 TVMJIT_CACHE_DIR=$TMP/cache
+expect_exit 0 "cold cache" -- "$BIN" bench "$SRC/tests/models/relu_f16.rx" --fill ones --runs 1 --warmup 0
+expect_text "$TMP/out" "1 kernels requested, 1 compiled, 0 loaded from cache" "cold compile"
+expect_exit 0 "warm cache" -- "$BIN" bench "$SRC/tests/models/relu_f16.rx" --fill ones --runs 1 --warmup 0 --json
+expect_text "$TMP/out" '"jit": "jit: 1 kernels requested, 0 compiled, 1 loaded from cache' "cache hit in the JSON"
+expect_exit 0 "--no-cache" -- "$BIN" bench "$SRC/tests/models/relu_f16.rx" --fill ones --runs 1 --warmup 0 --no-cache
+expect_text "$TMP/out" "1 kernels requested, 1 compiled, 0 loaded from cache" "--no-cache compiles"
+export TVMJIT_CACHE=0
+
 # The float32 seed in high-level operators: inputs by --fill, mixed precision accepted.
 expect_exit 0 "float32 ops model, --mixed-precision" -- "$BIN" bench "$SRC/tests/models/seed_f32_ops.rx" --fill random --seed 1 --mixed-precision --runs 1 --warmup 0 --json
 expect_text "$TMP/out" '"mixed_precision": "float32"' "mixed precision in the JSON"
