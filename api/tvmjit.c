@@ -285,6 +285,7 @@ struct tvmjit_module {
   void *message_user;
   pthread_mutex_t messages_lock; /* guards messages: compiles may run on other threads */
   tj_strbuf_t messages;
+  int opt_level;        /* of the kernels, from the options */
   pthread_mutex_t lock; /* guards functions and report: lookups compile lazily */
   tvmjit_function_t *functions;
   bool no_schedule;
@@ -296,6 +297,7 @@ void tvmjit_module_options_init(tvmjit_module_options_t *options) {
   options->verify_each = 1;
   options->use_cache = 1;
   options->cache_debug = env_is("TVMJIT_CACHE_DEBUG", "1");
+  options->opt_level = 2;
 }
 
 /* The JIT's message sink for this module: collected, and passed on to on_message. */
@@ -359,6 +361,8 @@ static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, 
     tvmjit_module_options_init(&defaults);
     options = &defaults;
   }
+  if (options->opt_level < 0 || options->opt_level > 3)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "opt_level %d is out of range: use 0, 1, 2 or 3", options->opt_level);
   tj_status_t *st = tj_verify_module(parsed);
   tvmjit_module_t *mod = st ? NULL : tj_calloc(1, sizeof *mod);
   if (!st && !mod) st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
@@ -366,6 +370,7 @@ static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, 
     mod->instance = instance;
     mod->arena = arena;
     mod->no_schedule = options->no_schedule != 0;
+    mod->opt_level = options->opt_level;
     pthread_mutex_init(&mod->lock, NULL);
     pthread_mutex_init(&mod->messages_lock, NULL);
     tj_strbuf_init(&mod->messages);
@@ -487,7 +492,7 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
     return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   }
   tj_jit_stats_t stats = {0};
-  /* O2, not O3: measured on the seed, O3 kernels ran about 2x slower (113-129 ms vs
+  /* Default O2, not O3: measured on the seed, O3 kernels ran about 2x slower (113-129 ms vs
    * 43-55 ms a run) and compiled slower (781 vs 482 ms), mostly from over-unrolling. */
   tj_jit_messages_t messages = {module_message, module, module->cache_debug};
   bool cached = module->use_cache && module->instance->cache;
@@ -495,7 +500,7 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
     module_message(module, TJ_JIT_MSG_DEBUG,
                    module->instance->cache ? "cache: off for this module (use_cache = 0)"
                                            : "cache: off (TVMJIT_CACHE=0, --no-cache or cache.enable = 0)");
-  tj_jit_options_t opts = {.opt_level = 2, .stats = &stats, .messages = &messages, .no_cache = !cached,
+  tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
                            .no_schedule = module->no_schedule};
   tj_status_t *st = tj_jit_compile_module(module->instance->jit, module->ir, name, &opts, &f->exe);
   if (!st) tj_executable_set_thread_pool(f->exe, module->instance->pool);

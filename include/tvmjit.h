@@ -182,6 +182,9 @@ typedef struct tvmjit_module_options {
    * are always collected in tvmjit_module_messages. The library never prints. */
   void (*on_message)(void *user, tvmjit_message_kind_t kind, const char *text);
   void *message_user;
+  /* LLVM optimisation level of the kernels, 0..3 (default 2). 0 compiles several times
+   * faster and runs slower, with the same results bit for bit (no fast-math at any level). */
+  int opt_level;
 } tvmjit_module_options_t;
 
 /* A compiled model: the IR after the passes, the JIT'd kernels and executables of its

@@ -255,14 +255,11 @@ static void lex_string(lexer_t *lx) {
     tj_strbuf_append_n(&sb, &c, 1);
     lx->off++;
   }
-  tj_tok_t *t = push(lx, TJ_TK_STRING, pos);
-  if (sb.failed) {
-    tj_strbuf_free(&sb);
-    tj_parse_check(lx->src, NULL);
-  }
-  t->text = tj_arena_strdup(lx->src->scratch, sb.data ? sb.data : "");
+  /* Free the buffer before anything that can fail: a failure longjmps out of here. */
+  char *text = sb.failed ? NULL : tj_arena_strdup(lx->src->scratch, sb.data ? sb.data : "");
   tj_strbuf_free(&sb);
-  tj_parse_check(lx->src, t->text);
+  tj_parse_check(lx->src, text);
+  push(lx, TJ_TK_STRING, pos)->text = text;
 }
 
 static const char *const ops3[] = {"**=", "//=", ">>=", "<<=", "...", NULL};

@@ -393,7 +393,7 @@ tj_status_t *tj_npy_encode(const tj_tensor_t *t, void **out_data, size_t *out_le
   /* Pad with spaces so that magic + version + length + header is a multiple of 64
    * (numpy's alignment), ending in '\n'. */
   size_t prefix = 10;
-  while ((prefix + sb.len + 1) % 64 != 0) tj_strbuf_append(&sb, " ");
+  while (!sb.failed && (prefix + sb.len + 1) % 64 != 0) tj_strbuf_append(&sb, " "); /* a failed append adds nothing */
   tj_strbuf_append(&sb, "\n");
   char *header = tj_strbuf_take(&sb);
   if (!header) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory encoding a .npy header");

@@ -21,5 +21,8 @@ void tj_alloc_fail_after(long n);
 void tj_alloc_fail_reset(void);
 /* Number of allocations made since the last reset (successful or not). */
 long tj_alloc_count(void);
+/* Number of blocks allocated and not yet freed, over the whole process: equal before
+ * and after an operation that should not leak. */
+long tj_alloc_live(void);
 
 #endif
