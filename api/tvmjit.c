@@ -354,7 +354,8 @@ static tj_status_t *run_passes(tvmjit_module_t *mod, const tj_module_t *parsed, 
   return mod->report ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
-static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, tj_module_t *parsed,
+/* `name` (the file, or the name given with the text) starts verifier messages. */
+static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, const char *name, tj_module_t *parsed,
                                 const tvmjit_module_options_t *options, tvmjit_module_t **out_module) {
   tvmjit_module_options_t defaults;
   if (!options) {
@@ -363,7 +364,7 @@ static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, 
   }
   if (options->opt_level < 0 || options->opt_level > 3)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "opt_level %d is out of range: use 0, 1, 2 or 3", options->opt_level);
-  tj_status_t *st = tj_verify_module(parsed);
+  tj_status_t *st = tj_status_annotate(tj_verify_module(parsed), "%s", name);
   tvmjit_module_t *mod = st ? NULL : tj_calloc(1, sizeof *mod);
   if (!st && !mod) st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   if (!st) {
@@ -397,7 +398,7 @@ tvmjit_status_t *tvmjit_module_load_string(tvmjit_instance_t *instance, const ch
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   tj_module_t *parsed = NULL;
   tj_status_t *st = tj_parse_module(arena, name ? name : "<string>", text, length, &parsed);
-  if (!st) st = load_parsed(instance, arena, parsed, options, out_module);
+  if (!st) st = load_parsed(instance, arena, name ? name : "<string>", parsed, options, out_module);
   if (st) tj_arena_free(arena);
   return st;
 }
@@ -409,7 +410,7 @@ tvmjit_status_t *tvmjit_module_load_file(tvmjit_instance_t *instance, const char
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   tj_module_t *parsed = NULL;
   tj_status_t *st = tj_parse_file(arena, path, &parsed);
-  if (!st) st = load_parsed(instance, arena, parsed, options, out_module);
+  if (!st) st = load_parsed(instance, arena, path, parsed, options, out_module);
   if (st) tj_arena_free(arena);
   return st;
 }
@@ -481,11 +482,22 @@ tvmjit_status_t *tvmjit_module_get_function(tvmjit_module_t *module, const char 
   return st;
 }
 
+/* "no Relax function 'x' (its Relax functions: main, ...)": the fix is one of those. */
+static tj_status_t *not_found(const tj_module_t *m, const char *name) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  for (int i = 0; i < m->n_funcs; i++)
+    if (!m->funcs[i].is_prim) tj_strbuf_printf(&sb, "%s%s", sb.len ? ", " : "", m->funcs[i].name);
+  tj_status_t *st = tj_status_new(TJ_ERR_NOT_FOUND, "the module has no Relax function '%s' (its Relax functions: %s)",
+                                  name, sb.data && !sb.failed ? sb.data : "none");
+  tj_strbuf_free(&sb);
+  return st;
+}
+
 static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *name, tvmjit_function_t **out_function) {
   for (tvmjit_function_t *f = module->functions; f; f = f->next)
     if (strcmp(f->name, name) == 0) return *out_function = f, NULL;
-  if (!tj_module_find_relax(module->ir, name))
-    return tj_status_new(TJ_ERR_NOT_FOUND, "the module has no Relax function '%s'", name);
+  if (!tj_module_find_relax(module->ir, name)) return not_found(module->ir, name);
   tvmjit_function_t *f = tj_calloc(1, sizeof *f);
   if (!f || !(f->name = tj_strdup(name))) {
     tj_free(f);
@@ -508,8 +520,8 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
   if (!st) st = append_stats(module, &stats);
   if (!st && !tj_flops_relax_func(module->ir, name, &f->flops)) f->flops = -1;
   if (st) {
-    function_free(f);
-    return tj_status_annotate(st, "compiling '%s'", name);
+    function_free(f); /* the JIT's message already says "JIT-compiling 'name'" */
+    return st;
   }
   f->next = module->functions;
   module->functions = f;

@@ -3,9 +3,11 @@
  * Relax halves. */
 #include "ir/parse.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ir/op.h"
 #include "ir/parse_ir.h"
@@ -55,7 +57,8 @@ tj_pfunc_t *tj_pctx_find_func(tj_pctx_t *c, const char *name) {
 }
 
 void tj_pctx_enter(tj_pctx_t *c, tj_src_pos_t pos) {
-  if (++c->depth > TJ_PARSE_MAX_DEPTH * 2) tj_parse_fail(c->src, pos, "nested too deeply");
+  if (++c->depth > TJ_PARSE_MAX_DEPTH * 2) tj_parse_fail(c->src, pos, "nested too deeply (more than %d levels); split the expression with intermediate variables",
+                  TJ_PARSE_MAX_DEPTH * 2);
 }
 void tj_pctx_leave(tj_pctx_t *c) { c->depth--; }
 
@@ -320,7 +323,8 @@ static tj_module_t *parse_top(tj_pctx_t *c, const tj_py_t *const *stmts, int n) 
   }
   if (!n_classes && !defs.n) {
     tj_src_pos_t p = {1, 1, 0};
-    tj_parse_fail(c->src, p, "no module: expected an @I.ir_module class or an @R.function / @T.prim_func definition");
+    tj_parse_fail(c->src, p, "no module: expected an @I.ir_module class or an @R.function / @T.prim_func definition%s",
+                  c->src->len == 0 ? " (the file is empty)" : "");
   }
   return build_module(c, &defs, &mi);
 }
@@ -355,7 +359,12 @@ tj_status_t *tj_parse_module(tj_arena_t *arena, const char *filename, const char
 
 tj_status_t *tj_parse_file(tj_arena_t *arena, const char *path, tj_module_t **out_module) {
   FILE *f = fopen(path, "rb");
-  if (!f) return tj_status_new(TJ_ERR_IO, "%s: cannot open the file", path);
+  if (!f) return tj_status_new(TJ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return tj_status_new(TJ_ERR_IO, "%s: is a directory; give the model file (.rx) itself", path);
+  }
   size_t cap = 1 << 16, len = 0;
   char *buf = tj_malloc(cap);
   while (buf) {
@@ -376,7 +385,7 @@ tj_status_t *tj_parse_file(tj_arena_t *arena, const char *path, tj_module_t **ou
   if (!buf) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory while reading", path);
   if (read_error) {
     tj_free(buf);
-    return tj_status_new(TJ_ERR_IO, "%s: read error", path);
+    return tj_status_new(TJ_ERR_IO, "%s: cannot read the file", path);
   }
   tj_status_t *s = tj_parse_module(arena, path, buf, len, out_module);
   tj_free(buf);

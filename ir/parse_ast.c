@@ -98,7 +98,8 @@ static tj_py_t *node(pyparser_t *p, tj_py_kind_t kind, tj_src_pos_t pos) {
 static const tj_py_t *const *vec_items(const tj_ptrvec_t *v) { return (const tj_py_t *const *)v->items; }
 
 static void enter(pyparser_t *p) {
-  if (++p->depth > TJ_PARSE_MAX_DEPTH) tj_parse_fail(p->src, cur(p)->pos, "expression or block nested too deeply");
+  if (++p->depth > TJ_PARSE_MAX_DEPTH) tj_parse_fail(p->src, cur(p)->pos, "expression or block nested too deeply (more than %d levels); split it with intermediate variables",
+                                                    TJ_PARSE_MAX_DEPTH);
 }
 static void leave(pyparser_t *p) { p->depth--; }
 

@@ -144,7 +144,8 @@ static void handle_indent(lexer_t *lx) {
   tj_src_pos_t pos = here(lx);
   int top = lx->indents[lx->n_indents - 1];
   if (width > top) {
-    if (lx->n_indents >= TJ_PARSE_MAX_DEPTH) tj_parse_fail(lx->src, pos, "indentation nested too deeply");
+    if (lx->n_indents >= TJ_PARSE_MAX_DEPTH) tj_parse_fail(lx->src, pos, "indentation nested too deeply (more than %d levels)",
+                                                     TJ_PARSE_MAX_DEPTH - 1);
     lx->indents[lx->n_indents++] = width;
     push(lx, TJ_TK_INDENT, pos);
     return;
@@ -154,7 +155,7 @@ static void handle_indent(lexer_t *lx) {
     push(lx, TJ_TK_DEDENT, pos);
   }
   if (width != lx->indents[lx->n_indents - 1])
-    tj_parse_fail(lx->src, pos, "unindent does not match any outer indentation level");
+    tj_parse_fail(lx->src, pos, "unindent does not match any outer indentation level; indent this line as the block it belongs to");
 }
 
 static void lex_number(lexer_t *lx) {
@@ -269,7 +270,8 @@ static const char ops1[] = "()[]{},:.;@=+-*/%<>~&|^";
 
 static void lex_bracket(lexer_t *lx, char c, tj_src_pos_t pos) {
   if (c == '(' || c == '[' || c == '{') {
-    if (lx->depth >= TJ_PARSE_MAX_DEPTH) tj_parse_fail(lx->src, pos, "brackets nested too deeply");
+    if (lx->depth >= TJ_PARSE_MAX_DEPTH) tj_parse_fail(lx->src, pos, "brackets nested too deeply (more than %d levels); split the expression with intermediate variables",
+                    TJ_PARSE_MAX_DEPTH);
     lx->brackets[lx->depth] = c;
     lx->bracket_pos[lx->depth++] = pos;
   } else if (c == ')' || c == ']' || c == '}') {

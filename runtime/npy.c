@@ -436,7 +436,8 @@ tj_status_t *tj_npy_write_file_atomic(const char *path, const void *data, size_t
   memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
   int fd = mkstemp(tmp);
   if (fd < 0) {
-    tj_status_t *s = tj_status_new(TJ_ERR_IO, "%s: cannot create a temporary file next to it: %s", path, strerror(errno));
+    tj_status_t *s = tj_status_new(TJ_ERR_IO, "%s: cannot create the file: %s; its directory must exist and be writable", path,
+                                   strerror(errno));
     tj_free(tmp);
     return s;
   }

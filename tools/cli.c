@@ -1,7 +1,10 @@
 #include "tools/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void cli_report(tj_status_t *status) {
   if (!status) return;
@@ -47,4 +50,26 @@ void cli_print_messages(const char *messages) {
     fprintf(stderr, "tvmjit: %.*s\n", n, p);
     p += n + (nl != NULL);
   }
+}
+
+bool cli_check_output_path(const char *path) {
+  size_t n = strlen(path);
+  if (n < 4 || (strcmp(path + n - 4, ".npy") != 0 && strcmp(path + n - 4, ".npz") != 0)) {
+    fprintf(stderr, "tvmjit: --output '%s': the file name must end in .npy or .npz\n", path);
+    return false;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "tvmjit: --output '%s' is a directory; give a file name in it\n", path);
+    return false;
+  }
+  char dir[4096];
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+  if (access(dir, W_OK) != 0) {
+    fprintf(stderr, "tvmjit: --output '%s': cannot write in directory '%s': %s\n", path, dir, strerror(errno));
+    return false;
+  }
+  return true;
 }

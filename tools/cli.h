@@ -32,5 +32,9 @@ bool cli_option(int argc, char **argv, int *i, const char *name, bool takes_valu
 bool cli_wants_help(int argc, char **argv);
 /* Prints the library's messages (tvmjit_module_messages) to stderr, "tvmjit: " first. */
 void cli_print_messages(const char *messages);
+/* Checks before any work that `path` can be written as an output: it ends in .npy or
+ * .npz, is not a directory, and its directory exists and is writable. Prints the
+ * problem and returns false otherwise. */
+bool cli_check_output_path(const char *path);
 
 #endif

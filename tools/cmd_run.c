@@ -154,6 +154,7 @@ static int run_run(int argc, char **argv) {
   run_args_t a;
   int rc = parse_run_args(argc, argv, &a);
   if (rc != CLI_OK) return rc;
+  if (a.output && !cli_check_output_path(a.output)) return CLI_FAILED; /* before the long work */
   tvmjit_instance_options_t iopts;
   tvmjit_instance_options_init(&iopts);
   iopts.num_threads = a.m.threads;
