@@ -369,6 +369,7 @@ tj_status_t *tj_npy_load(const char *path, tj_tensor_t **out_tensor) {
   struct stat st;
   tj_status_t *s = NULL;
   if (fstat(fileno(f), &st) != 0) s = tj_status_new(TJ_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+  else if (S_ISDIR(st.st_mode)) s = tj_status_new(TJ_ERR_IO, "%s: is a directory; give a .npy file", path);
   else if (!S_ISREG(st.st_mode)) s = tj_status_new(TJ_ERR_IO, "%s: not a regular file", path);
   else s = npy_load_stream(f, (size_t)st.st_size, path, out_tensor);
   fclose(f);

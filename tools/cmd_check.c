@@ -21,8 +21,15 @@ static int run_check(int argc, char **argv) {
   if (!status) status = tj_verify_module(module);
   int rc = CLI_OK;
   if (status) {
-    /* The verifier reports one problem per line; print each as its own message. */
-    fprintf(stderr, "%s\n", tj_status_text(status));
+    /* The verifier reports one problem per line; print each as its own message, after
+     * the file's name (parse errors already start with file:line:col). */
+    const char *text = tj_status_text(status);
+    if (tj_status_code(status) != TJ_ERR_VERIFY) fprintf(stderr, "%s\n", text);
+    for (const char *p = text; tj_status_code(status) == TJ_ERR_VERIFY && *p;) {
+      size_t n = strcspn(p, "\n");
+      fprintf(stderr, "%s: %.*s\n", path, (int)n, p);
+      p += n + (p[n] == '\n');
+    }
     tj_status_free(status);
     rc = CLI_FAILED;
   } else {

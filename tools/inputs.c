@@ -176,7 +176,9 @@ int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_
       }
     }
     if (b->tensors[idx]) {
-      fprintf(stderr, "tvmjit: --input '%s': parameter %d is given twice\n", spec, idx);
+      const char *pname;
+      tvmjit_function_input_info(fn, idx, &pname, NULL, NULL, NULL);
+      fprintf(stderr, "tvmjit: --input '%s': parameter '%s' is already given; give each parameter once\n", spec, pname);
       return CLI_FAILED;
     }
     if ((st = tvmjit_tensor_load_npy(path, &b->tensors[idx]))) return cli_report(st), CLI_FAILED;
