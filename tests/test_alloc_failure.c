@@ -61,6 +61,7 @@ static tvmjit_status_t *load_seed(int opt_level, loaded_t *l) {
   tvmjit_module_options_t mo;
   tvmjit_module_options_init(&mo);
   mo.opt_level = opt_level;
+  mo.use_cache = 0; /* every kernel compiled: the same allocations in every run */
   seed_path(path, sizeof path, "model.rx");
   if (!st) st = tvmjit_module_load_file(l->inst, path, &mo, &l->mod);
   if (!st) st = tvmjit_module_get_function(l->mod, "main", &l->fn);
