@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zip.h>
 
 #include "runtime/npy.h"
@@ -74,16 +75,18 @@ static tj_status_t *npz_zip_error(const char *name, const char *what, zip_error_
 }
 
 /* Deflate expands at most ~1032:1; a member claiming more is corrupt (or a zip bomb), so
- * it is refused before its declared size is allocated. */
-static bool npz_size_plausible(const zip_stat_t *st) {
+ * it is refused before its declared size is allocated. Its compressed bytes lie inside
+ * the archive, so a compressed size beyond the archive's is a lie too (without this
+ * check a 600-byte archive made us allocate 1.9 GB). */
+static bool npz_size_plausible(const zip_stat_t *st, zip_uint64_t archive_size) {
   if (!(st->valid & ZIP_STAT_SIZE) || !(st->valid & ZIP_STAT_COMP_SIZE)) return false;
-  if (st->size > SIZE_MAX / 2) return false;
+  if (st->size > SIZE_MAX / 2 || st->comp_size > archive_size) return false;
   if ((st->valid & ZIP_STAT_COMP_METHOD) && st->comp_method == ZIP_CM_STORE) return st->size == st->comp_size;
   return st->size <= st->comp_size * 1100 + 4096;
 }
 
-static tj_status_t *npz_read_member(zip_t *za, zip_uint64_t idx, const char *archive, const char *member,
-                                    tj_tensor_t **out_tensor) {
+static tj_status_t *npz_read_member(zip_t *za, zip_uint64_t idx, zip_uint64_t archive_size, const char *archive,
+                                    const char *member, tj_tensor_t **out_tensor) {
   char *where = tj_malloc(strlen(archive) + strlen(member) + 2);
   if (!where) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", archive);
   sprintf(where, "%s:%s", archive, member);
@@ -91,7 +94,7 @@ static tj_status_t *npz_read_member(zip_t *za, zip_uint64_t idx, const char *arc
   tj_status_t *s = NULL;
   zip_file_t *zf = NULL;
   unsigned char *buf = NULL;
-  if (zip_stat_index(za, idx, 0, &st) != 0 || !npz_size_plausible(&st)) {
+  if (zip_stat_index(za, idx, 0, &st) != 0 || !npz_size_plausible(&st, archive_size)) {
     s = tj_status_new(TJ_ERR_IO, "%s: corrupt archive member (implausible or missing size)", where);
   } else if (!(buf = tj_malloc((size_t)st.size + 1))) {
     s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory reading %llu bytes", where,
@@ -125,7 +128,8 @@ static char *npz_key_of(const char *member) {
   return key;
 }
 
-static tj_status_t *npz_read_all(zip_t *za, const char *name, tj_npz_t **out_npz) {
+/* `archive_size`: the archive's length in bytes (bounds each member's compressed size). */
+static tj_status_t *npz_read_all(zip_t *za, zip_uint64_t archive_size, const char *name, tj_npz_t **out_npz) {
   zip_int64_t count = zip_get_num_entries(za, 0);
   if (count < 0) return tj_status_new(TJ_ERR_IO, "%s: cannot list the archive", name);
   if (count > (1 << 20)) return tj_status_new(TJ_ERR_IO, "%s: implausible number of members (%lld)", name, (long long)count);
@@ -155,7 +159,7 @@ static tj_status_t *npz_read_all(zip_t *za, const char *name, tj_npz_t **out_npz
       break;
     }
     tj_tensor_t *t;
-    s = npz_read_member(za, (zip_uint64_t)i, name, member, &t);
+    s = npz_read_member(za, (zip_uint64_t)i, archive_size, name, member, &t);
     if (s) {
       tj_free(key);
       break;
@@ -182,7 +186,9 @@ tj_status_t *tj_npz_load(const char *path, tj_npz_t **out_npz) {
     zip_error_fini(&err);
     return s;
   }
-  tj_status_t *s = npz_read_all(za, path, out_npz);
+  struct stat st;
+  zip_uint64_t size = stat(path, &st) == 0 && st.st_size > 0 ? (zip_uint64_t)st.st_size : ZIP_UINT64_MAX;
+  tj_status_t *s = npz_read_all(za, size, path, out_npz);
   zip_discard(za);
   return s;
 }
@@ -205,7 +211,7 @@ tj_status_t *tj_npz_load_bytes(const void *data, size_t len, const char *name, t
     return s;
   }
   zip_error_fini(&err);
-  tj_status_t *s = npz_read_all(za, name, out_npz);
+  tj_status_t *s = npz_read_all(za, (zip_uint64_t)len, name, out_npz);
   zip_discard(za); /* also frees src */
   return s;
 }

@@ -1,11 +1,13 @@
 #include "runtime/tensor.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "support/alloc.h"
 
-/* Shared validation of new/wrap: rank in range, dims non-negative, size fits size_t. */
+/* Shared validation of new/wrap: rank in range, dims non-negative, size fits ptrdiff_t. */
 static tj_status_t *tj_tensor_check_shape(tj_dtype_t dtype, int ndim, const int64_t *shape, size_t *out_nbytes) {
   char dbuf[TJ_DTYPE_BUFSIZE];
   if (ndim < 0 || ndim > TJ_MAX_NDIM)
@@ -22,7 +24,10 @@ static tj_status_t *tj_tensor_check_shape(tj_dtype_t dtype, int ndim, const int6
     if (shape[i] < 0)
       return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tensor dimension %d is negative (%lld)", i,
                            (long long)shape[i]);
-    if (shape[i] > 0 && total > SIZE_MAX / (uint64_t)shape[i])
+    /* Bounded by PTRDIFF_MAX, not SIZE_MAX: every partial product must also fit the
+     * int64_t of tj_tensor_numel, even when a later dimension is 0 (an empty
+     * (1, 12, 4e17, 3, 0) array from a .npy overflowed it). */
+    if (shape[i] > 0 && total > (size_t)PTRDIFF_MAX / (uint64_t)shape[i])
       return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tensor of type %s with %d dimensions is too large to address",
                            tj_dtype_str(dtype, dbuf), ndim);
     total *= (size_t)shape[i];
