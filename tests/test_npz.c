@@ -213,6 +213,30 @@ START_TEST(bad_archives_fail_cleanly) {
 }
 END_TEST
 
+/* Found by fuzzing: a member whose compressed size is larger than the whole archive is
+ * refused before its declared 1.9 GB are allocated, from a file and from memory. */
+START_TEST(member_larger_than_archive_is_refused) {
+  char path[1024];
+  fixture(path, sizeof path, "tests/fuzz/regressions/npz/comp_size_beyond_archive.npz");
+  tj_npz_t *npz = NULL;
+  tj_status_t *s = tj_npz_load(path, &npz);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_IO);
+  ck_assert_msg(strstr(tj_status_message(s), "b.npy: corrupt archive member (implausible or missing size)"), "%s",
+                tj_status_message(s));
+  tj_status_free(s);
+  size_t len;
+  char *bytes = tu_read_file(path, &len);
+  ck_assert_ptr_nonnull(bytes);
+  s = tj_npz_load_bytes(bytes, len, "mem.npz", &npz);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_str_eq(tj_status_message(s), "mem.npz:b.npy: corrupt archive member (implausible or missing size)");
+  tj_status_free(s);
+  ck_assert_ptr_null(npz);
+  free(bytes);
+}
+END_TEST
+
 /* Every single-byte corruption of a small archive loads or fails: never a crash. */
 START_TEST(corrupted_archives_never_crash) {
   const char *files[] = {"tests/fixtures/npz/stored.npz", "tests/fixtures/npz/deflated.npz"};
@@ -258,6 +282,7 @@ int main(void) {
   tcase_add_test(tc, bad_saves_write_nothing);
   tcase_add_test(tc, bad_archives_fail_cleanly);
   tcase_add_test(tc, corrupted_archives_never_crash);
+  tcase_add_test(tc, member_larger_than_archive_is_refused);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

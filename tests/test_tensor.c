@@ -164,6 +164,24 @@ START_TEST(element_conversions_follow_each_type) {
 }
 END_TEST
 
+/* Found by fuzzing (a .npy header): an empty shape whose leading dimensions multiply past
+ * INT64_MAX is refused, so tj_tensor_numel never overflows. */
+START_TEST(element_count_must_fit_int64) {
+  const int64_t shape[] = {1, 12, 399999999999999999LL, 3, 1, 0, 3};
+  tj_tensor_t *t = NULL;
+  tj_status_t *s = tj_tensor_new(tj_dtype_make(TJ_DT_UINT, 8, 1), 7, shape, &t);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_INVALID_ARGUMENT);
+  ck_assert_str_eq(tj_status_message(s), "tensor of type uint8 with 7 dimensions is too large to address");
+  tj_status_free(s);
+  ck_assert_ptr_null(t);
+  const int64_t fits[] = {1, 12, 399999999999999999LL, 0, 3}; /* 4.8e18 < INT64_MAX */
+  TU_OK(tj_tensor_new(tj_dtype_make(TJ_DT_UINT, 8, 1), 5, fits, &t));
+  ck_assert_int_eq(tj_tensor_numel(t), 0);
+  tj_tensor_free(t);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tensor");
   TCase *tc = tcase_create("tensor");
@@ -171,6 +189,7 @@ int main(void) {
   tcase_add_test(tc, scalar_and_empty_tensors);
   tcase_add_test(tc, wrap_borrows_caller_memory);
   tcase_add_test(tc, bad_shapes_are_rejected);
+  tcase_add_test(tc, element_count_must_fit_int64);
   tcase_add_test(tc, allocation_failure_is_reported);
   tcase_add_test(tc, type_strings);
   tcase_add_test(tc, element_access_for_every_dtype);
