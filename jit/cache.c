@@ -538,11 +538,13 @@ tj_status_t *tj_cache_clear(const char *dir, int *out_removed, uint64_t *out_byt
     return tj_status_new(TJ_ERR_IO, "cannot read the cache directory %s: %s", dir, strerror(errno));
   }
   tj_status_t *s = NULL;
+  time_t now = time(NULL);
   for (struct dirent *de; (de = readdir(d)) && !s;) {
-    bool entry = is_entry_name(de->d_name);
-    if (!entry && strcmp(de->d_name, RUN_LOG) != 0 && strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0) continue;
+    bool entry = is_entry_name(de->d_name), temp = strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0;
+    if (!entry && !temp && strcmp(de->d_name, RUN_LOG) != 0) continue;
     struct stat st;
     bool have = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (temp && have && now - st.st_mtime < 60) continue; /* another process is writing it */
     if (unlinkat(dirfd(d), de->d_name, 0) != 0 && errno != ENOENT)
       s = tj_status_new(TJ_ERR_IO, "cannot remove %s/%s: %s", dir, de->d_name, strerror(errno));
     else if (entry) {

@@ -49,7 +49,8 @@ typedef struct tj_cache_info {
 } tj_cache_info_t;
 enum { TJ_CACHE_INFO_RUNS = 20 };
 tj_status_t *tj_cache_info(const char *dir, tj_cache_info_t *out_info);
-/* Removes the entries, stray temporary files and the run log (nothing else). */
+/* Removes the entries, the run log and temporary files older than a minute (younger
+ * ones are writes in flight in another process); nothing else. */
 tj_status_t *tj_cache_clear(const char *dir, int *out_removed, uint64_t *out_bytes);
 
 /* The file of one key: "<dir>/<hex>.tjo" (caller frees). */
