@@ -6,7 +6,8 @@
  *   build/bench_kernels MODEL.rx [--pipeline TEXT] [--repeat N] [--print NAME]
  *
  * --pipeline defaults to "default"; e.g. 'ToMixedPrecision(out_dtype="float16"),default'.
- * --print NAME prints that PrimFunc after the schedule (before lowering). */
+ * --print NAME prints that PrimFunc after the schedule (before lowering); --ir NAME its
+ * optimised LLVM IR. */
 #include <ffi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,16 +80,17 @@ static timing_t time_kernel(void (*fn)(void), int n, void **bufs, int repeat) {
 }
 
 int main(int argc, char **argv) {
-  const char *model = NULL, *pipeline = "default", *print = NULL;
+  const char *model = NULL, *pipeline = "default", *print = NULL, *ir = NULL;
   int repeat = 20;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pipeline") && i + 1 < argc) pipeline = argv[++i];
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--print") && i + 1 < argc) print = argv[++i];
+    else if (!strcmp(argv[i], "--ir") && i + 1 < argc) ir = argv[++i];
     else model = argv[i];
   }
   if (!model || repeat < 1) {
-    fprintf(stderr, "usage: bench_kernels MODEL.rx [--pipeline TEXT] [--repeat N] [--print NAME]\n");
+    fprintf(stderr, "usage: bench_kernels MODEL.rx [--pipeline TEXT] [--repeat N] [--print NAME] [--ir NAME]\n");
     return 2;
   }
   tj_arena_t *arena = tj_arena_create();
@@ -124,6 +126,16 @@ int main(int argc, char **argv) {
       char *text = tj_strbuf_take(&sb);
       printf("%s\n# conv %d, injective %d, reduction %d, fused epilogues %d, repacked %d\n", text, ss.conv,
              ss.injective, ss.reduction, ss.fused_epilogues, ss.repacked);
+      tj_free(text);
+    }
+    if (ir && !strcmp(ir, name)) {
+      tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits()};
+      const tj_prim_func_t *low;
+      char *text = NULL;
+      st = tj_tir_lower_scheduled(arena, f, name, &so, &low);
+      if (!st) st = tj_jit_llvm_ir(low, name, 2, &text);
+      if (st) return fprintf(stderr, "%s\n", tj_status_text(st)), 1;
+      printf("%s\n", text);
       tj_free(text);
     }
     void *a[MAX_PARAMS], *b[MAX_PARAMS];
