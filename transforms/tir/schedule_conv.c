@@ -37,7 +37,22 @@ typedef struct conv {
   int64_t lanes, tile;
   repack_t repacks[MAX_REPACK];
   int n_repacks;
+  /* Widened: float16 values computed in float32 registers (see widen()). */
+  bool widen;
+  const tj_buffer_t *shadow_from, *shadow_to; /* a float16 input read from a float32 copy */
+  const tj_tir_expr_t *acc_value;             /* what widen() makes of a load of C */
 } conv_t;
+
+static bool is_f16(tj_dtype_t d) { return d.code == TJ_DT_FLOAT && d.bits == 16 && d.lanes == 1; }
+
+typedef struct find_f16 {
+  bool found;
+} find_f16_t;
+
+static bool find_f16(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  if (e->kind == TJ_TIR_BUFFER_LOAD && is_f16(e->dtype)) ((find_f16_t *)v->ctx)->found = true;
+  return true;
+}
 
 static int iter_index(const tj_block_t *b, const tj_tir_expr_t *e) {
   for (int k = 0; k < b->n_iter_vars; k++)
@@ -146,7 +161,9 @@ static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
     r->perm[q] = at;
     for (int i = 0; i < w->ndim; i++) shape[i] = w->shape[r->perm[i]];
     r->from = w;
-    r->to = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_packed", w->name), w->dtype, w->ndim, shape, NULL);
+    /* Widened kernels read float16 weights as float32: convert them once here. */
+    tj_dtype_t dt = k->widen && is_f16(w->dtype) ? TJ_F32 : w->dtype;
+    r->to = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_packed", w->name), dt, w->ndim, shape, NULL);
     if (!r->to) return (void)(c->oom = true);
     k->n_repacks++;
   }
@@ -194,7 +211,9 @@ static const tj_tir_stmt_t *repack_nest(conv_t *k, const repack_t *r) {
   }
   for (int q = 0; q < nd; q++)
     if (!vars[q]) return NULL;
-  const tj_tir_stmt_t *s = tj_tir_store(c->arena, r->to, nd, vars, tj_tir_load(c->arena, r->from, nd, src));
+  const tj_tir_expr_t *v = tj_tir_load(c->arena, r->from, nd, src);
+  if (v && !tj_dtype_eq(v->dtype, r->to->dtype)) v = tj_tir_cast(c->arena, r->to->dtype, v);
+  const tj_tir_stmt_t *s = v ? tj_tir_store(c->arena, r->to, nd, vars, v) : NULL;
   for (int q = nd - 1; q >= 0 && s; q--) {
     int64_t e;
     tj_tir_is_const_int(r->to->shape[q], &e);
@@ -202,6 +221,63 @@ static const tj_tir_stmt_t *repack_nest(conv_t *k, const repack_t *r) {
   }
   if (!s) c->oom = true;
   return s;
+}
+
+/* ---- widening ----
+ * float16 arithmetic as written rounds after every operation. LLVM does it by
+ * promoting: fpext both operands, the float32 op, fptrunc. Done explicitly here, the
+ * accumulator lives in float32 registers holding float16 values, inputs come from
+ * float32 copies (packed weights, the padded input) and each op is
+ *   round(op(a, b)),  round(x) = float32(float16(x)),
+ * which is the correctly rounded float16 result: a float16 product is exact in float32,
+ * and float32's 24 bits are >= 2*11 + 2, so rounding a float32 sum, difference or
+ * quotient again to float16 is innocuous. Same bits, fewer conversions, and the
+ * input's broadcast is a plain float32 load. */
+
+static const tj_tir_expr_t *round_f16(tj_arena_t *a, const tj_tir_expr_t *x) {
+  const tj_tir_expr_t *h = x ? tj_tir_cast(a, TJ_F16, x) : NULL;
+  return h ? tj_tir_cast(a, TJ_F32, h) : NULL;
+}
+
+/* An f32 expression with the exact value of e (f16 or f32); NULL if e has a form not
+ * handled (the caller then keeps the kernel unwidened). */
+static const tj_tir_expr_t *widen(conv_t *k, const tj_tir_expr_t *e) {
+  tj_arena_t *a = k->c->arena;
+  bool f16 = is_f16(e->dtype), f32 = tj_dtype_eq(e->dtype, TJ_F32);
+  if (!f16 && !f32) return NULL;
+  switch (e->kind) {
+    case TJ_TIR_FLOAT_IMM: return f32 ? e : tj_tir_float(a, TJ_F32, e->float_imm);
+    case TJ_TIR_BUFFER_LOAD:
+      if (e->load.buffer == k->st->store.buffer) return k->acc_value ? k->acc_value : tj_tir_cast(a, TJ_F32, e);
+      if (e->load.buffer == k->shadow_from) return tj_tir_load(a, k->shadow_to, e->load.n_indices, e->load.indices);
+      return f32 ? e : tj_tir_cast(a, TJ_F32, e);
+    case TJ_TIR_CAST: {
+      const tj_tir_expr_t *x = e->unary.operand;
+      bool from_float = is_f16(x->dtype) || tj_dtype_eq(x->dtype, TJ_F32);
+      if (!from_float) return f32 ? e : tj_tir_cast(a, TJ_F32, e);
+      const tj_tir_expr_t *w = widen(k, x);
+      return f32 || is_f16(x->dtype) ? w : round_f16(a, w);
+    }
+    case TJ_TIR_ADD: case TJ_TIR_SUB: case TJ_TIR_MUL: case TJ_TIR_DIV:
+    case TJ_TIR_MIN: case TJ_TIR_MAX: {
+      const tj_tir_expr_t *x = widen(k, e->binary.a), *y = widen(k, e->binary.b);
+      const tj_tir_expr_t *r = x && y ? tj_tir_binary(a, e->kind, x, y) : NULL;
+      bool exact = e->kind == TJ_TIR_MIN || e->kind == TJ_TIR_MAX;
+      return f16 && !exact ? round_f16(a, r) : r;
+    }
+    default: return NULL;
+  }
+}
+
+/* Widen when the arithmetic involves float16 and the accumulator is float16 or float32. */
+static bool wants_widen(const conv_t *k) {
+  const tj_buffer_t *cb = k->st->store.buffer;
+  if (!is_f16(cb->dtype) && !tj_dtype_eq(cb->dtype, TJ_F32)) return false;
+  if (is_f16(cb->dtype)) return true;
+  find_f16_t f = {false};
+  tj_tir_visitor_t v = {.expr = find_f16, .ctx = &f};
+  tj_tir_visit_expr(&v, k->st->store.value);
+  return f.found;
 }
 
 /* ---- building ---- */
@@ -265,7 +341,9 @@ static const tj_tir_stmt_t *init_body(conv_t *k, const tj_tir_expr_t *xi, const 
   tile_arg_t *a = arg;
   element_t el;
   element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
-  return acc_store(k, xi, fi, tj_sched_subst_expr(k->c, k->b, k->init->store.value, el.vals));
+  const tj_tir_expr_t *v = tj_sched_subst_expr(k->c, k->b, k->init->store.value, el.vals);
+  if (v && k->widen && !(v = widen(k, v))) k->c->oom = true;
+  return acc_store(k, xi, fi, v);
 }
 
 static const tj_tir_stmt_t *update_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
@@ -273,7 +351,13 @@ static const tj_tir_stmt_t *update_body(conv_t *k, const tj_tir_expr_t *xi, cons
   element_t el;
   element_values(k, a->outer, a->xo, xi, a->fv, fi, a->reduce, &el);
   const tj_tir_expr_t *v = apply_repacks(k, tj_sched_subst_expr(k->c, k->b, k->st->store.value, el.vals));
-  v = tj_sched_replace_load(k->c, v, k->st->store.buffer, acc_load(k, xi, fi));
+  if (k->widen) {
+    k->acc_value = acc_load(k, xi, fi);
+    if (v && !(v = widen(k, v))) k->c->oom = true;
+    k->acc_value = NULL;
+  } else {
+    v = tj_sched_replace_load(k->c, v, k->st->store.buffer, acc_load(k, xi, fi));
+  }
   return acc_store(k, xi, fi, v);
 }
 
@@ -286,6 +370,8 @@ static const tj_tir_stmt_t *store_body(conv_t *k, const tj_tir_expr_t *xi, const
   const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
   for (int i = 0; i < d; i++) idx[i] = el.vals[iter_index(k->b, k->st->store.indices[i])];
   const tj_tir_expr_t *v = acc_load(k, xi, fi);
+  if (v && k->widen && !tj_dtype_eq(v->dtype, k->st->store.buffer->dtype))
+    v = tj_tir_cast(c->arena, k->st->store.buffer->dtype, v); /* exact: acc holds a float16 value */
   if (a->ep->n) v = tj_sched_apply_epilogue(c, a->ep, v, idx);
   const tj_tir_stmt_t *s = v ? tj_tir_store(c->arena, a->ep->out, d, idx, v) : NULL;
   if (!s) c->oom = true;
@@ -318,7 +404,7 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   /* acc[T, L] */
   const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, k->tile), tj_tir_i64(c->arena, k->lanes)};
   k->acc = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_acc", k->st->store.buffer->name),
-                         k->st->store.buffer->dtype, 2, shape, NULL);
+                         k->widen ? TJ_F32 : k->st->store.buffer->dtype, 2, shape, NULL);
   if (!k->acc) return NULL;
   ((tj_buffer_t *)k->acc)->scope = "local";
   const tj_tir_stmt_t *upd = tile_loops(k, update_body, &arg);
@@ -350,20 +436,72 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   return s;
 }
 
-int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
-  conv_t k = {.c = c};
-  if (!tj_sched_collect_nest(c->stmts[i], &k.nest) || !k.nest.n_reduce) return 0;
-  k.b = k.nest.block;
-  if (!match(&k)) return 0;
-  plan_repacks(&k, k.st->store.value);
-  if (c->oom) return 1;
+/* Matches stmts[i] as a conv; on success fills k (widening decided). */
+static bool conv_matches(tj_sched_ctx_t *c, int i, conv_t *k) {
+  *k = (conv_t){.c = c};
+  if (i >= c->n_stmts || !tj_sched_collect_nest(c->stmts[i], &k->nest) || !k->nest.n_reduce) return false;
+  k->b = k->nest.block;
+  if (!match(k)) return false;
+  k->widen = wants_widen(k) && widen(k, k->st->store.value) && widen(k, k->init->store.value);
+  return true;
+}
+
+static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *used) {
+  plan_repacks(k, k->st->store.value);
+  if (c->oom) return NULL;
   tj_sched_epilogue_t ep;
-  tj_sched_collect_epilogue(c, i, i + 1, k.st->store.buffer, &ep);
-  const tj_tir_stmt_t *r = build(&k, &ep);
-  if (!r || c->oom) return c->oom = true, 1;
+  tj_sched_collect_epilogue(c, i, i + 1, k->st->store.buffer, &ep);
+  const tj_tir_stmt_t *r = build(k, &ep);
+  if (!r || c->oom) return (void)(c->oom = true), NULL;
   c->stats.conv++;
   c->stats.fused_epilogues += ep.n;
-  c->stats.repacked += k.n_repacks;
-  *out = r;
-  return 1 + ep.n;
+  c->stats.repacked += k->n_repacks;
+  *used = 1 + ep.n;
+  return r;
+}
+
+/* stmts[i] writes the float16 buffer the widened conv stmts[i+1] reads (its padding),
+ * and nothing else uses it: it can write a float32 copy instead. */
+static const tj_buffer_t *shadowable_input(tj_sched_ctx_t *c, int i, const conv_t *k) {
+  tj_sched_nest_t nest;
+  if (!k->widen || !tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return NULL;
+  const tj_tir_stmt_t *st = nest.block->body;
+  if (st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_store_is_identity(nest.block, st)) return NULL;
+  const tj_buffer_t *p = st->store.buffer;
+  int64_t n;
+  if (!is_f16(p->dtype) || p->strides || p->elem_offset || !tj_buffer_static_size(p, &n)) return NULL;
+  if (tj_sched_root_alloc(c, p) < 0 || tj_sched_is_param(c, p)) return NULL;
+  if (tj_sched_count_uses(k->st, p) == 0) return NULL;
+  for (int j = 0; j < c->n_stmts; j++)
+    if (j != i && j != i + 1 && tj_sched_count_uses(c->stmts[j], p) > 0) return NULL;
+  return p;
+}
+
+int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
+  conv_t k;
+  int used = 0;
+  if (conv_matches(c, i, &k)) {
+    *out = conv_nest(c, i, &k, &used);
+    return c->oom ? 1 : used;
+  }
+  /* The padding of a widened conv: written as float32 once, read as float32. */
+  if (!conv_matches(c, i + 1, &k)) return 0;
+  const tj_buffer_t *p = shadowable_input(c, i, &k);
+  if (!p) return 0;
+  const tj_buffer_t *p32 =
+      tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_f32", p->name), TJ_F32, p->ndim, p->shape, NULL);
+  if (!p32) return c->oom = true, 1;
+  int used_pad = 0;
+  const tj_tir_stmt_t *pad = tj_sched_injective_nest(c, i, p32, &used_pad);
+  if (!pad) return c->oom ? 1 : 0;
+  k.shadow_from = p;
+  k.shadow_to = p32;
+  const tj_tir_stmt_t *conv = conv_nest(c, i + 1, &k, &used);
+  if (!conv) return c->oom = true, 1;
+  const tj_tir_stmt_t *pair[2] = {pad, conv};
+  const tj_tir_stmt_t *seq = tj_tir_seq(c->arena, 2, pair);
+  *out = seq ? tj_tir_allocate(c->arena, p32, seq) : NULL;
+  if (!*out) return c->oom = true, 1;
+  c->drop_alloc[tj_sched_root_alloc(c, p)] = true;
+  return 1 + used;
 }

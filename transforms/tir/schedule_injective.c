@@ -2,7 +2,8 @@
  *
  *   for i0, i1, i2, i3:  block: O[i0, i1, i2, i3] = f(...)
  * becomes
- *   for fo in T.parallel(E0*E1*E2):           i0, i1, i2 = unfuse(fo)
+ *   for fo in T.parallel(E0*E1):              i0, i1 = unfuse(fo)  (fused until >= 64)
+ *    for i2 in range(E2):
  *     for io in range(E3 / L):
  *       for ii in T.vectorized(L):            O[.., io*L + ii] = f(...)
  *     for it in range(E3 % L):                (the tail, when L does not divide E3)
@@ -67,30 +68,54 @@ static const tj_tir_stmt_t *inner_loops(inj_t *s, bool vectorize) {
   return r;
 }
 
-int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
+/* Leading loops fused into the parallel loop: enough of them for 64 chunks (or all but the
+ * innermost), so the floordiv/floormod that undo the fusion run once per row. */
+int tj_sched_fused_prefix(const int64_t *extent, int n_outer) {
+  int k = 0;
+  for (int64_t p = 1; k < n_outer && p < 64; k++) p *= extent[k];
+  return k;
+}
+
+const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_buffer_t *retarget, int *used) {
   tj_sched_nest_t nest;
-  if (!tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return 0;
+  *used = 0;
+  if (!tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return NULL;
   const tj_block_t *b = nest.block;
   const tj_tir_stmt_t *st = b->body;
-  if (b->init || st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_pure_update(b, st)) return 0;
+  if (b->init || st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_pure_update(b, st)) return NULL;
   const tj_buffer_t *o = st->store.buffer;
+  if (retarget) {
+    /* The same element, converted, into another buffer of the same shape. */
+    const tj_tir_expr_t *v = tj_tir_cast(c->arena, retarget->dtype, st->store.value);
+    st = v ? tj_tir_store(c->arena, retarget, st->store.n_indices, st->store.indices, v) : NULL;
+    if (!st) return (void)(c->oom = true), NULL;
+  }
   tj_sched_epilogue_t ep = {0};
-  if (tj_sched_store_is_identity(b, st)) tj_sched_collect_epilogue(c, i, i + 1, o, &ep);
+  if (!retarget && tj_sched_store_is_identity(b, st)) tj_sched_collect_epilogue(c, i, i + 1, o, &ep);
   inj_t s = {c, &nest, st, &ep, {0}};
-  /* Outer loops fused into one. */
-  int64_t outer_ext[TJ_SCHED_MAX_NEST], p = 1, work = 1;
+  int64_t work = 1;
   for (int l = 0; l < nest.n; l++) work *= nest.extent[l];
-  for (int l = 0; l < nest.n - 1; l++) p *= (outer_ext[l] = nest.extent[l]);
-  const tj_tir_expr_t *fo = nest.n > 1 ? tj_sched_var(c, "fused") : NULL;
-  if (nest.n > 1 && !tj_sched_unfuse(c, fo, nest.n - 1, outer_ext, s.outer)) return 0;
+  int nf = tj_sched_fused_prefix(nest.extent, nest.n - 1);
+  int64_t p = 1;
+  for (int l = 0; l < nf; l++) p *= nest.extent[l];
+  const tj_tir_expr_t *fo = nf ? tj_sched_var(c, "fused") : NULL;
+  if (nf && !tj_sched_unfuse(c, fo, nf, nest.extent, s.outer)) return NULL;
+  for (int l = nf; l < nest.n - 1; l++) s.outer[l] = tj_sched_var(c, "i");
   int ni = st->store.n_indices;
   bool vectorize = ni > 0 && st->store.indices[ni - 1] == b->iter_vars[nest.iter_of_loop[nest.n - 1]].var &&
                    !o->strides && o->dtype.lanes == 1;
   const tj_tir_stmt_t *r = inner_loops(&s, vectorize);
-  if (nest.n > 1) r = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, r);
-  if (c->oom || !r) return c->oom = true, 1;
+  for (int l = nest.n - 2; l >= nf; l--) r = tj_sched_loop(c, s.outer[l], nest.extent[l], TJ_FOR_SERIAL, r);
+  if (nf) r = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, r);
+  if (c->oom || !r) return (void)(c->oom = true), NULL;
   c->stats.injective++;
   c->stats.fused_epilogues += ep.n;
-  *out = r;
-  return 1 + ep.n;
+  *used = 1 + ep.n;
+  return r;
+}
+
+int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
+  int used = 0;
+  *out = tj_sched_injective_nest(c, i, NULL, &used);
+  return c->oom ? 1 : used;
 }

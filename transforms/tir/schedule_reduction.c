@@ -2,9 +2,10 @@
  * are all inside its spatial loops, e.g. layer_norm's statistics
  *   for ax0, ax1, ax2, k3:  block { init: v0[ax0,ax1,ax2] = 0 ...;  v0[..] = v0[..] + x[.., k3] ... }
  * becomes
- *   for fo in T.parallel(E0*E1*E2):   ax0, ax1, ax2 = unfuse(fo)
- *     init
- *     for k3:  body
+ *   for fo in T.parallel(E0*E1):      ax0, ax1 = unfuse(fo)  (fused until >= 64)
+ *     for ax2:
+ *       init
+ *       for k3:  body
  * Each row starts from its init and takes its terms in the original order: exact. The
  * rows are independent because every store indexes exactly the spatial iter vars, and
  * the written buffers are read only where they are stored. */
@@ -71,8 +72,10 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
   const tj_tir_expr_t *spatial[TJ_SCHED_MAX_NEST], *reduce_vars[TJ_SCHED_MAX_NEST];
   int64_t work = 1;
   for (int l = 0; l < nest.n; l++) work *= nest.extent[l];
+  int nf = tj_sched_fused_prefix(nest.extent, ns);
   const tj_tir_expr_t *fo = tj_sched_var(c, "rows");
-  if (!fo || !tj_sched_unfuse(c, fo, ns, nest.extent, spatial)) return c->oom = true, 1;
+  if (!fo || !tj_sched_unfuse(c, fo, nf, nest.extent, spatial)) return c->oom = true, 1;
+  for (int l = nf; l < ns; l++) spatial[l] = tj_sched_var(c, "i");
   for (int l = 0; l < nest.n; l++) {
     const tj_tir_expr_t *var = b->iter_vars[nest.iter_of_loop[l]].var;
     if (l >= ns) reduce_vars[l] = tj_sched_var(c, "r");
@@ -89,8 +92,9 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
   if (!body || !init) return c->oom = true, 1;
   const tj_tir_stmt_t *pair[2] = {init, body};
   const tj_tir_stmt_t *row = tj_tir_seq(c->arena, 2, pair);
-  int64_t rows = work;
-  for (int l = ns; l < nest.n; l++) rows /= nest.extent[l];
+  for (int l = ns - 1; l >= nf; l--) row = tj_sched_loop(c, spatial[l], nest.extent[l], TJ_FOR_SERIAL, row);
+  int64_t rows = 1;
+  for (int l = 0; l < nf; l++) rows *= nest.extent[l];
   const tj_tir_stmt_t *r = tj_sched_loop(
       c, fo, rows, rows > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, row);
   if (!r) return c->oom = true, 1;

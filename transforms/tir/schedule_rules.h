@@ -45,6 +45,13 @@ int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 
+/* The injective nest stmts[i] scheduled (with its epilogue), or with `retarget` its
+ * values converted to retarget's dtype and stored there instead (no epilogue). NULL
+ * when it does not match; *used = statements consumed. */
+const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_buffer_t *retarget, int *used);
+/* How many leading loops of extents[0..n_outer) to fuse into one parallel loop. */
+int tj_sched_fused_prefix(const int64_t *extent, int n_outer);
+
 /* Vector lanes for elements of `dt` (arithmetic on float16 happens in float32). */
 int tj_sched_lanes(const tj_sched_ctx_t *c, tj_dtype_t dt);
 
