@@ -135,13 +135,15 @@ START_TEST(conv_rule_fires_on_the_seed_fused_conv) {
   ck_assert_int_eq(st.fused_epilogues, 1); /* relu in the write-back */
   ck_assert_int_eq(st.repacked, 1);        /* OHWI weights to HWIO */
   ck_assert_int_eq(st.injective, 1);       /* the padding */
+  ck_assert_int_eq(st.widened, 1);         /* float16 kept in float32 registers */
   kinds_t k = kinds_of(g);
   ck_assert_int_eq(k.blocks, 1); /* only the root block is left */
   ck_assert_int_eq(k.parallel, 2);
   ck_assert_int_eq(k.unrolled, 3); /* init, update, write-back tiles */
   ck_assert_int_eq(k.vectorized, 4);
-  /* The relu's intermediate buffer is gone; pad_temp stays. */
-  ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 1);
+  /* The relu's intermediate buffer is gone; pad_temp became a float32 copy. */
+  ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 0);
+  ck_assert_int_eq(k.allocates, 3); /* padding, packed weights, accumulator tile */
   /* layer_norm: statistics per row in parallel, the normalisation vectorized. */
   st = schedule(a, prim(m, "layer_norm"), 512, &g);
   ck_assert_int_eq(st.reduction, 1);
@@ -157,10 +159,16 @@ START_TEST(conv_rule_fires_on_float32_and_mixed_precision_convs) {
   tj_tir_schedule_stats_t st = schedule(a, prim(m, "fused_conv2d_relu"), 256, &g);
   ck_assert_int_eq(st.conv, 1);
   ck_assert_int_eq(st.fused_epilogues, 1);
+  ck_assert_int_eq(st.widened, 0);
+  m = load(a, "tests/models/seed_f32_ops.rx", "ToMixedPrecision(out_dtype=\"float32\"),default");
+  st = schedule(a, prim(m, "fused_conv2d_cast_relu_cast2"), 512, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_eq(st.widened, 1);
+  ck_assert_int_ge(st.fused_epilogues, 2); /* cast to float16, relu, cast to float32 */
   m = load(a, "tests/models/seed_f32_ops.rx", "ToMixedPrecision(out_dtype=\"float16\"),default");
   st = schedule(a, prim(m, "fused_conv2d_relu_cast2"), 512, &g);
   ck_assert_int_eq(st.conv, 1);
-  ck_assert_int_ge(st.fused_epilogues, 2); /* cast to float16, relu, cast to float32 */
+  ck_assert_int_eq(st.widened, 1);
   tj_arena_free(a);
 }
 END_TEST

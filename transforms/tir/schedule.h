@@ -10,7 +10,10 @@
  *                                a local accumulator, reduction loops outside the tile in
  *                                their original order, read-only weights repacked so
  *                                the vector dim is contiguous, the following elementwise
- *                                nests (relu, cast, bias add) fused into the write-back.
+ *                                nests (relu, cast, bias add) fused into the write-back;
+ *                                float16 inputs read as float32 copies (weights, padding)
+ *                                and float16 arithmetic done in float32 with a rounding
+ *                                after each operation (bit-identical, fewer conversions).
  *   injective (schedule_injective.c)  a spatial block: outer loops fused and parallel,
  *                                innermost loop vectorized; following elementwise nests
  *                                that read only its result are fused in.
@@ -38,6 +41,7 @@ typedef struct tj_tir_schedule_options {
 /* Statistics for tests: how many nests each rule rewrote. */
 typedef struct tj_tir_schedule_stats {
   int conv, injective, reduction, fused_epilogues, repacked;
+  int widened; /* convs computing float16 values in float32 registers */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */

@@ -456,6 +456,7 @@ static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *
   c->stats.conv++;
   c->stats.fused_epilogues += ep.n;
   c->stats.repacked += k->n_repacks;
+  c->stats.widened += k->widen;
   *used = 1 + ep.n;
   return r;
 }
