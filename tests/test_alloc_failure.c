@@ -45,14 +45,17 @@ static void unload(loaded_t *l) {
   memset(l, 0, sizeof *l);
 }
 
-/* Phase 1: instance, inputs, module (parse, verify, passes), function (lower, JIT). On
- * failure everything made so far is freed. */
-static tvmjit_status_t *load_seed(int opt_level, loaded_t *l) {
+/* Phase 1: instance, inputs, module (parse, verify, passes), function (lower, JIT),
+ * with the kernel cache in `cache_dir` (NULL: no cache). On failure everything made so
+ * far is freed. */
+static tvmjit_status_t *load_seed_cached(int opt_level, const char *cache_dir, loaded_t *l) {
   memset(l, 0, sizeof *l);
   char path[4096];
   tvmjit_instance_options_t io;
   tvmjit_instance_options_init(&io);
   io.num_threads = 1; /* one thread: the allocation order is the same in every run */
+  io.cache.enable = cache_dir != NULL;
+  io.cache.directory = cache_dir;
   tvmjit_status_t *st = tvmjit_instance_create(&io, &l->inst);
   seed_path(path, sizeof path, "data.npy");
   if (!st) st = tvmjit_tensor_load_npy(path, &l->data);
@@ -61,13 +64,16 @@ static tvmjit_status_t *load_seed(int opt_level, loaded_t *l) {
   tvmjit_module_options_t mo;
   tvmjit_module_options_init(&mo);
   mo.opt_level = opt_level;
-  mo.use_cache = 0; /* every kernel compiled: the same allocations in every run */
+  mo.use_cache = cache_dir != NULL;
   seed_path(path, sizeof path, "model.rx");
   if (!st) st = tvmjit_module_load_file(l->inst, path, &mo, &l->mod);
   if (!st) st = tvmjit_module_get_function(l->mod, "main", &l->fn);
   if (st) unload(l);
   return st;
 }
+
+/* Without the cache every kernel is compiled: the same allocations in every run. */
+static tvmjit_status_t *load_seed(int opt_level, loaded_t *l) { return load_seed_cached(opt_level, NULL, l); }
 
 /* Phase 2: main(data, weight1, weight2, weight3, gamma, beta); params.npz holds them in
  * that order (checked by the caller). */
@@ -173,6 +179,56 @@ START_TEST(a_call_fails_cleanly_at_every_allocation) {
 }
 END_TEST
 
+/* Files in the cache directory whose name starts with '.tmp-' (a store cut short). */
+static int temp_files(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "find '%s' -name '.tmp-*' | wc -l", dir);
+  FILE *p = popen(cmd, "r");
+  int n = -1;
+  if (p && fscanf(p, "%d", &n) != 1) n = -1;
+  if (p) pclose(p);
+  return n;
+}
+
+/* The cache: filled by each run of the cold sweep (emptied before it), read by each run
+ * of the warm sweep. A failed store or load must not break the run's cleanliness. */
+START_TEST(cached_loads_fail_cleanly_at_every_allocation) {
+  char dir[256], cache[300];
+  snprintf(dir, sizeof dir, "%s", tu_make_tmp_dir("tj_alloc_cache"));
+  snprintf(cache, sizeof cache, "%s/cache", dir);
+  loaded_t l;
+  tvmjit_status_t *st = load_seed_cached(0, cache, &l); /* warm-up */
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  unload(&l);
+  long live = tj_alloc_live(), cold = 0, warm = 0;
+  for (; cold < MAX_SWEEP; cold++) {
+    tu_remove_tree(cache);
+    st = WITH_FAILURE_AFTER(cold, load_seed_cached(0, cache, &l));
+    ck_assert_int_eq(temp_files(dir), 0);
+    if (!st) break;
+    check_failure(st, cold, live, "cold cache");
+  }
+  unload(&l); /* the cache is full now */
+  for (; warm < MAX_SWEEP; warm++) {
+    st = WITH_FAILURE_AFTER(warm, load_seed_cached(0, cache, &l));
+    if (!st) break;
+    check_failure(st, warm, live, "warm cache");
+  }
+  printf("alloc_failure: loading with a cold cache fails cleanly at each of its %ld allocations, "
+         "with a warm cache at each of its %ld\n", cold, warm);
+  ck_assert_int_gt(cold, 100);
+  ck_assert_int_gt(warm, 100);
+  tvmjit_tensor_t *y = NULL;
+  st = call_seed(&l, &y);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  check_output(y, dir);
+  tvmjit_tensor_free(y);
+  unload(&l);
+  ck_assert_int_eq(tj_alloc_live(), live);
+  tu_remove_tree(dir);
+}
+END_TEST
+
 static bool exists(const char *path) {
   struct stat sb;
   return stat(path, &sb) == 0;
@@ -218,6 +274,7 @@ int main(void) {
   tcase_add_test(tc, read_passes_and_compile_fail_cleanly_at_every_allocation);
   tcase_add_test(tc, a_call_fails_cleanly_at_every_allocation);
   tcase_add_test(tc, writing_outputs_fails_cleanly_and_leaves_no_file);
+  tcase_add_test(tc, cached_loads_fail_cleanly_at_every_allocation);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
