@@ -3,7 +3,7 @@
 # the fused seed each (with 1 and 2 threads); one of them clears the cache every 25 of
 # its runs, so entries keep being rewritten while the others read them. Every output
 # must equal the single-threaded --no-cache run's bits, and no run may warn.
-# Takes about 3-4 minutes on a loaded 2-core machine (about 60 s of CPU).
+# Took 290 s on a 2-core machine at load average 16 (about 80 s of CPU).
 # STRESS_ITERATIONS overrides the 100.
 . "$(dirname "$0")/lib.bash"
 EX=$SRC/examples/seed
