@@ -9,9 +9,14 @@
 void *tj_malloc(size_t size);
 void *tj_calloc(size_t count, size_t size);
 void *tj_realloc(void *ptr, size_t size);
-/* 64-byte aligned; free with tj_aligned_free. */
+/* 64-byte aligned; free with tj_aligned_free. Large blocks (128 KiB and more) are kept
+ * after free, up to 256 MiB, and reused by later allocations: runs allocate and free
+ * the same sizes each time, and fresh memory costs a page fault per page. The contents
+ * of a block are undefined, as with malloc. */
 void *tj_aligned_alloc(size_t size);
 void tj_aligned_free(void *ptr);
+/* Frees the cached blocks (the instance does it when it is freed). */
+void tj_alloc_release_cached(void);
 void tj_free(void *ptr);
 char *tj_strdup(const char *s);
 

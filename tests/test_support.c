@@ -1,5 +1,6 @@
 /* support/: status values, arena, dtypes, half conversion, allocation hook. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "support/alloc.h"
@@ -90,6 +91,37 @@ START_TEST(strbuf_builds_strings) {
 }
 END_TEST
 
+/* Large aligned blocks are reused after free (runs allocate the same sizes each time;
+ * fresh memory costs a page fault per page); small ones and ones much larger than
+ * asked are not; failure injection still applies. Sanitizer builds bypass the cache. */
+START_TEST(large_aligned_blocks_are_reused) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return;
+#endif
+  tj_alloc_release_cached();
+  char *a = tj_aligned_alloc(1 << 20);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_uint_eq((uintptr_t)a % 64, 0);
+  memset(a, 7, 1 << 20);
+  tj_aligned_free(a);
+  char *b = tj_aligned_alloc((1 << 20) - 100); /* a little smaller: same block */
+  ck_assert_ptr_eq(b, a);
+  char *c = tj_aligned_alloc(1 << 19);         /* no cached block left */
+  ck_assert_ptr_ne(c, a);
+  tj_aligned_free(b);
+  char *d = tj_aligned_alloc(300 * 1024);      /* less than half of the cached 1 MiB */
+  ck_assert_ptr_ne(d, a);
+  tj_aligned_free(d);
+  tj_aligned_free(c);
+  char *s1 = tj_aligned_alloc(4096);
+  tj_aligned_free(s1); /* small: back to malloc, not cached */
+  tj_alloc_fail_after(0);
+  ck_assert_ptr_null(tj_aligned_alloc(1 << 20)); /* injection wins over the cache */
+  tj_alloc_fail_reset();
+  tj_alloc_release_cached();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("support");
   TCase *tc = tcase_create("core");
@@ -99,6 +131,7 @@ int main(void) {
   tcase_add_test(tc, dtype_names_round_trip);
   tcase_add_test(tc, half_conversion_matches_ieee);
   tcase_add_test(tc, strbuf_builds_strings);
+  tcase_add_test(tc, large_aligned_blocks_are_reused);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
