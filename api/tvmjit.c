@@ -223,6 +223,7 @@ void tvmjit_instance_free(tvmjit_instance_t *instance) {
   tj_thread_pool_free(instance->pool);
   tj_disk_cache_close(instance->cache);
   tj_free(instance);
+  tj_alloc_release_cached(); /* large blocks kept for reuse across runs */
 }
 
 /* ---------------------------------------------------------------- cache maintenance */
