@@ -290,6 +290,7 @@ struct tvmjit_module {
   pthread_mutex_t lock; /* guards functions and report: lookups compile lazily */
   tvmjit_function_t *functions;
   bool no_schedule;
+  bool fp_contract;
 };
 
 void tvmjit_module_options_init(tvmjit_module_options_t *options) {
@@ -372,6 +373,7 @@ static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, 
     mod->instance = instance;
     mod->arena = arena;
     mod->no_schedule = options->no_schedule != 0;
+    mod->fp_contract = options->fp_contract != 0;
     mod->opt_level = options->opt_level;
     pthread_mutex_init(&mod->lock, NULL);
     pthread_mutex_init(&mod->messages_lock, NULL);
@@ -514,7 +516,7 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
                    module->instance->cache ? "cache: off for this module (use_cache = 0)"
                                            : "cache: off (TVMJIT_CACHE=0, --no-cache or cache.enable = 0)");
   tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
-                           .no_schedule = module->no_schedule};
+                           .no_schedule = module->no_schedule, .fp_contract = module->fp_contract};
   tj_status_t *st = tj_jit_compile_module(module->instance->jit, module->ir, name, &opts, &f->exe);
   if (!st) tj_executable_set_thread_pool(f->exe, module->instance->pool);
   if (!st) st = describe_function(f);

@@ -7,7 +7,8 @@
  *
  * --pipeline defaults to "default"; e.g. 'ToMixedPrecision(out_dtype="float16"),default'.
  * --print NAME prints that PrimFunc after the schedule (before lowering); --ir NAME its
- * optimised LLVM IR. */
+ * optimised LLVM IR. --fp-contract compares the scheduled kernel without (left) and with
+ * (right) float32 FMA contraction instead of plain loops vs scheduled. */
 #include <ffi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,15 +83,17 @@ static timing_t time_kernel(void (*fn)(void), int n, void **bufs, int repeat) {
 int main(int argc, char **argv) {
   const char *model = NULL, *pipeline = "default", *print = NULL, *ir = NULL;
   int repeat = 20;
+  bool contract = false; /* compare scheduled strict (left) with scheduled + --fp-contract (right) */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pipeline") && i + 1 < argc) pipeline = argv[++i];
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--print") && i + 1 < argc) print = argv[++i];
     else if (!strcmp(argv[i], "--ir") && i + 1 < argc) ir = argv[++i];
+    else if (!strcmp(argv[i], "--fp-contract")) contract = true;
     else model = argv[i];
   }
   if (!model || repeat < 1) {
-    fprintf(stderr, "usage: bench_kernels MODEL.rx [--pipeline TEXT] [--repeat N] [--print NAME] [--ir NAME]\n");
+    fprintf(stderr, "usage: bench_kernels MODEL.rx [--pipeline TEXT] [--repeat N] [--print NAME] [--ir NAME] [--fp-contract]\n");
     return 2;
   }
   tj_arena_t *arena = tj_arena_create();
@@ -152,7 +155,7 @@ int main(int argc, char **argv) {
       memcpy(b[k], a[k], (size_t)bytes[k]);
     }
     tj_jit_kernel_t k0, k1;
-    tj_jit_options_t o0 = {.opt_level = 2, .no_schedule = true}, o1 = {.opt_level = 2};
+    tj_jit_options_t o0 = {.opt_level = 2, .no_schedule = !contract}, o1 = {.opt_level = 2, .fp_contract = contract};
     st = tj_jit_compile_prim_func(jit, f, name, &o0, &k0);
     if (!st) st = tj_jit_compile_prim_func(jit, f, name, &o1, &k1);
     if (st) {

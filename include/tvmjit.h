@@ -171,6 +171,10 @@ typedef struct tvmjit_module_options {
   int print_ir_after_all;
   int time_passes;               /* collect per-pass times, see tvmjit_module_report */
   int no_schedule;               /* 1: kernels as plain loops, without the CPU schedule */
+  /* 1: float32/float64 a * b + c may be computed as one fused multiply-add (as TVM's LLVM
+   * target does by default): faster, but the results are no longer bit-identical to the
+   * IR's separate operations. float16 arithmetic is never fused. Default 0. */
+  int fp_contract;
   /* Kernel cache (see tvmjit_cache_options_t). use_cache = 0 compiles every kernel of
    * this module, without reading or writing the instance's cache (default 1).
    * cache_debug adds a message per kernel lookup: hit or miss, the key and a hash of

@@ -151,6 +151,14 @@ static LLVMValueRef gen_compare(cg_t *c, tj_tir_expr_kind_t k, tj_dtype_t d, LLV
   return LLVMBuildICmp(c->b, is_signed(d) ? sp[i] : up[i], x, y, "");
 }
 
+/* Opt-in contraction (TVM's LLVM target allows it by default): only float32/float64 add,
+ * sub and mul get the flag, so float16 arithmetic (rounded after every op) never fuses. */
+static LLVMValueRef allow_contract(cg_t *c, tj_dtype_t d, LLVMValueRef v) {
+  if (c->fp_contract && v && d.code == TJ_DT_FLOAT && d.bits >= 32 && LLVMCanValueUseFastMathFlags(v))
+    LLVMSetFastMathFlags(v, LLVMFastMathAllowContract);
+  return v;
+}
+
 static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
   LLVMValueRef x = gen_expr(c, e->binary.a);
   LLVMValueRef y = x ? gen_expr(c, e->binary.b) : NULL;
@@ -165,9 +173,9 @@ static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
   bool f = d.code == TJ_DT_FLOAT, s = is_signed(d);
   if (tj_tir_kind_is_compare(e->kind)) return gen_compare(c, e->kind, d, x, y);
   switch (e->kind) {
-    case TJ_TIR_ADD: return f ? LLVMBuildFAdd(b, x, y, "") : s ? LLVMBuildNSWAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
-    case TJ_TIR_SUB: return f ? LLVMBuildFSub(b, x, y, "") : s ? LLVMBuildNSWSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
-    case TJ_TIR_MUL: return f ? LLVMBuildFMul(b, x, y, "") : s ? LLVMBuildNSWMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
+    case TJ_TIR_ADD: return f ? allow_contract(c, d, LLVMBuildFAdd(b, x, y, "")) : s ? LLVMBuildNSWAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
+    case TJ_TIR_SUB: return f ? allow_contract(c, d, LLVMBuildFSub(b, x, y, "")) : s ? LLVMBuildNSWSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
+    case TJ_TIR_MUL: return f ? allow_contract(c, d, LLVMBuildFMul(b, x, y, "")) : s ? LLVMBuildNSWMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
     case TJ_TIR_DIV: return f ? LLVMBuildFDiv(b, x, y, "") : s ? LLVMBuildSDiv(b, x, y, "") : LLVMBuildUDiv(b, x, y, "");
     case TJ_TIR_MOD: return f ? LLVMBuildFRem(b, x, y, "") : s ? LLVMBuildSRem(b, x, y, "") : LLVMBuildURem(b, x, y, "");
     case TJ_TIR_FLOOR_DIV: return f ? gen_floor_float(c, true, x, y) : gen_floor_int(c, true, d, x, y);
@@ -625,7 +633,8 @@ static bool bind_params(cg_t *c, const tj_prim_func_t *f, int n_buffers) {
 
 tj_status_t *tj_codegen_kernel(LLVMModuleRef mod, const tj_prim_func_t *f, const char *symbol, int *out_n_buffers,
                                int *out_n_scalars) {
-  cg_t c = {.mod = mod, .ctx = LLVMGetModuleContext(mod), .name = symbol};
+  cg_t c = {.mod = mod, .ctx = LLVMGetModuleContext(mod), .name = symbol,
+            .fp_contract = tj_attrs_get_int(f->attrs, TJ_ATTR_FP_CONTRACT, 0) != 0};
   c.t_i1 = LLVMInt1TypeInContext(c.ctx);
   c.t_i8 = LLVMInt8TypeInContext(c.ctx);
   c.t_i32 = LLVMInt32TypeInContext(c.ctx);

@@ -25,6 +25,7 @@ typedef struct cg {
   LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_ptr, t_void;
   int n_parallel;   /* parallel loops outlined so far (names their body functions) */
   bool in_parallel; /* generating an outlined parallel body: nested parallel loops run serially */
+  bool fp_contract; /* function attr TJ_ATTR_FP_CONTRACT: float32/64 a*b+c may become one FMA */
 } cg_t;
 
 /* codegen.c, for the other codegen files: */

@@ -50,6 +50,7 @@ typedef struct tj_jit_options {
   int opt_level;          /* 0..3 (LLVM default<Ox> and codegen level); default 3 */
   tj_jit_stats_t *stats;  /* optional: receives this call's counters on success */
   bool no_schedule;       /* lower without the CPU schedule (transforms/tir/schedule.h) */
+  bool fp_contract;       /* let float32/64 multiply-add become FMA (not bit-exact with the IR's ops) */
   const tj_jit_messages_t *messages; /* optional: cache warnings and debug lines */
   bool no_cache;          /* bypass the object cache (the in-memory table still applies) */
 } tj_jit_options_t;

@@ -8,6 +8,7 @@
 #include "jit/jit.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
+#include "transforms/tir/lower.h"
 
 typedef struct text_ctx {
   tj_strbuf_t sb;
@@ -176,6 +177,7 @@ char *tj_jit_kernel_text(const tj_prim_func_t *f) {
     }
   }
   tj_strbuf_append(&c.sb, ")");
+  if (tj_attrs_get_int(f->attrs, TJ_ATTR_FP_CONTRACT, 0)) tj_strbuf_append(&c.sb, " (fp_contract)");
   put_stmt(&c, f->body);
   tj_strbuf_append(&c.sb, ")");
   tj_free(c.vars);

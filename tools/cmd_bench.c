@@ -200,6 +200,7 @@ static int run_bench(int argc, char **argv) {
   mopts.passes = a.m.passes;
   mopts.mixed_precision = a.m.mixed_precision;
   mopts.no_schedule = a.m.no_schedule;
+  mopts.fp_contract = a.m.fp_contract;
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
   tvmjit_function_t *fn = NULL;
@@ -243,6 +244,8 @@ const cli_command_t cli_cmd_bench = {
     "                              float32 accumulates in float32, float16 in float16\n"
     "  --threads N                 worker threads (default: TVMJIT_NUM_THREADS or cores)\n"
     "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
+    "  --fp-contract               let float32 a*b+c become one FMA (faster, not bit-exact\n"
+    "                              with the IR; float16 is never fused)\n"
     "  --no-cache                  compile every kernel; do not read or write the kernel cache\n"
     "                              (the compile time is then a cold compile)\n"
     "measuring:\n"

@@ -169,6 +169,7 @@ static int run_run(int argc, char **argv) {
   mopts.print_ir_after_all = a.print_ir_after_all;
   mopts.time_passes = a.time_passes;
   mopts.no_schedule = a.m.no_schedule;
+  mopts.fp_contract = a.m.fp_contract;
   if (a.cache_debug) mopts.cache_debug = 1;
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
@@ -216,6 +217,8 @@ const cli_command_t cli_cmd_run = {
     "  --print-ir-before=P, --print-ir-after=P, --print-ir-after-all, --time-passes\n"
     "  --print-memory-plan         show each intermediate's slot in the workspace\n"
     "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
+    "  --fp-contract               let float32 a*b+c become one FMA (faster, not bit-exact\n"
+    "                              with the IR; float16 is never fused)\n"
     "  --no-cache                  compile every kernel; do not read or write the kernel cache\n"
     "                              (also TVMJIT_CACHE=0; see 'tvmjit cache --help')\n"
     "  --cache-debug               per kernel: cache hit or miss, the key and a hash of each\n"

@@ -16,6 +16,11 @@ cmp -s "$TMP/none.npy" "$TMP/fused.npy" && passes=$((passes + 1)) ||
   { echo "FAIL: fused pipeline output differs from --passes none"; failures=$((failures + 1)); }
 expect_text "$TMP/err" "2 kernels requested, 2 compiled" "the fused seed compiles exactly two kernels"
 
+# --fp-contract fuses only float32/float64 multiply-adds: the float16 seed keeps its bits.
+expect_exit 0 "seed, --fp-contract" -- "$BIN" run "$MODEL" --fp-contract --no-cache --input "$EX/data.npy" --params "$EX/params.npz" --output "$TMP/contract.npy"
+cmp -s "$TMP/none.npy" "$TMP/contract.npy" && passes=$((passes + 1)) ||
+  { echo "FAIL: --fp-contract changed the float16 seed's output"; failures=$((failures + 1)); }
+
 expect_exit 0 "npz output" -- "$BIN" run "$MODEL" --input "$EX/data.npy" --params "$EX/params.npz" --output "$TMP/out.npz"
 expect_exit 0 "summary without --output" -- "$BIN" run "$MODEL" --input data="$EX/data.npy" --params "$EX/params.npz"
 expect_text "$TMP/out" "output 0: float16[16, 32, 32, 16]" "summary names dtype and shape"

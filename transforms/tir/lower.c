@@ -8,6 +8,16 @@ tj_status_t *tj_tir_lower(tj_arena_t *arena, const tj_prim_func_t *f, const char
   return tj_tir_lower_scheduled(arena, f, name, NULL, out_lowered);
 }
 
+static tj_status_t *mark_fp_contract(tj_arena_t *arena, const char *name, const tj_prim_func_t **f) {
+  tj_prim_func_t *copy = tj_arena_alloc(arena, sizeof *copy);
+  const tj_attrs_t *attrs = copy ? tj_attrs_set(arena, (*f)->attrs, TJ_ATTR_FP_CONTRACT, tj_attr_bool(true)) : NULL;
+  if (!attrs) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "lowering '%s': out of memory", name ? name : "?");
+  *copy = **f;
+  copy->attrs = attrs;
+  *f = copy;
+  return NULL;
+}
+
 tj_status_t *tj_tir_lower_scheduled(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                     const tj_tir_schedule_options_t *schedule, const tj_prim_func_t **out_lowered) {
   const tj_prim_func_t *cur = f;
@@ -18,6 +28,7 @@ tj_status_t *tj_tir_lower_scheduled(tj_arena_t *arena, const tj_prim_func_t *f, 
   TJ_RETURN_IF_ERROR(tj_tir_vectorize_loops(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_unroll_loops(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_check_lowered(cur, name));
+  if (schedule && schedule->fp_contract) TJ_RETURN_IF_ERROR(mark_fp_contract(arena, name, &cur));
   *out_lowered = cur;
   return NULL;
 }

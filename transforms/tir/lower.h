@@ -36,6 +36,11 @@
  * symbolic ones on the heap (freed when the ALLOCATE's body ends). */
 #define TJ_TIR_STACK_ALLOC_LIMIT (64 * 1024)
 
+/* PrimFunc attr set by tj_tir_lower_scheduled when schedule->fp_contract: codegen lets
+ * float32/float64 multiply and add contract into FMA (TVM's LLVM target default). It is
+ * part of the kernel's canonical text, hence of every cache key. */
+#define TJ_ATTR_FP_CONTRACT "tvmjit.fp_contract"
+
 /* Widest vector VectorizeLoop makes; wider T.vectorized loops stay serial. */
 #define TJ_TIR_MAX_VECTOR_LANES 64
 /* Most statements UnrollLoop makes from one loop; bigger T.unroll loops stay serial. */

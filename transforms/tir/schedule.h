@@ -36,6 +36,7 @@ typedef struct tj_tir_schedule_options {
   bool enabled;     /* false: tj_tir_schedule returns the function unchanged */
   int vector_bits;  /* SIMD register width: 512 (AVX-512), 256 (AVX2), 128; 0 = 128 */
   int conv_tile;    /* outputs per register tile along the tiled dim; 0 = default (8) */
+  bool fp_contract; /* mark the lowered function TJ_ATTR_FP_CONTRACT (see lower.h) */
 } tj_tir_schedule_options_t;
 
 /* Statistics for tests: how many nests each rule rewrote. */
