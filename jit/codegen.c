@@ -90,13 +90,38 @@ static LLVMValueRef const_int(cg_t *c, tj_dtype_t d, int64_t v) {
 
 static LLVMValueRef gen_expr(cg_t *c, const tj_tir_expr_t *e);
 
+/* float16 vectors: without AVX512-FP16, LLVM 19 scalarises vector half compares and
+ * most half intrinsics (sqrt, floor, ...: one vucomiss / libcall per lane). Doing them
+ * on float lanes gives the same bits: fpext is exact, a compare of extended values is
+ * the same compare, and float (24 bits) holds a half op's exact result well enough
+ * that rounding it to half is the correctly rounded half result (p >= 2q + 2), which
+ * is also how LLVM computes a scalar half op. llvm.arithmetic.fence emits no code. */
+static bool is_half_vector(LLVMTypeRef t) {
+  return LLVMGetTypeKind(t) == LLVMVectorTypeKind && LLVMGetTypeKind(LLVMGetElementType(t)) == LLVMHalfTypeKind;
+}
+
+static LLVMValueRef call_intrinsic(cg_t *c, const char *name, LLVMTypeRef overload, LLVMValueRef *args, int n);
+
+/* The fence keeps InstCombine from folding `op(fpext x)` back into the half op. */
+static LLVMValueRef half_vector_to_float(cg_t *c, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMVectorType(LLVMFloatTypeInContext(c->ctx), LLVMGetVectorSize(LLVMTypeOf(v)));
+  LLVMValueRef w = LLVMBuildFPExt(c->b, v, t, "");
+  return LLVMIsConstant(w) ? w : call_intrinsic(c, "llvm.arithmetic.fence", t, &w, 1);
+}
+
+static LLVMValueRef fcmp(cg_t *c, LLVMRealPredicate pred, LLVMValueRef x, LLVMValueRef y) {
+  if (is_half_vector(LLVMTypeOf(x))) x = half_vector_to_float(c, x), y = half_vector_to_float(c, y);
+  return LLVMBuildFCmp(c->b, pred, x, y, "");
+}
+
+
 static LLVMValueRef gen_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueRef v) {
   LLVMTypeRef t = value_type(c, to);
   if (!t || !v) return NULL;
   if (tj_dtype_eq(from, to)) return v;
   LLVMBuilderRef b = c->b;
   if (to.code == TJ_DT_BOOL) {
-    if (from.code == TJ_DT_FLOAT) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    if (from.code == TJ_DT_FLOAT) return fcmp(c, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)));
     return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
   }
   if (from.code == TJ_DT_BOOL) {
@@ -135,9 +160,18 @@ static LLVMValueRef call_intrinsic(cg_t *c, const char *name, LLVMTypeRef overlo
   return LLVMBuildCall2(c->b, fty, fn, args, (unsigned)n, "");
 }
 
+/* A floating-point intrinsic (sqrt, floor, exp, ...); NULL when LLVM has no such one. */
+static LLVMValueRef float_intrinsic(cg_t *c, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n) {
+  if (!is_half_vector(t)) return call_intrinsic(c, name, t, args, n);
+  LLVMValueRef wide[2];
+  for (int i = 0; i < n && i < 2; i++) wide[i] = half_vector_to_float(c, args[i]);
+  LLVMValueRef r = call_intrinsic(c, name, LLVMTypeOf(wide[0]), wide, n);
+  return r ? LLVMBuildFPTrunc(c->b, r, t, "") : NULL;
+}
+
 static LLVMValueRef gen_floor_float(cg_t *c, bool want_div, LLVMValueRef x, LLVMValueRef y) {
   LLVMValueRef q = LLVMBuildFDiv(c->b, x, y, "");
-  LLVMValueRef fq = call_intrinsic(c, "llvm.floor", LLVMTypeOf(q), &q, 1);
+  LLVMValueRef fq = float_intrinsic(c, "llvm.floor", LLVMTypeOf(q), &q, 1);
   if (want_div) return fq;
   return LLVMBuildFSub(c->b, x, LLVMBuildFMul(c->b, fq, y, ""), "");
 }
@@ -147,7 +181,7 @@ static LLVMValueRef gen_compare(cg_t *c, tj_tir_expr_kind_t k, tj_dtype_t d, LLV
   static const LLVMIntPredicate sp[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
   static const LLVMIntPredicate up[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
   int i = (int)k - (int)TJ_TIR_EQ;
-  if (d.code == TJ_DT_FLOAT) return LLVMBuildFCmp(c->b, fp[i], x, y, "");
+  if (d.code == TJ_DT_FLOAT) return fcmp(c, fp[i], x, y);
   return LLVMBuildICmp(c->b, is_signed(d) ? sp[i] : up[i], x, y, "");
 }
 
@@ -320,7 +354,7 @@ static LLVMValueRef gen_math(cg_t *c, const tj_tir_expr_t *e, const math_op_t *o
   for (int i = 0; i < op->n_args; i++)
     if (!(args[i] = gen_expr(c, e->call.args[i]))) return NULL;
   if (op->llvm) {
-    LLVMValueRef r = call_intrinsic(c, op->llvm, value_type(c, e->dtype), args, op->n_args);
+    LLVMValueRef r = float_intrinsic(c, op->llvm, value_type(c, e->dtype), args, op->n_args);
     if (r) return r;
   }
   return call_libm(c, op->libm, e->dtype, args, op->n_args);
@@ -339,18 +373,18 @@ static LLVMValueRef gen_float_special(cg_t *c, const tj_tir_expr_t *e) {
   LLVMTypeRef t = LLVMTypeOf(x);
   LLVMBuilderRef b = c->b;
   if (strcmp(op, "tir.rsqrt") == 0) /* TVM: 1 / sqrt(x), two rounded ops */
-    return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), call_intrinsic(c, "llvm.sqrt", t, &x, 1), "");
+    return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), float_intrinsic(c, "llvm.sqrt", t, &x, 1), "");
   if (strcmp(op, "tir.sigmoid") == 0) {
     LLVMValueRef nx = LLVMBuildFNeg(b, x, "");
-    LLVMValueRef ex = call_intrinsic(c, "llvm.exp", t, &nx, 1);
+    LLVMValueRef ex = float_intrinsic(c, "llvm.exp", t, &nx, 1);
     return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), ex, ""), "");
   }
   if (d.code != TJ_DT_FLOAT) return cg_fail(c, TJ_ERR_UNSUPPORTED, "%s on a non-float dtype", op);
-  if (strcmp(op, "tir.isnan") == 0) return LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+  if (strcmp(op, "tir.isnan") == 0) return fcmp(c, LLVMRealUNO, x, x);
   LLVMValueRef ax = call_intrinsic(c, "llvm.fabs", t, &x, 1);
   LLVMValueRef inf = LLVMConstReal(t, 1.0 / 0.0);
-  if (strcmp(op, "tir.isinf") == 0) return LLVMBuildFCmp(b, LLVMRealOEQ, ax, inf, "");
-  return LLVMBuildFCmp(b, LLVMRealOLT, ax, inf, ""); /* tir.isfinite */
+  if (strcmp(op, "tir.isinf") == 0) return fcmp(c, LLVMRealOEQ, ax, inf);
+  return fcmp(c, LLVMRealOLT, ax, inf); /* tir.isfinite */
 }
 
 static LLVMValueRef gen_bitwise(cg_t *c, const tj_tir_expr_t *e) {
