@@ -37,4 +37,9 @@ void cli_print_messages(const char *messages);
  * problem and returns false otherwise. */
 bool cli_check_output_path(const char *path);
 
+/* Monotonic clock in milliseconds, for latency reports. */
+double cli_now_ms(void);
+/* qsort comparator for doubles (ascending), for medians. */
+int cli_compare_double(const void *x, const void *y);
+
 #endif

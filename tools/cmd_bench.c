@@ -52,17 +52,6 @@ static int parse_bench_args(int argc, char **argv, bench_args_t *a) {
   return CLI_OK;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int compare_double(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 /* One call; the outputs it allocates are part of the measured time, as for any caller. */
 static int call_once(const tvmjit_function_t *fn, const cli_bound_inputs_t *b, double *out_ms) {
   enum { MAX_OUT = 64 };
@@ -72,9 +61,9 @@ static int call_once(const tvmjit_function_t *fn, const cli_bound_inputs_t *b, d
     return CLI_FAILED;
   }
   tvmjit_tensor_t *outs[MAX_OUT] = {0};
-  double t0 = now_ms();
+  double t0 = cli_now_ms();
   tvmjit_status_t *st = tvmjit_function_call(fn, b->n, (const tvmjit_tensor_t *const *)b->tensors, n_out, outs);
-  *out_ms = now_ms() - t0;
+  *out_ms = cli_now_ms() - t0;
   for (int i = 0; i < n_out; i++) tvmjit_tensor_free(outs[i]);
   if (st) return cli_report(st), CLI_FAILED;
   return CLI_OK;
@@ -94,7 +83,7 @@ static int measure(const bench_args_t *a, const tvmjit_function_t *fn, const cli
     return CLI_FAILED;
   }
   memcpy(sorted, samples, sizeof(double) * (size_t)a->runs);
-  qsort(sorted, (size_t)a->runs, sizeof(double), compare_double);
+  qsort(sorted, (size_t)a->runs, sizeof(double), cli_compare_double);
   int n = a->runs;
   double sum = 0;
   for (int k = 0; k < n; k++) sum += sorted[k];
@@ -206,10 +195,10 @@ static int run_bench(int argc, char **argv) {
   tvmjit_function_t *fn = NULL;
   bench_result_t r = {0};
   tvmjit_status_t *st = tvmjit_instance_create(&iopts, &inst);
-  double t0 = now_ms();
+  double t0 = cli_now_ms();
   if (!st) st = tvmjit_module_load_file(inst, a.m.model, &mopts, &mod);
   if (!st) st = tvmjit_module_get_function(mod, a.m.function, &fn);
-  r.compile_ms = now_ms() - t0;
+  r.compile_ms = cli_now_ms() - t0;
   if (st) {
     /* A bad --passes / --mixed-precision value is a usage error. */
     rc = tvmjit_status_code(st) == TVMJIT_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;

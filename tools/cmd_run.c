@@ -106,17 +106,6 @@ static int write_outputs(const run_args_t *a, int n, tvmjit_tensor_t **outs) {
   return CLI_OK;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int compare_double(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 static int execute(const run_args_t *a, const tvmjit_function_t *fn, cli_bound_inputs_t *b) {
   int n_out = tvmjit_function_num_outputs(fn);
   if (n_out > CLI_MAX_INPUTS) n_out = CLI_MAX_INPUTS;
@@ -129,14 +118,14 @@ static int execute(const run_args_t *a, const tvmjit_function_t *fn, cli_bound_i
   int rc = CLI_OK;
   for (int r = 0; r < a->repeat && rc == CLI_OK; r++) {
     for (int i = 0; i < n_out; i++) tvmjit_tensor_free(outs[i]), outs[i] = NULL;
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     tvmjit_status_t *st =
         tvmjit_function_call(fn, b->n, (const tvmjit_tensor_t *const *)b->tensors, n_out, outs);
-    times[r] = now_ms() - t0;
+    times[r] = cli_now_ms() - t0;
     if (st) cli_report(st), rc = CLI_FAILED;
   }
   if (rc == CLI_OK && a->repeat > 1) {
-    qsort(times, (size_t)a->repeat, sizeof(double), compare_double);
+    qsort(times, (size_t)a->repeat, sizeof(double), cli_compare_double);
     fprintf(stderr, "latency over %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", a->repeat, times[0],
             times[a->repeat / 2], times[a->repeat - 1]);
   }
