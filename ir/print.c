@@ -700,7 +700,7 @@ static void attr_dict(pr_t *p, const tj_attrs_t *d, bool tir_style) {
     return;
   }
   for (int i = 0; i < n; i++) keys[i] = d->keys[i];
-  qsort(keys, (size_t)n, sizeof *keys, cmp_keys);
+  if (n > 1) qsort(keys, (size_t)n, sizeof *keys, cmp_keys); /* qsort(NULL, 0) is UB */
   out(p, "{");
   for (int i = 0; i < n; i++) {
     if (i) out(p, ", ");
@@ -2023,7 +2023,7 @@ static void module_body(pr_t *p, const tj_module_t *m) {
     return;
   }
   for (int i = 0; i < m->n_funcs; i++) order[i] = &m->funcs[i];
-  qsort(order, (size_t)m->n_funcs, sizeof *order, cmp_funcs);
+  if (m->n_funcs > 1) qsort(order, (size_t)m->n_funcs, sizeof *order, cmp_funcs);
   outf(p, "@I.ir_module\nclass %s:\n", p->module_name);
   if (m->attrs && m->attrs->n) {
     indent(p, 1);
