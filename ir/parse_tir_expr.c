@@ -31,7 +31,12 @@ static const tj_tir_expr_t *make_const(tj_pctx_t *c, tj_dtype_t dt, const tj_val
   double f = v->kind == V_FLOAT ? v->f : (double)v->i;
   if (tj_dtype_is_float(dt)) return TJ_CHK(c, tj_tir_float(c->arena, dt, f));
   if (dt.code == TJ_DT_BOOL) return TJ_CHK(c, tj_tir_bool(c->arena, f != 0));
-  if (tj_dtype_is_int(dt)) return TJ_CHK(c, tj_tir_int(c->arena, dt, v->kind == V_FLOAT ? (int64_t)f : v->i));
+  if (tj_dtype_is_int(dt)) {
+    /* -2^63 <= f < 2^63, written so that NaN fails too: converting anything else is UB. */
+    if (v->kind == V_FLOAT && !(f >= -9223372036854775808.0 && f < 9223372036854775808.0))
+      tj_parse_fail(c->src, v->pos, "%g does not fit in a 64-bit integer; write an integer literal", f);
+    return TJ_CHK(c, tj_tir_int(c->arena, dt, v->kind == V_FLOAT ? (int64_t)f : v->i));
+  }
   tj_parse_fail(c->src, v->pos, "cannot make a literal of this data type");
 }
 
