@@ -561,9 +561,23 @@ const char *tvmjit_function_memory_plan(const tvmjit_function_t *function) { ret
 
 double tvmjit_function_flops(const tvmjit_function_t *function) { return function->flops; }
 
+int tvmjit_function_num_kernel_calls(const tvmjit_function_t *function) {
+  return tj_executable_num_calls(function->exe);
+}
+
+const char *tvmjit_function_kernel_call_name(const tvmjit_function_t *function, int i) {
+  return tj_executable_call_kernel(function->exe, i);
+}
+
 tvmjit_status_t *tvmjit_function_call(const tvmjit_function_t *function, int n_inputs,
                                       const tvmjit_tensor_t *const *inputs, int n_outputs,
                                       tvmjit_tensor_t **out_outputs) {
+  return tvmjit_function_call_profiled(function, n_inputs, inputs, n_outputs, out_outputs, NULL);
+}
+
+tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function, int n_inputs,
+                                               const tvmjit_tensor_t *const *inputs, int n_outputs,
+                                               tvmjit_tensor_t **out_outputs, double *out_call_ms) {
   if (!function || (n_inputs > 0 && !inputs) || (n_outputs > 0 && !out_outputs))
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_function_call: NULL argument");
   int want_out = tj_executable_num_outputs(function->exe);
@@ -582,7 +596,7 @@ tvmjit_status_t *tvmjit_function_call(const tvmjit_function_t *function, int n_i
     /* Kernels that fail to allocate a large temporary skip their body and count the
      * failure on this thread; the executor runs every kernel on the calling thread. */
     (void)tj_jit_take_kernel_alloc_failures();
-    st = tj_executable_run(function->exe, n_inputs, in, n_outputs, out);
+    st = tj_executable_run_timed(function->exe, n_inputs, in, n_outputs, out, out_call_ms);
     if (!st && tj_jit_take_kernel_alloc_failures() > 0)
       st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "a kernel could not allocate its temporary storage");
   }

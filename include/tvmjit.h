@@ -259,6 +259,16 @@ double tvmjit_function_flops(const tvmjit_function_t *function);
 tvmjit_status_t *tvmjit_function_call(const tvmjit_function_t *function, int n_inputs,
                                       const tvmjit_tensor_t *const *inputs, int n_outputs,
                                       tvmjit_tensor_t **out_outputs);
+/* Profiling: the kernel calls one call of the function makes, in order, and a call
+ * that also times each of them. */
+int tvmjit_function_num_kernel_calls(const tvmjit_function_t *function);
+/* The name of the kernel (PrimFunc) that kernel call i runs; NULL when i is out of range. */
+const char *tvmjit_function_kernel_call_name(const tvmjit_function_t *function, int i);
+/* tvmjit_function_call that also writes kernel call i's wall time in milliseconds to
+ * out_call_ms[i] (room for tvmjit_function_num_kernel_calls entries). */
+tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function, int n_inputs,
+                                               const tvmjit_tensor_t *const *inputs, int n_outputs,
+                                               tvmjit_tensor_t **out_outputs, double *out_call_ms);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/memory_plan.h"
 #include "support/alloc.h"
@@ -508,8 +509,23 @@ static tj_status_t *tj_run_copy_outputs(const tj_executable_t *exe, tj_run_t *r)
 
 void tj_executable_set_thread_pool(tj_executable_t *exe, tj_thread_pool_t *pool) { exe->pool = pool; }
 
+static double tj_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+const char *tj_executable_call_kernel(const tj_executable_t *exe, int c) {
+  return c >= 0 && c < exe->n_calls ? exe->kernels[exe->calls[c].kernel]->name : NULL;
+}
+
 tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
                                int n_outputs, tj_tensor_t **out_outputs) {
+  return tj_executable_run_timed(exe, n_inputs, inputs, n_outputs, out_outputs, NULL);
+}
+
+tj_status_t *tj_executable_run_timed(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
+                                     int n_outputs, tj_tensor_t **out_outputs, double *call_ms) {
   if (!exe->planned)
     return tj_status_new(TJ_ERR_INTERNAL, "the executable has no memory plan; call tj_executable_plan_memory after the last call is added");
   TJ_RETURN_IF_ERROR(tj_exe_check_inputs(exe, n_inputs, inputs));
@@ -520,7 +536,11 @@ tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const t
   tj_status_t *s = tj_run_alloc(exe, &r);
   if (!s) s = tj_run_bind(exe, inputs, &r);
   tj_thread_pool_t *prev_pool = exe->pool ? tj_thread_pool_set_current(exe->pool) : NULL;
-  for (int c = 0; !s && c < exe->n_calls; c++) tj_run_call(exe, &exe->calls[c], &r);
+  for (int c = 0; !s && c < exe->n_calls; c++) {
+    double start = call_ms ? tj_now_ms() : 0;
+    tj_run_call(exe, &exe->calls[c], &r);
+    if (call_ms) call_ms[c] = tj_now_ms() - start;
+  }
   if (exe->pool) tj_thread_pool_set_current(prev_pool);
   if (!s) s = tj_run_copy_outputs(exe, &r);
   if (!s) {

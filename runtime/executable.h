@@ -106,5 +106,11 @@ char *tj_executable_memory_plan_text(const tj_executable_t *exe);
  * and runs the calls in order. Thread-safe. */
 tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
                                int n_outputs, tj_tensor_t **out_outputs);
+/* The same, with a monotonic clock around each call: call_ms[c] receives call c's
+ * wall time in milliseconds (num_calls entries; NULL: no clock, as tj_executable_run). */
+tj_status_t *tj_executable_run_timed(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
+                                     int n_outputs, tj_tensor_t **out_outputs, double *call_ms);
+/* The kernel that call c runs (its PrimFunc's name), NULL when c is out of range. */
+const char *tj_executable_call_kernel(const tj_executable_t *exe, int c);
 
 #endif

@@ -70,6 +70,38 @@ START_TEST(call_wraps_caller_memory_and_returns_owned_output) {
 }
 END_TEST
 
+/* Without FuseOps the two operators stay two kernel calls, each timed. */
+START_TEST(profiled_call_times_each_kernel_call) {
+  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
+  tvmjit_module_options_t opts;
+  tvmjit_module_options_init(&opts);
+  opts.passes = "LegalizeOps";
+  tvmjit_status_t *st = tvmjit_module_load_string(inst, "relu_add.rx", model_text, strlen(model_text), &opts, &mod);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
+  ck_assert_int_eq(tvmjit_function_num_kernel_calls(fn), 2);
+  ck_assert_str_eq(tvmjit_function_kernel_call_name(fn, 0), "relu");
+  ck_assert_str_eq(tvmjit_function_kernel_call_name(fn, 1), "add");
+  ck_assert_ptr_null(tvmjit_function_kernel_call_name(fn, 2));
+  ck_assert_ptr_null(tvmjit_function_kernel_call_name(fn, -1));
+
+  float data[8 * 16];
+  for (int i = 0; i < 128; i++) data[i] = (float)(i - 64) * 0.5f;
+  int64_t dims[2] = {8, 16};
+  tvmjit_tensor_t *x, *y = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 2, dims, data, &x));
+  double call_ms[3] = {-1, -1, -7};
+  ck_assert_ptr_null(tvmjit_function_call_profiled(fn, 1, (const tvmjit_tensor_t *const *)&x, 1, &y, call_ms));
+  ck_assert(call_ms[0] >= 0 && call_ms[1] >= 0);
+  ck_assert(call_ms[2] == -7); /* nothing written past the calls */
+  const float *out = tvmjit_tensor_data(y);
+  for (int i = 0; i < 128; i++) ck_assert_float_eq(out[i], expected(data[i]));
+  tvmjit_tensor_free(y);
+  tvmjit_tensor_free(x);
+  unload();
+}
+END_TEST
+
 START_TEST(bad_calls_return_clear_statuses) {
   load();
   int64_t dims[2] = {8, 16}, wrong[2] = {8, 15};
@@ -188,6 +220,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, call_wraps_caller_memory_and_returns_owned_output);
+  tcase_add_test(tc, profiled_call_times_each_kernel_call);
   tcase_add_test(tc, bad_calls_return_clear_statuses);
   tcase_add_test(tc, bad_models_are_reported_not_loaded);
   tcase_add_test(tc, eight_threads_call_one_function);

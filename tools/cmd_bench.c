@@ -12,7 +12,7 @@
 
 typedef struct bench_args {
   cli_model_args_t m; /* model, inputs, passes, threads: shared with run */
-  int warmup, runs, json, no_cache;
+  int warmup, runs, json, no_cache, profile;
 } bench_args_t;
 
 typedef struct bench_result {
@@ -21,6 +21,9 @@ typedef struct bench_result {
   long peak_rss_kib;
   char jit[512]; /* the module report's "jit: ..." line: kernels compiled or from the cache */
   const double *samples_ms; /* in run order */
+  int n_calls;              /* --profile: kernel calls per run */
+  double *call_ms;          /* --profile: runs x n_calls kernel call times */
+  double *call_median_ms;   /* --profile: n_calls medians over the runs */
 } bench_result_t;
 
 static int parse_bench_args(int argc, char **argv, bench_args_t *a) {
@@ -42,6 +45,9 @@ static int parse_bench_args(int argc, char **argv, bench_args_t *a) {
       a->runs = (int)n;
     } else if (cli_option(argc, argv, &i, "no-cache", false, &v)) {
       a->no_cache = 1;
+    } else if (cli_option(argc, argv, &i, "profile", false, &v)) {
+      if (v) return cli_usage_error("bench", "--profile takes no value");
+      a->profile = 1;
     } else if (cli_option(argc, argv, &i, "json", false, &v)) {
       if (v) return cli_usage_error("bench", "--json takes no value");
       a->json = 1;
@@ -52,8 +58,15 @@ static int parse_bench_args(int argc, char **argv, bench_args_t *a) {
   return CLI_OK;
 }
 
+/* Median of v[0], v[stride], ... (n values); leaves them sorted in scratch. */
+static double median(const double *v, int n, int stride, double *scratch) {
+  for (int k = 0; k < n; k++) scratch[k] = v[(size_t)k * (size_t)stride];
+  qsort(scratch, (size_t)n, sizeof(double), cli_compare_double);
+  return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+}
+
 /* One call; the outputs it allocates are part of the measured time, as for any caller. */
-static int call_once(const tvmjit_function_t *fn, const cli_bound_inputs_t *b, double *out_ms) {
+static int call_once(const tvmjit_function_t *fn, const cli_bound_inputs_t *b, double *out_ms, double *call_ms) {
   enum { MAX_OUT = 64 };
   int n_out = tvmjit_function_num_outputs(fn);
   if (n_out > MAX_OUT) {
@@ -62,7 +75,8 @@ static int call_once(const tvmjit_function_t *fn, const cli_bound_inputs_t *b, d
   }
   tvmjit_tensor_t *outs[MAX_OUT] = {0};
   double t0 = cli_now_ms();
-  tvmjit_status_t *st = tvmjit_function_call(fn, b->n, (const tvmjit_tensor_t *const *)b->tensors, n_out, outs);
+  tvmjit_status_t *st =
+      tvmjit_function_call_profiled(fn, b->n, (const tvmjit_tensor_t *const *)b->tensors, n_out, outs, call_ms);
   *out_ms = cli_now_ms() - t0;
   for (int i = 0; i < n_out; i++) tvmjit_tensor_free(outs[i]);
   if (st) return cli_report(st), CLI_FAILED;
@@ -74,26 +88,52 @@ static int measure(const bench_args_t *a, const tvmjit_function_t *fn, const cli
                    bench_result_t *r) {
   double ms;
   for (int k = 0; k < a->warmup; k++)
-    if (call_once(fn, b, &ms) != CLI_OK) return CLI_FAILED;
+    if (call_once(fn, b, &ms, r->call_ms) != CLI_OK) return CLI_FAILED;
   for (int k = 0; k < a->runs; k++)
-    if (call_once(fn, b, &samples[k]) != CLI_OK) return CLI_FAILED;
-  double *sorted = malloc(sizeof(double) * (size_t)a->runs);
+    if (call_once(fn, b, &samples[k], r->call_ms ? r->call_ms + (size_t)k * (size_t)r->n_calls : NULL) != CLI_OK)
+      return CLI_FAILED;
+  int n = a->runs;
+  double *sorted = malloc(sizeof(double) * (size_t)n);
   if (!sorted) {
-    fprintf(stderr, "tvmjit: out of memory for %d timings\n", a->runs);
+    fprintf(stderr, "tvmjit: out of memory for %d timings\n", n);
     return CLI_FAILED;
   }
-  memcpy(sorted, samples, sizeof(double) * (size_t)a->runs);
-  qsort(sorted, (size_t)a->runs, sizeof(double), cli_compare_double);
-  int n = a->runs;
   double sum = 0;
-  for (int k = 0; k < n; k++) sum += sorted[k];
+  for (int k = 0; k < n; k++) sum += samples[k];
+  r->median_ms = median(samples, n, 1, sorted);
   r->min_ms = sorted[0];
   r->max_ms = sorted[n - 1];
-  r->median_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   r->mean_ms = sum / n;
   r->samples_ms = samples;
+  for (int c = 0; c < r->n_calls; c++) r->call_median_ms[c] = median(r->call_ms + c, n, r->n_calls, sorted);
   free(sorted);
   return CLI_OK;
+}
+
+/* --profile: each kernel call's median time and share of the summed medians; the rest of
+ * the latency is the executor (argument binding, output allocation, libffi). */
+static void print_profile(const bench_args_t *a, const tvmjit_function_t *fn, const bench_result_t *r) {
+  const double *med = r->call_median_ms;
+  double total = 0;
+  for (int c = 0; c < r->n_calls; c++) total += med[c];
+  printf("kernel calls (median over %d runs):\n", a->runs);
+  for (int c = 0; c < r->n_calls; c++)
+    printf("  %3d  %-40s %9.3f ms %5.1f%%\n", c, tvmjit_function_kernel_call_name(fn, c), med[c],
+           total > 0 ? 100 * med[c] / total : 0);
+  printf("  sum of kernel medians %.3f ms; executor overhead about %.3f ms of the median latency\n", total,
+         r->median_ms - total);
+}
+
+static void json_string(const char *s);
+
+static void print_json_profile(const bench_args_t *a, const tvmjit_function_t *fn, const bench_result_t *r) {
+  printf(", \"profile\": [");
+  for (int c = 0; c < r->n_calls; c++) {
+    printf("%s{\"kernel\": ", c ? ", " : "");
+    json_string(tvmjit_function_kernel_call_name(fn, c));
+    printf(", \"median_ms\": %.6f}", r->call_median_ms[c]);
+  }
+  printf("]");
 }
 
 static void json_string(const char *s) {
@@ -111,7 +151,7 @@ static void json_string(const char *s) {
   putchar('"');
 }
 
-static void print_json(const bench_args_t *a, const bench_result_t *r) {
+static void print_json(const bench_args_t *a, const tvmjit_function_t *fn, const bench_result_t *r) {
   printf("{\"model\": ");
   json_string(a->m.model);
   printf(", \"function\": ");
@@ -132,6 +172,7 @@ static void print_json(const bench_args_t *a, const bench_result_t *r) {
            r->flops / r->median_ms / 1e6, r->flops / r->min_ms / 1e6);
   else
     printf(", \"flops\": null, \"gflops_median\": null, \"gflops_best\": null");
+  if (r->call_ms) print_json_profile(a, fn, r);
   printf(", \"peak_rss_kib\": %ld, \"samples_ms\": [", r->peak_rss_kib);
   for (int k = 0; k < a->runs; k++) printf("%s%.6f", k ? ", " : "", r->samples_ms[k]);
   printf("]}\n");
@@ -159,7 +200,12 @@ static int bench_loaded(const bench_args_t *a, const tvmjit_function_t *fn, benc
   memset(&b, 0, sizeof b);
   int rc = cli_bind_inputs(&a->m, fn, &b);
   double *samples = rc == CLI_OK ? malloc(sizeof(double) * (size_t)a->runs) : NULL;
-  if (rc == CLI_OK && !samples) {
+  if (a->profile) {
+    r->n_calls = tvmjit_function_num_kernel_calls(fn);
+    r->call_ms = calloc((size_t)a->runs * (size_t)r->n_calls + 1, sizeof(double));
+    r->call_median_ms = calloc((size_t)r->n_calls + 1, sizeof(double));
+  }
+  if (rc == CLI_OK && (!samples || (a->profile && (!r->call_ms || !r->call_median_ms)))) {
     fprintf(stderr, "tvmjit: out of memory for %d timings\n", a->runs);
     rc = CLI_FAILED;
   }
@@ -168,10 +214,13 @@ static int bench_loaded(const bench_args_t *a, const tvmjit_function_t *fn, benc
     struct rusage ru;
     r->peak_rss_kib = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1; /* KiB on Linux */
     r->flops = tvmjit_function_flops(fn);
-    if (a->json) print_json(a, r);
+    if (a->json) print_json(a, fn, r);
     else print_text(a, r);
+    if (!a->json && r->call_ms) print_profile(a, fn, r);
   }
   free(samples);
+  free(r->call_ms);
+  free(r->call_median_ms);
   cli_free_bound(&b);
   return rc;
 }
@@ -240,10 +289,12 @@ const cli_command_t cli_cmd_bench = {
     "measuring:\n"
     "  --warmup N                  untimed calls first (default 3)\n"
     "  --runs N                    timed calls (default 20)\n"
+    "  --profile                   also time every kernel call and print each one's median\n"
     "  --json                      one JSON object on stdout: model, passes, threads,\n"
     "                              compile_ms, jit (kernels compiled / from the cache),\n"
     "                              latency_ms {min, median, max, mean}, flops,\n"
-    "                              gflops_median, gflops_best, peak_rss_kib, samples_ms\n"
+    "                              gflops_median, gflops_best, profile (with --profile:\n"
+    "                              [{kernel, median_ms}] per call), peak_rss_kib, samples_ms\n"
     "\n"
     "FLOPs are counted from the kernels' TIR after the passes: each float +, -, *, /,\n"
     "min, max, compare or math call once per loop iteration (a multiply-add is 2);\n"

@@ -26,6 +26,23 @@ assert len(s) == 3 and lat["min"] == min(s) and lat["max"] == max(s) and lat["mi
 assert d["compile_ms"] > 0 and d["peak_rss_kib"] > 0 and d["gflops_median"] > 0, d
 PY
 
+# --profile: one line per kernel call of the seed (3 fused convs and the layer norm, in
+# order), in text and in the JSON.
+expect_exit 0 "--profile" -- "$BIN" bench "$MODEL" --input "$EX/data.npy" --params "$EX/params.npz" --warmup 0 --runs 3 --profile
+expect_text "$TMP/out" "kernel calls (median over 3 runs):" "profile header"
+expect_text "$TMP/out" "sum of kernel medians" "profile total"
+[ "$(grep -c '^ *[0-9]  fused_conv2d' "$TMP/out")" = 3 ] && [ "$(grep -c '^ *2  layer_norm' "$TMP/out")" = 1 ] \
+  && passes=$((passes + 1)) || { echo "FAIL: --profile lines"; cat "$TMP/out"; failures=$((failures + 1)); }
+expect_exit 0 "--profile --json" -- "$BIN" bench "$MODEL" --input "$EX/data.npy" --params "$EX/params.npz" --warmup 0 --runs 3 --profile --json
+python3 - "$TMP/out" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: JSON profile"; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["profile"]
+assert [e["kernel"].split("_")[0] for e in p] == ["fused", "fused", "layer", "fused"], p
+assert all(e["median_ms"] >= 0 for e in p) and sum(e["median_ms"] for e in p) <= d["latency_ms"]["max"] * 1.5, d
+PY
+expect_exit 2 "--profile=1" -- "$BIN" bench "$MODEL" --fill zeros --profile=1
+
 # The compile line says what the kernel cache did (its own directory here).
 # ctest sets TVMJIT_CACHE=0; turn it on here with a directory of our own.
 export TVMJIT_CACHE=1 TVMJIT_CACHE_DIR=$TMP/cache
