@@ -104,6 +104,8 @@ const char *tj_jit_host_cpu(void);
 const char *tj_jit_host_features(void);
 /* The widest SIMD register the host has, in bits: 512 (AVX-512F), 256 (AVX/AVX2) or 128. */
 int tj_jit_host_vector_bits(void);
+/* Whether the host has float16 vector arithmetic (AVX512-FP16). */
+bool tj_jit_host_native_f16(void);
 
 /* Builds the LLVM module for a lowered kernel, verifies, optimises and emits an object
  * (one target machine per call, so threads may call this concurrently). */

@@ -57,6 +57,8 @@ int tj_jit_host_vector_bits(void) {
   return 128;
 }
 
+bool tj_jit_host_native_f16(void) { return has_feature(tj_jit_host_features(), "+avx512fp16"); }
+
 static LLVMCodeGenOptLevel codegen_level(int opt_level) {
   if (opt_level <= 0) return LLVMCodeGenLevelNone;
   if (opt_level == 1) return LLVMCodeGenLevelLess;

@@ -38,12 +38,17 @@ static const tj_prim_func_t *prim(const tj_module_t *m, const char *name) {
   return f;
 }
 
-static tj_tir_schedule_stats_t schedule(tj_arena_t *a, const tj_prim_func_t *f, int bits,
-                                        const tj_prim_func_t **out) {
-  tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = bits};
+static tj_tir_schedule_stats_t schedule_with(tj_arena_t *a, const tj_prim_func_t *f, int bits, bool native_f16,
+                                             const tj_prim_func_t **out) {
+  tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = bits, .native_f16 = native_f16};
   tj_tir_schedule_stats_t st;
   TU_OK(tj_tir_schedule(a, f, "f", &o, out, &st));
   return st;
+}
+
+static tj_tir_schedule_stats_t schedule(tj_arena_t *a, const tj_prim_func_t *f, int bits,
+                                        const tj_prim_func_t **out) {
+  return schedule_with(a, f, bits, false, out);
 }
 
 /* ---- loop kinds in a function ---- */
@@ -134,16 +139,17 @@ START_TEST(conv_rule_fires_on_the_seed_fused_conv) {
   ck_assert_int_eq(st.conv, 1);
   ck_assert_int_eq(st.fused_epilogues, 1); /* relu in the write-back */
   ck_assert_int_eq(st.repacked, 1);        /* OHWI weights to HWIO */
-  ck_assert_int_eq(st.injective, 1);       /* the padding */
+  ck_assert_int_eq(st.injective, 0);       /* the padding is no nest of its own: */
+  ck_assert_int_eq(st.windowed, 1);        /* each output row fills its 3 padded input rows */
   ck_assert_int_eq(st.widened, 1);         /* float16 kept in float32 registers */
   kinds_t k = kinds_of(g);
   ck_assert_int_eq(k.blocks, 1); /* only the root block is left */
-  ck_assert_int_eq(k.parallel, 2);
+  ck_assert_int_eq(k.parallel, 1); /* the output rows */
   ck_assert_int_eq(k.unrolled, 3); /* init, update, write-back tiles */
   ck_assert_int_eq(k.vectorized, 4);
-  /* The relu's intermediate buffer is gone; pad_temp became a float32 copy. */
+  /* The relu's intermediate buffer and pad_temp are gone. */
   ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 0);
-  ck_assert_int_eq(k.allocates, 3); /* padding, packed weights, accumulator tile */
+  ck_assert_int_eq(k.allocates, 3); /* padding window, packed weights, accumulator tile */
   /* layer_norm: statistics per row in parallel, the normalisation vectorized. */
   st = schedule(a, prim(m, "layer_norm"), 512, &g);
   ck_assert_int_eq(st.reduction, 1);
@@ -178,11 +184,13 @@ START_TEST(scheduled_kernels_compute_the_same_bits) {
   const tj_module_t *m = load(a, "tests/models/schedule_kernels.rx", NULL);
   static const struct {
     const char *name;
-    int conv, injective, reduction, epilogues;
+    int conv, injective, reduction, epilogues, windowed;
   } want[] = {
-      {"conv_f16_relu", 1, 1, 0, 1},          {"conv_mixed_cast_relu", 1, 1, 0, 2},
-      {"conv_strided_dilated_bias", 1, 1, 0, 1}, {"add_tail", 0, 1, 0, 0},
-      {"row_sum", 1, 0, 0, 0},                {"row_stats", 0, 0, 1, 0},
+      /* the convs' padding is computed per output row (windowed), except where the
+       * window would recompute too much of it: then it stays an injective nest */
+      {"conv_f16_relu", 1, 0, 0, 1, 1},          {"conv_mixed_cast_relu", 1, 0, 0, 2, 1},
+      {"conv_strided_dilated_bias", 1, 1, 0, 1, 0}, {"add_tail", 0, 1, 0, 0, 0},
+      {"row_sum", 1, 0, 0, 0, 0},                {"row_stats", 0, 0, 1, 0, 0},
   };
   const int bits[] = {512, 256, 128};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -190,11 +198,36 @@ START_TEST(scheduled_kernels_compute_the_same_bits) {
       const tj_prim_func_t *f = prim(m, want[i].name), *g;
       tj_tir_schedule_stats_t st = schedule(a, f, bits[j], &g);
       ck_assert_msg(st.conv == want[i].conv && st.injective == want[i].injective &&
-                        st.reduction == want[i].reduction && st.fused_epilogues == want[i].epilogues,
-                    "%s: conv %d injective %d reduction %d epilogues %d", want[i].name, st.conv, st.injective,
-                    st.reduction, st.fused_epilogues);
+                        st.reduction == want[i].reduction && st.fused_epilogues == want[i].epilogues &&
+                        st.windowed == want[i].windowed,
+                    "%s: conv %d injective %d reduction %d epilogues %d windowed %d", want[i].name, st.conv,
+                    st.injective, st.reduction, st.fused_epilogues, st.windowed);
       assert_same_bits(want[i].name, f, g);
     }
+  tj_arena_free(a);
+}
+END_TEST
+
+/* With AVX512-FP16 a float16 conv keeps its float16 arithmetic: no widening, the
+ * padding window and accumulator in float16, and the same bits. A float32 accumulator
+ * over float16 inputs (mixed precision) is still widened. */
+START_TEST(native_float16_convs_are_not_widened) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/schedule_kernels.rx", NULL);
+  const tj_prim_func_t *f = prim(m, "conv_f16_relu"), *g;
+  tj_tir_schedule_stats_t st = schedule_with(a, f, 512, true, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_eq(st.widened, 0);
+  ck_assert_int_eq(st.windowed, 1);
+  assert_same_bits("conv_f16_relu (native float16)", f, g);
+  f = prim(m, "conv_mixed_cast_relu");
+  st = schedule_with(a, f, 512, true, &g);
+  ck_assert_int_eq(st.widened, 1);
+  assert_same_bits("conv_mixed_cast_relu (native float16)", f, g);
+  m = load(a, "examples/seed/model.rx", "default");
+  st = schedule_with(a, prim(m, "fused_conv2d2_relu"), 512, true, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_eq(st.widened, 0);
   tj_arena_free(a);
 }
 END_TEST
@@ -223,6 +256,7 @@ int main(void) {
   tcase_add_test(tc, conv_rule_fires_on_float32_and_mixed_precision_convs);
   tcase_add_test(tc, scheduled_kernels_compute_the_same_bits);
   tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
+  tcase_add_test(tc, native_float16_convs_are_not_widened);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

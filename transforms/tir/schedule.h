@@ -37,12 +37,16 @@ typedef struct tj_tir_schedule_options {
   int vector_bits;  /* SIMD register width: 512 (AVX-512), 256 (AVX2), 128; 0 = 128 */
   int conv_tile;    /* outputs per register tile along the tiled dim; 0 = default (8) */
   bool fp_contract; /* mark the lowered function TJ_ATTR_FP_CONTRACT (see lower.h) */
+  /* The host computes float16 vectors natively (AVX512-FP16): a float16 conv keeps its
+   * float16 arithmetic (twice the lanes, no conversions) instead of being widened. */
+  bool native_f16;
 } tj_tir_schedule_options_t;
 
 /* Statistics for tests: how many nests each rule rewrote. */
 typedef struct tj_tir_schedule_stats {
   int conv, injective, reduction, fused_epilogues, repacked;
-  int widened; /* convs computing float16 values in float32 registers */
+  int widened;  /* convs computing float16 values in float32 registers */
+  int windowed; /* convs computing their padded input per output row */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */

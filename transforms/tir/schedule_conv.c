@@ -45,6 +45,10 @@ typedef struct conv {
   bool widen;
   const tj_buffer_t *shadow_from, *shadow_to; /* a float16 input read from a float32 copy */
   const tj_tir_expr_t *acc_value;             /* what widen() makes of a load of C */
+  /* The padded input computed per outer iteration (schedule_window.c). */
+  bool windowed;
+  tj_sched_window_t window;
+  const tj_tir_expr_t *const *cur_vals; /* iter values of the element being built */
 } conv_t;
 
 static bool is_f16(tj_dtype_t d) { return d.code == TJ_DT_FLOAT && d.bits == 16 && d.lanes == 1; }
@@ -255,6 +259,7 @@ static const tj_tir_expr_t *widen(conv_t *k, const tj_tir_expr_t *e) {
     case TJ_TIR_FLOAT_IMM: return f32 ? e : tj_tir_float(a, TJ_F32, e->float_imm);
     case TJ_TIR_BUFFER_LOAD:
       if (e->load.buffer == k->st->store.buffer) return k->acc_value ? k->acc_value : tj_tir_cast(a, TJ_F32, e);
+      if (e->load.buffer == k->shadow_from && k->windowed) return tj_sched_window_load(k->c, &k->window, k->cur_vals);
       if (e->load.buffer == k->shadow_from) return tj_tir_load(a, k->shadow_to, e->load.n_indices, e->load.indices);
       return f32 ? e : tj_tir_cast(a, TJ_F32, e);
     case TJ_TIR_CAST: {
@@ -275,11 +280,12 @@ static const tj_tir_expr_t *widen(conv_t *k, const tj_tir_expr_t *e) {
   }
 }
 
-/* Widen when the arithmetic involves float16 and the accumulator is float16 or float32. */
+/* Widen when the arithmetic involves float16 and the accumulator is float16 or float32;
+ * a float16 accumulator stays float16 where the host has float16 vector arithmetic. */
 static bool wants_widen(const conv_t *k) {
   const tj_buffer_t *cb = k->st->store.buffer;
   if (!is_f16(cb->dtype) && !tj_dtype_eq(cb->dtype, TJ_F32)) return false;
-  if (is_f16(cb->dtype)) return true;
+  if (is_f16(cb->dtype)) return !k->c->opts->native_f16;
   find_f16_t f = {false};
   tj_tir_visitor_t v = {.expr = find_f16, .ctx = &f};
   tj_tir_visit_expr(&v, k->st->store.value);
@@ -357,13 +363,16 @@ static const tj_tir_stmt_t *update_body(conv_t *k, const tj_tir_expr_t *xi, cons
   element_t el;
   element_values(k, a->outer, a->xo, xi, a->fv, fi, a->reduce, &el);
   const tj_tir_expr_t *v = apply_repacks(k, tj_sched_subst_expr(k->c, k->b, k->st->store.value, el.vals));
+  k->cur_vals = el.vals;
   if (k->widen) {
     k->acc_value = acc_load(k, xi, fi);
     if (v && !(v = widen(k, v))) k->c->oom = true;
     k->acc_value = NULL;
   } else {
     v = tj_sched_replace_load(k->c, v, k->st->store.buffer, acc_load(k, xi, fi));
+    if (v && k->windowed) v = tj_sched_replace_load(k->c, v, k->window.from, tj_sched_window_load(k->c, &k->window, el.vals));
   }
+  k->cur_vals = NULL;
   return acc_store(k, xi, fi, v);
 }
 
@@ -384,20 +393,42 @@ static const tj_tir_stmt_t *store_body(conv_t *k, const tj_tir_expr_t *xi, const
   return s;
 }
 
+/* The outer spatial iter vars (all but the vector and tile dims), fused into one loop;
+ * returns its extent. */
+static int64_t outer_iters(const conv_t *k, bool *is_outer) {
+  int64_t p = 1;
+  for (int it = 0; it < k->b->n_iter_vars; it++) {
+    is_outer[it] = k->b->iter_vars[it].kind != TJ_ITER_REDUCE && it != k->vec_iter && it != k->tile_iter;
+    if (is_outer[it]) p *= k->nest.extent[k->nest.loop_of_iter[it]];
+  }
+  return p;
+}
+
+/* fill; body  with the window allocated around both, the outer iter vars bound. */
+static const tj_tir_stmt_t *with_window(conv_t *k, const tj_tir_expr_t *const *outer, const tj_tir_stmt_t *body) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+  for (int it = 0; it < k->b->n_iter_vars; it++)
+    vals[it] = outer[it] ? tj_sched_cast_like(c, k->b->iter_vars[it].var, outer[it]) : k->b->iter_vars[it].var;
+  if (!body || !tj_sched_window_bind(c, &k->window, vals)) return NULL;
+  const tj_tir_stmt_t *two[2] = {tj_sched_window_fill(c, &k->window), body};
+  const tj_tir_stmt_t *s = two[0] ? tj_tir_seq(c->arena, 2, two) : NULL;
+  return s ? tj_tir_allocate(c->arena, k->window.local, s) : NULL;
+}
+
 static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   const tj_sched_nest_t *nest = &k->nest;
   const tj_block_t *b = k->b;
-  /* Outer spatial loops (all but the vector and tile dims), fused. */
-  int64_t ext[TJ_SCHED_MAX_NEST], p = 1, work = 1;
+  bool is_outer[TJ_SCHED_MAX_NEST];
+  int64_t ext[TJ_SCHED_MAX_NEST], p = outer_iters(k, is_outer), work = 1;
   int outer_iter[TJ_SCHED_MAX_NEST], n_outer = 0;
   for (int l = 0; l < nest->n; l++) {
     int it = nest->iter_of_loop[l];
     work *= nest->extent[l];
-    if (b->iter_vars[it].kind == TJ_ITER_REDUCE || it == k->vec_iter || it == k->tile_iter) continue;
+    if (!is_outer[it]) continue;
     outer_iter[n_outer] = it;
     ext[n_outer++] = nest->extent[l];
-    p *= nest->extent[l];
   }
   const tj_tir_expr_t *fo = tj_sched_var(c, "fo"), *unf[TJ_SCHED_MAX_NEST], *outer[TJ_SCHED_MAX_NEST] = {0};
   if (!fo || (n_outer && !tj_sched_unfuse(c, fo, n_outer, ext, unf))) return NULL;
@@ -427,6 +458,7 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
     s = tj_sched_loop(c, xo, nest->extent[nest->loop_of_iter[k->tile_iter]] / k->tile, TJ_FOR_SERIAL, s);
   else
     s = s ? tj_tir_let_stmt(c->arena, xo, tj_tir_i64(c->arena, 0), s) : NULL;
+  if (k->windowed) s = with_window(k, outer, s);
   s = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
   /* Repacks first, each buffer allocated around everything. */
   if (k->n_repacks && s) {
@@ -467,21 +499,29 @@ static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *
   return r;
 }
 
-/* stmts[i] writes the float16 buffer the widened conv stmts[i+1] reads (its padding),
- * and nothing else uses it: it can write a float32 copy instead. */
-static const tj_buffer_t *shadowable_input(tj_sched_ctx_t *c, int i, const conv_t *k) {
+/* stmts[i] writes a buffer the conv stmts[i+1] reads (its padding), and nothing else
+ * uses it: it can be computed per outer iteration (window), or for a widened conv
+ * written as a float32 copy. */
+static const tj_buffer_t *padded_input(tj_sched_ctx_t *c, int i, const conv_t *k) {
   tj_sched_nest_t nest;
-  if (!k->widen || !tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return NULL;
+  if (!tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return NULL;
   const tj_tir_stmt_t *st = nest.block->body;
   if (st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_store_is_identity(nest.block, st)) return NULL;
   const tj_buffer_t *p = st->store.buffer;
   int64_t n;
-  if (!is_f16(p->dtype) || p->strides || p->elem_offset || !tj_buffer_static_size(p, &n)) return NULL;
+  if (p->strides || p->elem_offset || !tj_buffer_static_size(p, &n)) return NULL;
   if (tj_sched_root_alloc(c, p) < 0 || tj_sched_is_param(c, p)) return NULL;
   if (tj_sched_count_uses(k->st, p) == 0) return NULL;
   for (int j = 0; j < c->n_stmts; j++)
     if (j != i && j != i + 1 && tj_sched_count_uses(c->stmts[j], p) > 0) return NULL;
   return p;
+}
+
+static bool plan_window(tj_sched_ctx_t *c, int i, conv_t *k, const tj_buffer_t *p) {
+  bool is_outer[TJ_SCHED_MAX_NEST];
+  int64_t iterations = outer_iters(k, is_outer);
+  tj_dtype_t dt = k->widen && is_f16(p->dtype) ? TJ_F32 : p->dtype;
+  return tj_sched_window_plan(c, i, &k->nest, k->st->store.value, is_outer, iterations, dt, &k->window);
 }
 
 int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
@@ -491,10 +531,22 @@ int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
     *out = conv_nest(c, i, &k, &used);
     return c->oom ? 1 : used;
   }
-  /* The padding of a widened conv: written as float32 once, read as float32. */
   if (!conv_matches(c, i + 1, &k)) return 0;
-  const tj_buffer_t *p = shadowable_input(c, i, &k);
+  const tj_buffer_t *p = padded_input(c, i, &k);
   if (!p) return 0;
+  /* The padding computed per output row, read from a small local buffer. */
+  if (plan_window(c, i, &k, p)) {
+    k.windowed = true;
+    if (k.widen) k.shadow_from = p; /* widen() reads it from the (float32) window */
+    *out = conv_nest(c, i + 1, &k, &used);
+    if (!*out) return c->oom = true, 1;
+    c->drop_alloc[tj_sched_root_alloc(c, p)] = true;
+    c->stats.windowed++;
+    return 1 + used;
+  }
+  if (c->oom) return 1;
+  /* The padding of a widened conv: written as float32 once, read as float32. */
+  if (!k.widen || !is_f16(p->dtype)) return 0;
   const tj_buffer_t *p32 =
       tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_f32", p->name), TJ_F32, p->ndim, p->shape, NULL);
   if (!p32) return c->oom = true, 1;

@@ -49,6 +49,11 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
  * values converted to retarget's dtype and stored there instead (no epilogue). NULL
  * when it does not match; *used = statements consumed. */
 const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_buffer_t *retarget, int *used);
+/* The injective nest stmts[i] inside an enclosing row loop: its first n_prefix loops
+ * (extents must equal prefix_extent) take the values prefix[] (by loop), the rest are
+ * built as tj_sched_injective_nest builds them (with its epilogue). NULL: no match. */
+const tj_tir_stmt_t *tj_sched_injective_row(tj_sched_ctx_t *c, int i, int n_prefix, const int64_t *prefix_extent,
+                                            const tj_tir_expr_t *const *prefix, int *used);
 /* How many leading loops of extents[0..n_outer) to fuse into one parallel loop. */
 int tj_sched_fused_prefix(const int64_t *extent, int n_outer);
 
@@ -87,6 +92,36 @@ void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const 
  * element `idx` (ndim of the output). Marks the intermediate buffers dropped. */
 const tj_tir_expr_t *tj_sched_apply_epilogue(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep,
                                              const tj_tir_expr_t *value, const tj_tir_expr_t *const *idx);
+
+/* ---- a conv's padding computed per outer iteration (schedule_window.c) ---- */
+typedef enum tj_window_mode { TJ_WINDOW_FIXED, TJ_WINDOW_SLIDE, TJ_WINDOW_FULL } tj_window_mode_t;
+typedef struct tj_sched_window_dim {
+  tj_window_mode_t mode;
+  const tj_tir_expr_t *index; /* FIXED: the index; SLIDE: its outer part A; FULL: the index */
+  int64_t extent;             /* in the local buffer (FIXED: 1) */
+  int reduce_iter;            /* SLIDE: the consumer's reduce iter var added to A */
+} tj_sched_window_dim_t;
+typedef struct tj_sched_window {
+  const tj_buffer_t *from;     /* the padded buffer the producer writes */
+  const tj_buffer_t *local;    /* what one outer iteration reads of it (window and full dims) */
+  const tj_block_t *producer, *consumer;
+  tj_sched_window_dim_t dims[TJ_SCHED_MAX_NEST];  /* per dim of `from` */
+  const tj_tir_expr_t *bound[TJ_SCHED_MAX_NEST];  /* FIXED/SLIDE index for this iteration */
+} tj_sched_window_t;
+/* stmts[producer] writes a root buffer P at its identity indices that the consumer nest
+ * reads in `value` (all loads at the same indices) in a way the window covers; outer[k]
+ * marks the consumer's iter vars bound per outer iteration. False: keep P. */
+bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t *consumer,
+                          const tj_tir_expr_t *value, const bool *outer, int64_t outer_iterations,
+                          tj_dtype_t local_dtype, tj_sched_window_t *w);
+/* Binds the outer iter vars (values by consumer iter var; others unused) for the fill. */
+bool tj_sched_window_bind(tj_sched_ctx_t *c, tj_sched_window_t *w, const tj_tir_expr_t *const *outer_values);
+/* The loops that fill the local buffer for the bound iteration. */
+const tj_tir_stmt_t *tj_sched_window_fill(tj_sched_ctx_t *c, const tj_sched_window_t *w);
+/* The local buffer's element that replaces the load of P at the consumer element
+ * whose iter values are `values`. */
+const tj_tir_expr_t *tj_sched_window_load(tj_sched_ctx_t *c, const tj_sched_window_t *w,
+                                          const tj_tir_expr_t *const *values);
 
 /* ---- builders (NULL on OOM, propagate NULL) ---- */
 const tj_tir_expr_t *tj_sched_var(tj_sched_ctx_t *c, const char *name);
