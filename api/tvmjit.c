@@ -300,6 +300,7 @@ void tvmjit_module_options_init(tvmjit_module_options_t *options) {
   options->use_cache = 1;
   options->cache_debug = env_is("TVMJIT_CACHE_DEBUG", "1");
   options->opt_level = 2;
+  options->fp_contract = 1;
 }
 
 /* The JIT's message sink for this module: collected, and passed on to on_message. */

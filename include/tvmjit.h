@@ -171,9 +171,11 @@ typedef struct tvmjit_module_options {
   int print_ir_after_all;
   int time_passes;               /* collect per-pass times, see tvmjit_module_report */
   int no_schedule;               /* 1: kernels as plain loops, without the CPU schedule */
-  /* 1: float32/float64 a * b + c may be computed as one fused multiply-add (as TVM's LLVM
-   * target does by default): faster, but the results are no longer bit-identical to the
-   * IR's separate operations. float16 arithmetic is never fused. Default 0. */
+  /* 1 (default): float32/float64 a * b + c may be computed as one fused multiply-add, as
+   * TVM's LLVM target does (FP-op fusion "fast"): faster, and within rounding of the IR's
+   * separate operations but not bit-identical to them. 0: every multiply and add is
+   * rounded on its own, as the reference interpreter computes. float16 arithmetic is
+   * never fused (its rounding after every operation is the float16 semantics). */
   int fp_contract;
   /* Kernel cache (see tvmjit_cache_options_t). use_cache = 0 compiles every kernel of
    * this module, without reading or writing the instance's cache (default 1).
