@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
     const char *name = m->funcs[i].name;
     const tj_prim_func_t *f = m->funcs[i].prim;
     if (print && !strcmp(print, name)) {
-      tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits()};
+      tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits(),
+                                      .native_f16 = tj_jit_host_native_f16(), .fp_contract = contract};
       const tj_prim_func_t *sf;
       tj_tir_schedule_stats_t ss;
       st = tj_tir_schedule(arena, f, name, &so, &sf, &ss);
@@ -132,7 +133,8 @@ int main(int argc, char **argv) {
       tj_free(text);
     }
     if (ir && !strcmp(ir, name)) {
-      tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits()};
+      tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits(),
+                                      .native_f16 = tj_jit_host_native_f16(), .fp_contract = contract};
       const tj_prim_func_t *low;
       char *text = NULL;
       st = tj_tir_lower_scheduled(arena, f, name, &so, &low);

@@ -469,8 +469,10 @@ static tj_status_t *tj_run_bind(const tj_executable_t *exe, const tj_tensor_t *c
       case TJ_VALUE_CONSTANT: r->ptrs[v] = (void *)d->const_data; break;
       case TJ_VALUE_INTERMEDIATE: r->ptrs[v] = r->workspace + d->offset; break;
       case TJ_VALUE_OUTPUT: {
+        /* Written by the kernel that defines it, as the workspace's intermediates are
+         * (and as TVM's alloc_tensor leaves it): no zero fill. */
         tj_tensor_t *t;
-        TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new(d->dtype, d->ndim, d->shape, &t), "output '%s'", d->name));
+        TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(d->dtype, d->ndim, d->shape, &t), "output '%s'", d->name));
         r->outputs[d->index] = t;
         r->ptrs[v] = t->data;
         break;
@@ -500,7 +502,7 @@ static tj_status_t *tj_run_copy_outputs(const tj_executable_t *exe, tj_run_t *r)
     if (!exe->output_is_copy[o]) continue;
     const tj_value_desc_t *d = &exe->values[exe->output_values[o]];
     tj_tensor_t *t;
-    TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new(d->dtype, d->ndim, d->shape, &t), "output %d ('%s')", o, d->name));
+    TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(d->dtype, d->ndim, d->shape, &t), "output %d ('%s')", o, d->name));
     if (d->nbytes) memcpy(t->data, r->ptrs[exe->output_values[o]], d->nbytes);
     r->outputs[o] = t;
   }

@@ -46,6 +46,12 @@ static tj_tensor_t *tj_tensor_shell(tj_dtype_t dtype, int ndim, const int64_t *s
 }
 
 tj_status_t *tj_tensor_new(tj_dtype_t dtype, int ndim, const int64_t *shape, tj_tensor_t **out_tensor) {
+  TJ_RETURN_IF_ERROR(tj_tensor_new_uninit(dtype, ndim, shape, out_tensor));
+  memset((*out_tensor)->data, 0, tj_tensor_nbytes(*out_tensor));
+  return NULL;
+}
+
+tj_status_t *tj_tensor_new_uninit(tj_dtype_t dtype, int ndim, const int64_t *shape, tj_tensor_t **out_tensor) {
   size_t nbytes;
   TJ_RETURN_IF_ERROR(tj_tensor_check_shape(dtype, ndim, shape, &nbytes));
   tj_tensor_t *t = tj_tensor_shell(dtype, ndim, shape);
@@ -55,7 +61,6 @@ tj_status_t *tj_tensor_new(tj_dtype_t dtype, int ndim, const int64_t *shape, tj_
     tj_free(t);
     return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes of tensor data", nbytes);
   }
-  memset(t->data, 0, nbytes);
   t->owns_data = true;
   *out_tensor = t;
   return NULL;

@@ -22,6 +22,9 @@ typedef struct tj_tensor {
 
 /* A new zero-filled tensor that owns 64-byte aligned storage. */
 tj_status_t *tj_tensor_new(tj_dtype_t dtype, int ndim, const int64_t *shape, tj_tensor_t **out_tensor);
+/* The same without the zero fill, for storage that is written before it is read (the
+ * outputs of a run: zeroing the seed's 1 MiB output took 35 us of a 1.5 ms call). */
+tj_status_t *tj_tensor_new_uninit(tj_dtype_t dtype, int ndim, const int64_t *shape, tj_tensor_t **out_tensor);
 /* A tensor that borrows `data` (caller keeps ownership and must keep it alive). */
 tj_status_t *tj_tensor_wrap(tj_dtype_t dtype, int ndim, const int64_t *shape, void *data,
                             tj_tensor_t **out_tensor);
