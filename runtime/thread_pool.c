@@ -58,7 +58,15 @@ struct tj_thread_pool {
   tj_parallel_body_t body;
   void *ctx;
   int64_t n;
-  int n_chunks, next_chunk;
+  int n_chunks;
+  /* Chunk claiming: thread t (the caller is 0, workers 1..) owns the contiguous chunks
+   * [home_next[t], home_end[t]) and runs them from the front; a thread whose range is
+   * empty takes the last chunk of the range with the most left. Without delays each
+   * thread runs the same rows in every kernel of a run, so what one kernel writes the
+   * next reads from the same core's cache. */
+  int *home_next, *home_end;
+  int n_homes;
+  int next_worker_id;
   atomic_int chunks_done;      /* written under `lock`; read by the spinning caller */
   atomic_uint_fast64_t generation_hint; /* mirror of `generation` (and stop) for spinners */
 };
@@ -161,11 +169,27 @@ static void run_chunk(tj_parallel_body_t body, void *ctx, int64_t n, int n_chunk
   inside_chunk = was_inside;
 }
 
+/* Splits the job's chunks into the threads' home ranges (under `lock`). */
+static void assign_homes(tj_thread_pool_t *p) {
+  for (int t = 0; t < p->n_homes; t++) {
+    p->home_next[t] = (int)((int64_t)p->n_chunks * t / p->n_homes);
+    p->home_end[t] = (int)((int64_t)p->n_chunks * (t + 1) / p->n_homes);
+  }
+}
+
+/* The next chunk for thread `self` (under `lock`), or -1 when none is left. */
+static int claim_chunk(tj_thread_pool_t *p, int self) {
+  if (p->home_next[self] < p->home_end[self]) return p->home_next[self]++;
+  int victim = -1, most = 0;
+  for (int t = 0; t < p->n_homes; t++)
+    if (p->home_end[t] - p->home_next[t] > most) most = p->home_end[t] - p->home_next[t], victim = t;
+  return victim < 0 ? -1 : --p->home_end[victim];
+}
+
 /* Claims and runs chunks of the current job until none is left. Called and returns
  * with p->lock held; releases it while a chunk runs. */
-static void run_chunks_locked(tj_thread_pool_t *p) {
-  while (p->next_chunk < p->n_chunks) {
-    int i = p->next_chunk++;
+static void run_chunks_locked(tj_thread_pool_t *p, int self) {
+  for (int i; (i = claim_chunk(p, self)) >= 0;) {
     tj_parallel_body_t body = p->body;
     void *ctx = p->ctx;
     int64_t n = p->n;
@@ -182,6 +206,7 @@ static void run_chunks_locked(tj_thread_pool_t *p) {
 static void *worker_main(void *arg) {
   tj_thread_pool_t *p = arg;
   pthread_mutex_lock(&p->lock);
+  int self = p->next_worker_id++;
   uint64_t seen = p->start_generation;
   for (;;) {
     while (!p->stop && p->generation == seen) {
@@ -196,7 +221,7 @@ static void *worker_main(void *arg) {
     }
     if (p->stop) break;
     seen = p->generation;
-    run_chunks_locked(p);
+    run_chunks_locked(p, self);
   }
   pthread_mutex_unlock(&p->lock);
   return NULL;
@@ -211,6 +236,7 @@ static void start_workers(tj_thread_pool_t *p) {
   if (!p->workers) return;
   pthread_mutex_lock(&p->lock);
   p->start_generation = p->generation;
+  p->next_worker_id = 1;
   pthread_mutex_unlock(&p->lock);
   pthread_attr_t attr;
   bool have_attr = pthread_attr_init(&attr) == 0;
@@ -235,6 +261,15 @@ tj_status_t *tj_thread_pool_create(int num_threads, tj_thread_pool_t **out_pool)
   tj_thread_pool_t *p = tj_calloc(1, sizeof *p);
   if (!p) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory creating a thread pool");
   p->n_threads = n;
+  p->n_homes = n;
+  p->home_next = tj_calloc((size_t)n, sizeof *p->home_next);
+  p->home_end = tj_calloc((size_t)n, sizeof *p->home_end);
+  if (!p->home_next || !p->home_end) {
+    tj_free(p->home_next);
+    tj_free(p->home_end);
+    tj_free(p);
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory creating a thread pool");
+  }
   pthread_mutex_init(&p->dispatch, NULL);
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->wake, NULL);
@@ -254,6 +289,8 @@ void tj_thread_pool_free(tj_thread_pool_t *p) {
   pthread_mutex_unlock(&p->lock);
   for (int i = 0; i < p->n_started; i++) pthread_join(p->workers[i], NULL);
   tj_free(p->workers);
+  tj_free(p->home_next);
+  tj_free(p->home_end);
   pthread_cond_destroy(&p->done_cv);
   pthread_cond_destroy(&p->wake);
   pthread_mutex_destroy(&p->lock);
@@ -283,12 +320,12 @@ void tj_thread_pool_parallel_for(tj_thread_pool_t *p, int64_t n, tj_parallel_bod
   p->ctx = ctx;
   p->n = n;
   p->n_chunks = n_chunks;
-  p->next_chunk = 0;
+  assign_homes(p);
   atomic_store_explicit(&p->chunks_done, 0, memory_order_relaxed);
   p->generation++;
   atomic_store_explicit(&p->generation_hint, p->generation, memory_order_relaxed);
   if (p->sleepers > 0) pthread_cond_broadcast(&p->wake);
-  run_chunks_locked(p);
+  run_chunks_locked(p, 0);
   while (atomic_load_explicit(&p->chunks_done, memory_order_relaxed) < n_chunks) {
     pthread_mutex_unlock(&p->lock);
     spin_for_done(p, n_chunks);

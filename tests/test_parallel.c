@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/interp.h"
 #include "ir/parse.h"
@@ -57,6 +58,75 @@ START_TEST(pool_runs_every_index_exactly_once) {
     }
     tj_thread_pool_free(pool);
   }
+}
+END_TEST
+
+/* Each thread starts on its own contiguous range of chunks; one that is held up (here
+ * the caller, in its first chunk) has the rest of its range taken over by the others. */
+typedef struct takeover {
+  atomic_int hits[64];
+  pthread_t runner[64];
+} takeover_t;
+
+static void slow_first_chunk(int64_t begin, int64_t end, void *ctx) {
+  takeover_t *t = ctx;
+  if (begin == 0) usleep(50 * 1000);
+  for (int64_t i = begin; i < end; i++) {
+    atomic_fetch_add(&t->hits[i], 1);
+    t->runner[i] = pthread_self();
+  }
+}
+
+START_TEST(a_held_up_threads_chunks_are_taken_over) {
+  tj_thread_pool_t *pool;
+  TU_OK(tj_thread_pool_create(2, &pool));
+  /* 8 chunks of 8 indices: 0-3 are the caller's, 4-7 the worker's. The caller sleeps in
+   * chunk 0 while the worker runs 4-7, then 3, 2, 1. A machine too loaded to run the
+   * worker within 50 ms gets a few more tries. */
+  int by_caller = 64;
+  for (int attempt = 0; attempt < 10 && by_caller >= 32; attempt++) {
+    takeover_t t = {0};
+    tj_thread_pool_parallel_for(pool, 64, slow_first_chunk, &t);
+    by_caller = 0;
+    for (int i = 0; i < 64; i++) {
+      ck_assert_int_eq(atomic_load(&t.hits[i]), 1);
+      by_caller += pthread_equal(t.runner[i], pthread_self()) != 0;
+    }
+    ck_assert_int_ge(by_caller, 8); /* chunk 0 at least */
+  }
+  ck_assert_int_lt(by_caller, 32);
+  tj_thread_pool_free(pool);
+}
+END_TEST
+
+static void slow_fifth_chunk(int64_t begin, int64_t end, void *ctx) {
+  takeover_t *t = ctx;
+  usleep(begin == 32 ? 20 * 1000 : 1000); /* time for the worker to wake */
+  for (int64_t i = begin; i < end; i++) {
+    atomic_fetch_add(&t->hits[i], 1);
+    t->runner[i] = pthread_self();
+  }
+}
+
+/* The caller's home range is chunks 0-3 whatever the worker does: when the worker is
+ * busy in its first chunk (4), the caller runs 0-3, then takes 7, 6, 5. */
+START_TEST(the_caller_runs_its_own_range_first) {
+  tj_thread_pool_t *pool;
+  TU_OK(tj_thread_pool_create(2, &pool));
+  bool seen = false;
+  for (int attempt = 0; attempt < 10 && !seen; attempt++) {
+    takeover_t t = {0};
+    tj_thread_pool_parallel_for(pool, 64, slow_fifth_chunk, &t);
+    if (pthread_equal(t.runner[32], pthread_self())) continue; /* the worker was late: retry */
+    seen = true;
+    for (int i = 0; i < 64; i++) {
+      ck_assert_int_eq(atomic_load(&t.hits[i]), 1);
+      ck_assert_msg(i >= 32 || pthread_equal(t.runner[i], pthread_self()), "index %d of the caller's range ran on the worker", i);
+      ck_assert_msg(i < 40 || pthread_equal(t.runner[i], pthread_self()), "index %d ran on the worker while it slept", i);
+    }
+  }
+  ck_assert(seen);
+  tj_thread_pool_free(pool);
 }
 END_TEST
 
@@ -642,6 +712,8 @@ int main(void) {
   Suite *s = suite_create("parallel");
   TCase *pool = tcase_create("pool");
   tcase_add_test(pool, pool_runs_every_index_exactly_once);
+  tcase_add_test(pool, a_held_up_threads_chunks_are_taken_over);
+  tcase_add_test(pool, the_caller_runs_its_own_range_first);
   tcase_add_test(pool, chunks_are_contiguous_and_depend_only_on_n_and_threads);
   tcase_add_test(pool, parallel_for_inside_a_chunk_runs_inline);
   tcase_add_test(pool, host_threads_share_a_pool_without_deadlock);
