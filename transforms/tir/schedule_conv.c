@@ -25,6 +25,11 @@
 #define DEFAULT_TILE 8
 #define MAX_REPACK_ELEMS (1 << 20)
 #define MAX_REPACK 4
+/* A padding window serves up to this many output rows, as long as that leaves at least
+ * MIN_WINDOWS windows to run in parallel: fewer refills (a 3x3 window of one row
+ * computes each padded row 3 times, of 8 rows 1.25 times). */
+#define MAX_WINDOW_ROWS 8
+#define MIN_WINDOWS 32
 
 typedef struct repack {
   const tj_buffer_t *from, *to;
@@ -393,23 +398,34 @@ static const tj_tir_stmt_t *store_body(conv_t *k, const tj_tir_expr_t *xi, const
   return s;
 }
 
+/* The extent of outer iter var `it` in the fused outer loop: a row-blocked one counts
+ * blocks. */
+static int64_t outer_extent(const conv_t *k, int it) {
+  int64_t e = k->nest.extent[k->nest.loop_of_iter[it]];
+  const tj_sched_row_block_t *rb = &k->window.block;
+  return k->windowed && rb->rows > 1 && it == rb->row_iter ? e / rb->rows : e;
+}
+
 /* The outer spatial iter vars (all but the vector and tile dims), fused into one loop;
  * returns its extent. */
 static int64_t outer_iters(const conv_t *k, bool *is_outer) {
   int64_t p = 1;
   for (int it = 0; it < k->b->n_iter_vars; it++) {
     is_outer[it] = k->b->iter_vars[it].kind != TJ_ITER_REDUCE && it != k->vec_iter && it != k->tile_iter;
-    if (is_outer[it]) p *= k->nest.extent[k->nest.loop_of_iter[it]];
+    if (is_outer[it]) p *= outer_extent(k, it);
   }
   return p;
 }
 
-/* fill; body  with the window allocated around both, the outer iter vars bound. */
-static const tj_tir_stmt_t *with_window(conv_t *k, const tj_tir_expr_t *const *outer, const tj_tir_stmt_t *body) {
+/* fill; for each row of the block: body  with the window allocated around both, the
+ * outer iter vars bound (`start`: the row-blocked one at the block's first row). */
+static const tj_tir_stmt_t *with_window(conv_t *k, const tj_tir_expr_t *const *start, const tj_tir_stmt_t *body) {
   tj_sched_ctx_t *c = k->c;
+  const tj_sched_row_block_t *rb = &k->window.block;
+  if (rb->rows > 1) body = tj_sched_loop(c, rb->row_offset, rb->rows, TJ_FOR_SERIAL, body);
   const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
   for (int it = 0; it < k->b->n_iter_vars; it++)
-    vals[it] = outer[it] ? tj_sched_cast_like(c, k->b->iter_vars[it].var, outer[it]) : k->b->iter_vars[it].var;
+    vals[it] = start[it] ? tj_sched_cast_like(c, k->b->iter_vars[it].var, start[it]) : k->b->iter_vars[it].var;
   if (!body || !tj_sched_window_bind(c, &k->window, vals)) return NULL;
   const tj_tir_stmt_t *two[2] = {tj_sched_window_fill(c, &k->window), body};
   const tj_tir_stmt_t *s = two[0] ? tj_tir_seq(c->arena, 2, two) : NULL;
@@ -428,11 +444,19 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
     work *= nest->extent[l];
     if (!is_outer[it]) continue;
     outer_iter[n_outer] = it;
-    ext[n_outer++] = nest->extent[l];
+    ext[n_outer++] = outer_extent(k, it);
   }
   const tj_tir_expr_t *fo = tj_sched_var(c, "fo"), *unf[TJ_SCHED_MAX_NEST], *outer[TJ_SCHED_MAX_NEST] = {0};
+  const tj_tir_expr_t *start[TJ_SCHED_MAX_NEST] = {0};
   if (!fo || (n_outer && !tj_sched_unfuse(c, fo, n_outer, ext, unf))) return NULL;
-  for (int i = 0; i < n_outer; i++) outer[outer_iter[i]] = unf[i];
+  for (int i = 0; i < n_outer; i++) outer[outer_iter[i]] = start[outer_iter[i]] = unf[i];
+  const tj_sched_row_block_t *rb = &k->window.block;
+  if (k->windowed && rb->rows > 1) {
+    /* row = block * rows + row_offset; the window starts at block * rows */
+    start[rb->row_iter] = tj_sched_mul(c, outer[rb->row_iter], rb->rows);
+    outer[rb->row_iter] = tj_sched_add(c, start[rb->row_iter], rb->row_offset);
+    if (!outer[rb->row_iter]) return NULL;
+  }
   const tj_tir_expr_t *xo = tj_sched_var(c, "xo"), *fv = tj_sched_var(c, "fv");
   const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0};
   for (int it = 0; it < b->n_iter_vars; it++)
@@ -458,7 +482,7 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
     s = tj_sched_loop(c, xo, nest->extent[nest->loop_of_iter[k->tile_iter]] / k->tile, TJ_FOR_SERIAL, s);
   else
     s = s ? tj_tir_let_stmt(c->arena, xo, tj_tir_i64(c->arena, 0), s) : NULL;
-  if (k->windowed) s = with_window(k, outer, s);
+  if (k->windowed) s = with_window(k, start, s);
   s = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
   /* Repacks first, each buffer allocated around everything. */
   if (k->n_repacks && s) {
@@ -517,11 +541,29 @@ static const tj_buffer_t *padded_input(tj_sched_ctx_t *c, int i, const conv_t *k
   return p;
 }
 
+/* A window per output row, then (when it fits) per block of rows. */
 static bool plan_window(tj_sched_ctx_t *c, int i, conv_t *k, const tj_buffer_t *p) {
   bool is_outer[TJ_SCHED_MAX_NEST];
   int64_t iterations = outer_iters(k, is_outer);
   tj_dtype_t dt = k->widen && is_f16(p->dtype) ? TJ_F32 : p->dtype;
-  return tj_sched_window_plan(c, i, &k->nest, k->st->store.value, is_outer, iterations, dt, &k->window);
+  const tj_tir_expr_t *value = k->st->store.value;
+  if (!tj_sched_window_plan(c, i, &k->nest, value, is_outer, iterations, dt, NULL, &k->window)) return false;
+  int row_iter = tj_sched_window_row_iter(&k->window);
+  if (row_iter < 0 || !is_outer[row_iter]) return true;
+  int64_t extent = k->nest.extent[k->nest.loop_of_iter[row_iter]];
+  const tj_tir_expr_t *row_offset = tj_sched_var(c, "row");
+  if (!row_offset) return c->oom = true, false;
+  for (int64_t rows = MAX_WINDOW_ROWS; rows > 1; rows /= 2) {
+    if (extent % rows || iterations / rows < MIN_WINDOWS) continue;
+    tj_sched_row_block_t block = {row_iter, rows, row_offset};
+    tj_sched_window_t w;
+    if (tj_sched_window_plan(c, i, &k->nest, value, is_outer, iterations / rows, dt, &block, &w)) {
+      k->window = w;
+      return true;
+    }
+    if (c->oom) return false;
+  }
+  return true;
 }
 
 int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {

@@ -101,19 +101,34 @@ typedef struct tj_sched_window_dim {
   int64_t extent;             /* in the local buffer (FIXED: 1) */
   int reduce_iter;            /* SLIDE: the consumer's reduce iter var added to A */
 } tj_sched_window_dim_t;
+/* Row blocks: one window serves `rows` consecutive values of the consumer's outer iter
+ * var `row_iter` (A of one SLIDE dim is that var, stride 1): the window starts at the
+ * block's first row, holds K + rows - 1 elements along that dim, and the consumer at
+ * row offset `row_offset` (a var of the loop over the block) reads element
+ * row_offset + r. rows = 1: one window per value. */
+typedef struct tj_sched_row_block {
+  int row_iter;
+  int64_t rows;
+  const tj_tir_expr_t *row_offset;
+} tj_sched_row_block_t;
 typedef struct tj_sched_window {
   const tj_buffer_t *from;     /* the padded buffer the producer writes */
   const tj_buffer_t *local;    /* what one outer iteration reads of it (window and full dims) */
   const tj_block_t *producer, *consumer;
   tj_sched_window_dim_t dims[TJ_SCHED_MAX_NEST];  /* per dim of `from` */
   const tj_tir_expr_t *bound[TJ_SCHED_MAX_NEST];  /* FIXED/SLIDE index for this iteration */
+  tj_sched_row_block_t block;
+  int block_dim; /* the SLIDE dim along row_iter, -1 when rows = 1 */
 } tj_sched_window_t;
 /* stmts[producer] writes a root buffer P at its identity indices that the consumer nest
  * reads in `value` (all loads at the same indices) in a way the window covers; outer[k]
  * marks the consumer's iter vars bound per outer iteration. False: keep P. */
 bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t *consumer,
                           const tj_tir_expr_t *value, const bool *outer, int64_t outer_iterations,
-                          tj_dtype_t local_dtype, tj_sched_window_t *w);
+                          tj_dtype_t local_dtype, const tj_sched_row_block_t *block, tj_sched_window_t *w);
+/* The consumer iter var a SLIDE dim of the planned window slides along (its A is that
+ * var itself), or -1: what a row block may split. */
+int tj_sched_window_row_iter(const tj_sched_window_t *w);
 /* Binds the outer iter vars (values by consumer iter var; others unused) for the fill. */
 bool tj_sched_window_bind(tj_sched_ctx_t *c, tj_sched_window_t *w, const tj_tir_expr_t *const *outer_values);
 /* The loops that fill the local buffer for the bound iteration. */

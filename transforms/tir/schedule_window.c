@@ -107,8 +107,8 @@ static bool classify(const tj_block_t *cb, const bool *outer, const tj_sched_nes
 
 bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t *consumer,
                           const tj_tir_expr_t *value, const bool *outer, int64_t outer_iterations,
-                          tj_dtype_t local_dtype, tj_sched_window_t *w) {
-  *w = (tj_sched_window_t){0};
+                          tj_dtype_t local_dtype, const tj_sched_row_block_t *block, tj_sched_window_t *w) {
+  *w = (tj_sched_window_t){.block_dim = -1};
   tj_sched_nest_t pn;
   if (!tj_sched_collect_nest(c->stmts[producer], &pn) || pn.n_reduce) return false;
   const tj_tir_stmt_t *st = pn.block->body;
@@ -127,8 +127,15 @@ bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t
   int64_t local_elems = 1;
   for (int d = 0; d < p->ndim; d++) {
     if (!classify(consumer->block, outer, consumer, f.first->load.indices[d], p->shape[d], &w->dims[d])) return false;
+    if (block && block->rows > 1 && w->block_dim < 0 && w->dims[d].mode == TJ_WINDOW_SLIDE &&
+        w->dims[d].index == consumer->block->iter_vars[block->row_iter].var) {
+      w->dims[d].extent += block->rows - 1;
+      w->block_dim = d;
+    }
     local_elems *= w->dims[d].extent;
   }
+  if (block && block->rows > 1 && w->block_dim < 0) return false;
+  if (block) w->block = *block;
   /* A local buffer that stays on the stack (lower.h), and bounded recomputation. */
   if ((uint64_t)local_elems * tj_dtype_bytes(local_dtype) > TJ_TIR_STACK_ALLOC_LIMIT ||
       local_elems * outer_iterations > MAX_RECOMPUTE * p_elems)
@@ -144,6 +151,14 @@ bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t
   if (!w->local) return (void)(c->oom = true), false;
   ((tj_buffer_t *)w->local)->scope = "local";
   return true;
+}
+
+int tj_sched_window_row_iter(const tj_sched_window_t *w) {
+  for (int d = 0; d < w->from->ndim; d++)
+    if (w->dims[d].mode == TJ_WINDOW_SLIDE)
+      for (int k = 0; k < w->consumer->n_iter_vars; k++)
+        if (w->dims[d].index == w->consumer->iter_vars[k].var) return k;
+  return -1;
 }
 
 bool tj_sched_window_bind(tj_sched_ctx_t *c, tj_sched_window_t *w, const tj_tir_expr_t *const *outer_values) {
@@ -198,7 +213,9 @@ const tj_tir_expr_t *tj_sched_window_load(tj_sched_ctx_t *c, const tj_sched_wind
   int n = 0;
   for (int d = 0; d < w->from->ndim; d++) {
     const tj_sched_window_dim_t *dim = &w->dims[d];
-    if (dim->mode == TJ_WINDOW_SLIDE) idx[n++] = values[dim->reduce_iter];
+    if (dim->mode == TJ_WINDOW_SLIDE && d == w->block_dim)
+      idx[n++] = tj_sched_add(c, w->block.row_offset, values[dim->reduce_iter]);
+    else if (dim->mode == TJ_WINDOW_SLIDE) idx[n++] = values[dim->reduce_iter];
     else if (dim->mode == TJ_WINDOW_FULL) idx[n++] = tj_sched_subst_expr(c, w->consumer, dim->index, values);
   }
   for (int q = 0; q < n; q++)
