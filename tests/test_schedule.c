@@ -54,6 +54,8 @@ static tj_tir_schedule_stats_t schedule(tj_arena_t *a, const tj_prim_func_t *f, 
 /* ---- loop kinds in a function ---- */
 typedef struct kinds {
   int parallel, vectorized, unrolled, allocates, blocks;
+  int64_t parallel_extent; /* of the last parallel loop */
+  int64_t window_rows;     /* first dim of the last "*_window" buffer allocated */
 } kinds_t;
 
 static bool kinds_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
@@ -62,7 +64,10 @@ static bool kinds_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
     k->parallel += s->loop.kind == TJ_FOR_PARALLEL;
     k->vectorized += s->loop.kind == TJ_FOR_VECTORIZED;
     k->unrolled += s->loop.kind == TJ_FOR_UNROLLED;
+    if (s->loop.kind == TJ_FOR_PARALLEL) tj_tir_is_const_int(s->loop.extent, &k->parallel_extent);
   }
+  if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_window"))
+    tj_tir_is_const_int(s->allocate.buffer->shape[0], &k->window_rows);
   k->allocates += s->kind == TJ_TIR_ALLOCATE;
   k->blocks += s->kind == TJ_TIR_BLOCK_REALIZE;
   return true;
@@ -144,7 +149,9 @@ START_TEST(conv_rule_fires_on_the_seed_fused_conv) {
   ck_assert_int_eq(st.widened, 1);         /* float16 kept in float32 registers */
   kinds_t k = kinds_of(g);
   ck_assert_int_eq(k.blocks, 1); /* only the root block is left */
-  ck_assert_int_eq(k.parallel, 1); /* the output rows */
+  ck_assert_int_eq(k.parallel, 1); /* blocks of 8 output rows: 16 images x 4 */
+  ck_assert_int_eq(k.parallel_extent, 64);
+  ck_assert_int_eq(k.window_rows, 10); /* 8 rows + the 3x3 kernel's 2 */
   ck_assert_int_eq(k.unrolled, 3); /* init, update, write-back tiles */
   ck_assert_int_eq(k.vectorized, 4);
   /* The relu's intermediate buffer and pad_temp are gone. */
