@@ -119,7 +119,8 @@ int main(int argc, char **argv) {
     const tj_prim_func_t *f = m->funcs[i].prim;
     if (print && !strcmp(print, name)) {
       tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits(),
-                                      .native_f16 = tj_jit_host_native_f16(), .fp_contract = contract};
+                                      .native_f16 = tj_jit_host_native_f16(), .fp_contract = contract,
+                                      .reorder_reductions = contract};
       const tj_prim_func_t *sf;
       tj_tir_schedule_stats_t ss;
       st = tj_tir_schedule(arena, f, name, &so, &sf, &ss);
@@ -134,7 +135,8 @@ int main(int argc, char **argv) {
     }
     if (ir && !strcmp(ir, name)) {
       tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits(),
-                                      .native_f16 = tj_jit_host_native_f16(), .fp_contract = contract};
+                                      .native_f16 = tj_jit_host_native_f16(), .fp_contract = contract,
+                                      .reorder_reductions = contract};
       const tj_prim_func_t *low;
       char *text = NULL;
       st = tj_tir_lower_scheduled(arena, f, name, &so, &low);

@@ -1,6 +1,7 @@
 /* transforms/tir/schedule: which rule rewrites which nest, and that the scheduled
  * function computes the same bits as the original, run through the reference
  * interpreter (the JIT side is in test_differential.c). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,66 @@ START_TEST(scheduled_kernels_compute_the_same_bits) {
 }
 END_TEST
 
+/* Runs f and g on the same random inputs through the interpreter; their outputs agree
+ * within `rtol` of the largest output (float32 parameters only). Returns the largest
+ * difference seen, so a test can also require that something changed. */
+static double max_diff(const tj_prim_func_t *f, const tj_prim_func_t *g, double rtol) {
+  void *a[8], *b[8];
+  size_t bytes[8];
+  ck_assert_int_le(f->n_params, 8);
+  for (int i = 0; i < f->n_params; i++) {
+    int64_t n;
+    ck_assert(tj_buffer_static_size(f->buffer_map[i], &n));
+    ck_assert(tj_dtype_eq(f->buffer_map[i]->dtype, TJ_F32));
+    bytes[i] = (size_t)n * 4;
+    a[i] = tj_malloc(bytes[i]);
+    b[i] = tj_malloc(bytes[i]);
+    fill(a[i], TJ_F32, n);
+    memcpy(b[i], a[i], bytes[i]);
+  }
+  TU_OK(tj_interp_run_named("f", f, f->n_params, a, NULL));
+  TU_OK(tj_interp_run_named("g", g, g->n_params, b, NULL));
+  double worst = 0, scale = 0;
+  for (int i = 0; i < f->n_params; i++)
+    for (size_t e = 0; e < bytes[i] / 4; e++) {
+      double x = ((float *)a[i])[e], y = ((float *)b[i])[e];
+      worst = fabs(x - y) > worst ? fabs(x - y) : worst;
+      scale = fabs(x) > scale ? fabs(x) : scale;
+    }
+  for (int i = 0; i < f->n_params; i++) {
+    tj_free(a[i]);
+    tj_free(b[i]);
+  }
+  ck_assert_msg(worst <= rtol * scale, "outputs differ by %g (largest output %g)", worst, scale);
+  return worst;
+}
+
+/* reorder_reductions: a float32 conv takes rx innermost (unrolled around the tile), its
+ * outputs within rounding of the IR's order; float16 accumulators and strided convs
+ * keep their order (and bits). */
+START_TEST(float32_conv_reductions_reorder_only_when_allowed) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/schedule_kernels.rx", NULL);
+  tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 512, .reorder_reductions = true};
+  tj_tir_schedule_stats_t st;
+  const tj_prim_func_t *f = prim(m, "conv_f32_relu"), *g;
+  TU_OK(tj_tir_schedule(a, f, "f", &o, &g, &st));
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_eq(st.reordered, 1);
+  ck_assert_int_eq(kinds_of(g).unrolled, 4); /* rx, and the init, update, write-back tiles */
+  ck_assert(max_diff(f, g, 1e-5) > 0);       /* another order: not the same bits, but close */
+  static const char *const kept[] = {"conv_f16_relu", "conv_strided_dilated_bias"};
+  for (int i = 0; i < 2; i++) {
+    f = prim(m, kept[i]);
+    TU_OK(tj_tir_schedule(a, f, "f", &o, &g, &st));
+    ck_assert_int_eq(st.conv, 1);
+    ck_assert_int_eq(st.reordered, 0);
+    assert_same_bits(kept[i], f, g);
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 /* With AVX512-FP16 a float16 conv keeps its float16 arithmetic: no widening, the
  * padding window and accumulator in float16, and the same bits. A float32 accumulator
  * over float16 inputs (mixed precision) is still widened. */
@@ -264,6 +325,7 @@ int main(void) {
   tcase_add_test(tc, scheduled_kernels_compute_the_same_bits);
   tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
   tcase_add_test(tc, native_float16_convs_are_not_widened);
+  tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -37,6 +37,11 @@ typedef struct tj_tir_schedule_options {
   int vector_bits;  /* SIMD register width: 512 (AVX-512), 256 (AVX2), 128; 0 = 128 */
   int conv_tile;    /* outputs per register tile along the tiled dim; 0 = default (8) */
   bool fp_contract; /* mark the lowered function TJ_ATTR_FP_CONTRACT (see lower.h) */
+  /* A float32/float64 conv may take its reduction terms in another order (within
+   * rounding of the IR's order, as TVM's schedules reorder reduction loops): the
+   * reduction that slides along the register tile (rx in x + rx) goes innermost, so
+   * each input value loaded serves up to K outputs of the tile. Never for float16. */
+  bool reorder_reductions;
   /* The host computes float16 vectors natively (AVX512-FP16): a float16 conv keeps its
    * float16 arithmetic (twice the lanes, no conversions) instead of being widened. */
   bool native_f16;
@@ -47,6 +52,7 @@ typedef struct tj_tir_schedule_stats {
   int conv, injective, reduction, fused_epilogues, repacked;
   int widened;  /* convs computing float16 values in float32 registers */
   int windowed; /* convs computing their padded input per output row */
+  int reordered; /* convs whose reduction loops were reordered (reorder_reductions) */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */

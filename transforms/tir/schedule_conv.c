@@ -29,6 +29,8 @@
  * MIN_WINDOWS windows to run in parallel: fewer refills (a 3x3 window of one row
  * computes each padded row 3 times, of 8 rows 1.25 times). */
 #define MAX_WINDOW_ROWS 8
+/* The largest kernel width whose reduction is unrolled inside the tile when reordered. */
+#define MAX_INNER_REDUCE 8
 #define MIN_WINDOWS 32
 
 typedef struct repack {
@@ -54,6 +56,7 @@ typedef struct conv {
   bool windowed;
   tj_sched_window_t window;
   const tj_tir_expr_t *const *cur_vals; /* iter values of the element being built */
+  int inner_reduce; /* reduce iter var moved innermost (reorder_reductions), or -1 */
 } conv_t;
 
 static bool is_f16(tj_dtype_t d) { return d.code == TJ_DT_FLOAT && d.bits == 16 && d.lanes == 1; }
@@ -469,9 +472,14 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   if (!k->acc) return NULL;
   ((tj_buffer_t *)k->acc)->scope = "local";
   const tj_tir_stmt_t *upd = tile_loops(k, update_body, &arg);
+  if (k->inner_reduce >= 0) {
+    int l = nest->loop_of_iter[k->inner_reduce];
+    upd = tj_sched_loop(c, reduce[k->inner_reduce], nest->extent[l], TJ_FOR_UNROLLED, upd);
+  }
   for (int l = nest->n - 1; l >= 0; l--) {
     int it = nest->iter_of_loop[l];
-    if (b->iter_vars[it].kind == TJ_ITER_REDUCE) upd = tj_sched_loop(c, reduce[it], nest->extent[l], TJ_FOR_SERIAL, upd);
+    if (b->iter_vars[it].kind == TJ_ITER_REDUCE && it != k->inner_reduce)
+      upd = tj_sched_loop(c, reduce[it], nest->extent[l], TJ_FOR_SERIAL, upd);
   }
   const tj_tir_stmt_t *three[3] = {tile_loops(k, init_body, &arg), upd, tile_loops(k, store_body, &arg)};
   if (!three[0] || !three[1] || !three[2]) return NULL;
@@ -498,13 +506,48 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   return s;
 }
 
+/* e = tile var + r (either order) with r a reduce iter var: returns r's index. */
+static int sliding_reduce(const conv_t *k, const tj_tir_expr_t *e) {
+  if (e->kind != TJ_TIR_ADD || k->tile_iter < 0) return -1;
+  const tj_tir_expr_t *tile = k->b->iter_vars[k->tile_iter].var;
+  const tj_tir_expr_t *x = e->binary.a, *y = e->binary.b;
+  if (y == tile) x = e->binary.b, y = e->binary.a;
+  if (x != tile) return -1;
+  int r = iter_index(k->b, y);
+  return r >= 0 && k->b->iter_vars[r].kind == TJ_ITER_REDUCE ? r : -1;
+}
+
+typedef struct slide_find {
+  const conv_t *k;
+  int found;
+} slide_find_t;
+
+static bool find_slide(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  slide_find_t *f = v->ctx;
+  if (e->kind == TJ_TIR_BUFFER_LOAD)
+    for (int d = 0; d < e->load.n_indices && f->found < 0; d++) f->found = sliding_reduce(f->k, e->load.indices[d]);
+  return f->found < 0;
+}
+
+/* The reduce iter var to run innermost, or -1 (see reorder_reductions). */
+static int pick_inner_reduce(const conv_t *k) {
+  tj_dtype_t d = k->st->store.buffer->dtype;
+  if (!k->c->opts->reorder_reductions || d.code != TJ_DT_FLOAT || d.bits < 32 || d.lanes != 1) return -1;
+  slide_find_t f = {k, -1};
+  tj_tir_visitor_t v = {.expr = find_slide, .ctx = &f};
+  tj_tir_visit_expr(&v, k->st->store.value);
+  if (f.found < 0 || k->nest.extent[k->nest.loop_of_iter[f.found]] > MAX_INNER_REDUCE) return -1;
+  return f.found;
+}
+
 /* Matches stmts[i] as a conv; on success fills k (widening decided). */
 static bool conv_matches(tj_sched_ctx_t *c, int i, conv_t *k) {
-  *k = (conv_t){.c = c};
+  *k = (conv_t){.c = c, .inner_reduce = -1};
   if (i >= c->n_stmts || !tj_sched_collect_nest(c->stmts[i], &k->nest) || !k->nest.n_reduce) return false;
   k->b = k->nest.block;
   if (!match(k)) return false;
   k->widen = wants_widen(k) && widen(k, k->st->store.value) && widen(k, k->init->store.value);
+  k->inner_reduce = pick_inner_reduce(k);
   return true;
 }
 
@@ -519,6 +562,7 @@ static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *
   c->stats.fused_epilogues += ep.n;
   c->stats.repacked += k->n_repacks;
   c->stats.widened += k->widen;
+  c->stats.reordered += k->inner_reduce >= 0;
   *used = 1 + ep.n;
   return r;
 }
