@@ -300,7 +300,6 @@ void tvmjit_module_options_init(tvmjit_module_options_t *options) {
   options->use_cache = 1;
   options->cache_debug = env_is("TVMJIT_CACHE_DEBUG", "1");
   options->opt_level = 2;
-  options->fp_contract = 1;
 }
 
 /* The JIT's message sink for this module: collected, and passed on to on_message. */
@@ -374,7 +373,7 @@ static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, 
     mod->instance = instance;
     mod->arena = arena;
     mod->no_schedule = options->no_schedule != 0;
-    mod->fp_contract = options->fp_contract != 0;
+    mod->fp_contract = options->strict_float == 0;
     mod->opt_level = options->opt_level;
     pthread_mutex_init(&mod->lock, NULL);
     pthread_mutex_init(&mod->messages_lock, NULL);

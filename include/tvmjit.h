@@ -171,12 +171,14 @@ typedef struct tvmjit_module_options {
   int print_ir_after_all;
   int time_passes;               /* collect per-pass times, see tvmjit_module_report */
   int no_schedule;               /* 1: kernels as plain loops, without the CPU schedule */
-  /* 1 (default): float32/float64 a * b + c may be computed as one fused multiply-add, as
-   * TVM's LLVM target does (FP-op fusion "fast"): faster, and within rounding of the IR's
-   * separate operations but not bit-identical to them. 0: every multiply and add is
-   * rounded on its own, as the reference interpreter computes. float16 arithmetic is
-   * never fused (its rounding after every operation is the float16 semantics). */
-  int fp_contract;
+  /* 0 (default): float32/float64 arithmetic as TVM compiles it: a * b + c may become
+   * one fused multiply-add (TVM's LLVM target uses FP-op fusion "fast"), and a conv's
+   * reduction may take its terms in another order (as TVM's schedules reorder reduction
+   * loops). Results are within rounding of the IR's operations, not bit-identical to
+   * them. 1: every float32/float64 operation rounded on its own, in the IR's order, as
+   * the reference interpreter computes (about 1.3x slower convs). float16 is always
+   * computed exactly as written: its rounding after every operation is its semantics. */
+  int strict_float;
   /* Kernel cache (see tvmjit_cache_options_t). use_cache = 0 compiles every kernel of
    * this module, without reading or writing the instance's cache (default 1).
    * cache_debug adds a message per kernel lookup: hit or miss, the key and a hash of

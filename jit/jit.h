@@ -50,7 +50,9 @@ typedef struct tj_jit_options {
   int opt_level;          /* 0..3 (LLVM default<Ox> and codegen level); default 3 */
   tj_jit_stats_t *stats;  /* optional: receives this call's counters on success */
   bool no_schedule;       /* lower without the CPU schedule (transforms/tir/schedule.h) */
-  bool fp_contract;       /* let float32/64 multiply-add become FMA (not bit-exact with the IR's ops) */
+  /* float32/64 within rounding of the IR, not bit-exact: multiply-adds may become FMA
+   * and a conv's reduction may be reordered (tvmjit_module_options_t.strict_float = 0) */
+  bool fp_contract;
   const tj_jit_messages_t *messages; /* optional: cache warnings and debug lines */
   bool no_cache;          /* bypass the object cache (the in-memory table still applies) */
 } tj_jit_options_t;

@@ -238,7 +238,7 @@ static int run_bench(int argc, char **argv) {
   mopts.passes = a.m.passes;
   mopts.mixed_precision = a.m.mixed_precision;
   mopts.no_schedule = a.m.no_schedule;
-  mopts.fp_contract = a.m.fp_contract;
+  mopts.strict_float = a.m.strict_float;
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
   tvmjit_function_t *fn = NULL;
@@ -282,9 +282,9 @@ const cli_command_t cli_cmd_bench = {
     "                              float32 accumulates in float32, float16 in float16\n"
     "  --threads N                 worker threads (default: TVMJIT_NUM_THREADS or cores)\n"
     "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
-    "  --no-fp-contract            compute float32 a*b+c as a multiply and an add, bit for\n"
-    "                              bit the IR's operations (default, as TVM's LLVM target:\n"
-    "                              they may become one FMA; float16 is never fused)\n"
+    "  --strict-float              float32 exactly as the IR's operations, in its order (by\n"
+    "                              default, as TVM compiles it, a*b+c may become one FMA and\n"
+    "                              a conv may reorder its sum; float16 is always exact)\n"
     "  --no-cache                  compile every kernel; do not read or write the kernel cache\n"
     "                              (the compile time is then a cold compile)\n"
     "measuring:\n"

@@ -158,7 +158,7 @@ static int run_run(int argc, char **argv) {
   mopts.print_ir_after_all = a.print_ir_after_all;
   mopts.time_passes = a.time_passes;
   mopts.no_schedule = a.m.no_schedule;
-  mopts.fp_contract = a.m.fp_contract;
+  mopts.strict_float = a.m.strict_float;
   if (a.cache_debug) mopts.cache_debug = 1;
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
@@ -206,9 +206,9 @@ const cli_command_t cli_cmd_run = {
     "  --print-ir-before=P, --print-ir-after=P, --print-ir-after-all, --time-passes\n"
     "  --print-memory-plan         show each intermediate's slot in the workspace\n"
     "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
-    "  --no-fp-contract            compute float32 a*b+c as a multiply and an add, bit for\n"
-    "                              bit the IR's operations (default, as TVM's LLVM target:\n"
-    "                              they may become one FMA; float16 is never fused)\n"
+    "  --strict-float              float32 exactly as the IR's operations, in its order (by\n"
+    "                              default, as TVM compiles it, a*b+c may become one FMA and\n"
+    "                              a conv may reorder its sum; float16 is always exact)\n"
     "  --no-cache                  compile every kernel; do not read or write the kernel cache\n"
     "                              (also TVMJIT_CACHE=0; see 'tvmjit cache --help')\n"
     "  --cache-debug               per kernel: cache hit or miss, the key and a hash of each\n"

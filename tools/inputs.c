@@ -12,7 +12,6 @@ void cli_model_args_init(cli_model_args_t *a) {
   memset(a, 0, sizeof *a);
   a->function = "main";
   a->passes = "default";
-  a->fp_contract = 1;
 }
 
 int cli_parse_int(const char *s, long lo, long hi, long *out) {
@@ -46,8 +45,7 @@ bool cli_model_option(const char *cmd, int argc, char **argv, int *i, cli_model_
       return *rc = cli_usage_error(cmd, "--mixed-precision takes float16 or float32 (default float32)"), true;
     a->mixed_precision = v ? v : "float32";
   } else if (cli_option(argc, argv, i, "no-schedule", false, &v)) a->no_schedule = 1;
-  else if (cli_option(argc, argv, i, "fp-contract", false, &v)) a->fp_contract = 1;
-  else if (cli_option(argc, argv, i, "no-fp-contract", false, &v)) a->fp_contract = 0;
+  else if (cli_option(argc, argv, i, "strict-float", false, &v)) a->strict_float = 1;
   else if (cli_option(argc, argv, i, "threads", true, &v)) {
     if (cli_parse_int(v, 1, 1024, &n)) return *rc = cli_usage_error(cmd, "--threads takes a count from 1 to 1024"), true;
     a->threads = (int)n;

@@ -18,7 +18,7 @@ typedef struct cli_model_args {
   const char *inputs[CLI_MAX_INPUTS]; /* --input values, in order */
   int n_inputs, threads;
   int no_schedule; /* --no-schedule: kernels as plain loops */
-  int fp_contract; /* float32 multiply-add as FMA (default, as TVM); 0: --no-fp-contract */
+  int strict_float; /* --strict-float: float32 exactly as the IR's operations, in order */
   unsigned long seed;
 } cli_model_args_t;
 

@@ -28,7 +28,7 @@ for passes_opt in LegalizeOps default; do
   expect_exit 0 "float32 seed, --passes $passes_opt" -- "$BIN" run "$MODEL" --passes $passes_opt --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_$passes_opt.npy"
   compare "$TMP/y_$passes_opt.npy" "$TMP/y64.npy" 1e-4 1e-4 "float32 seed ($passes_opt) vs float64 numpy"
 done
-expect_exit 0 "float32 seed, --no-fp-contract" -- "$BIN" run "$MODEL" --no-fp-contract --no-cache --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_nofma.npy"
+expect_exit 0 "float32 seed, --strict-float" -- "$BIN" run "$MODEL" --strict-float --no-cache --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_nofma.npy"
 compare "$TMP/y_nofma.npy" "$TMP/y64.npy" 1e-4 1e-4 "float32 seed without FMA contraction vs float64 numpy"
 expect_exit 0 "float32 seed with --mixed-precision=float32" -- "$BIN" run "$MODEL" --mixed-precision --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_mp.npy" --verbose
 compare "$TMP/y_mp.npy" "$TMP/y64.npy" 1e-2 5e-2 "mixed precision (float16 storage, float32 accumulation) vs float64 numpy"

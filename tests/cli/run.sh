@@ -16,11 +16,11 @@ cmp -s "$TMP/none.npy" "$TMP/fused.npy" && passes=$((passes + 1)) ||
   { echo "FAIL: fused pipeline output differs from --passes none"; failures=$((failures + 1)); }
 expect_text "$TMP/err" "2 kernels requested, 2 compiled" "the fused seed compiles exactly two kernels"
 
-# FMA contraction (on by default) fuses only float32/float64 multiply-adds: the float16
-# seed has the same bits with and without it.
-expect_exit 0 "seed, --no-fp-contract" -- "$BIN" run "$MODEL" --no-fp-contract --no-cache --input "$EX/data.npy" --params "$EX/params.npz" --output "$TMP/contract.npy"
+# Only float32/float64 is computed more loosely by default (FMA, reordered sums): the
+# float16 seed has the same bits with and without --strict-float.
+expect_exit 0 "seed, --strict-float" -- "$BIN" run "$MODEL" --strict-float --no-cache --input "$EX/data.npy" --params "$EX/params.npz" --output "$TMP/contract.npy"
 cmp -s "$TMP/none.npy" "$TMP/contract.npy" && passes=$((passes + 1)) ||
-  { echo "FAIL: --no-fp-contract changed the float16 seed's output"; failures=$((failures + 1)); }
+  { echo "FAIL: --strict-float changed the float16 seed's output"; failures=$((failures + 1)); }
 
 expect_exit 0 "npz output" -- "$BIN" run "$MODEL" --input "$EX/data.npy" --params "$EX/params.npz" --output "$TMP/out.npz"
 expect_exit 0 "summary without --output" -- "$BIN" run "$MODEL" --input data="$EX/data.npy" --params "$EX/params.npz"
