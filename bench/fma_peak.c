@@ -11,7 +11,9 @@
  * float16 values in float32 (exact), rounded to float16 (F16C), widened, added to the
  * widened accumulator in float32 and rounded to float16 again. Rounding a float32 sum or
  * product of float16 values to float16 is correctly rounded (24 >= 2 x 11 + 2 bits), so
- * this is the cheapest exact emulation; it counts emulated MACs per second.
+ * this is the cheapest exact emulation; it counts emulated MACs per second. Where the
+ * CPU has AVX512-FP16 it also measures the native rate, "f16_native_gmacs": a float16
+ * multiply then a float16 add (each rounded, as the seed's TIR says) on 32 lanes.
  * Prints one JSON object, the best of --reps short repetitions for each thread count
  * (the best window is the one no other process interrupted):
  *   {"isa": "avx512", "lanes": 16, "accumulators": 12, "gflops": {"1": 230.1, "2": 458.3},
@@ -31,7 +33,7 @@ enum { ACC = 12, MAX_THREADS = 256 };
 
 typedef struct job {
   long iters;
-  int avx512, f16; /* f16: the emulated float16 MACs instead of FMAs */
+  int avx512, f16; /* f16: 1 emulated float16 MACs instead of FMAs, 2 native ones */
   float sink; /* keeps the result live */
   double t_start, t_end; /* taken by the worker itself, around its chains */
   pthread_barrier_t *start;
@@ -137,13 +139,36 @@ __attribute__((target("avx2,f16c"))) static float f16_avx2(long iters) {
   return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
 }
 
+/* Native float16 MACs (AVX512-FP16): acc = acc + x * w, a multiply and an add, each
+ * rounded to float16 (no FMA: the seed rounds the product). */
+#define H16_DECL(k) __m512h acc##k = _mm512_set1_ph((_Float16)0), x##k = _mm512_set1_ph((_Float16)(0.5f + (k) * 0.0625f));
+#define H16_STEP(k)                         \
+  {                                         \
+    __asm__("" : "+v"(x##k));               \
+    __m512h p##k = _mm512_mul_ph(x##k, w);  \
+    __asm__("" : "+v"(p##k)); /* no FMA */  \
+    acc##k = _mm512_add_ph(acc##k, p##k);   \
+  }
+#define H16_SUM(k) s = _mm512_add_ph(s, acc##k);
+__attribute__((target("avx512fp16,avx512vl,avx512bw,avx512f"))) static float f16_native(long iters) {
+  FOR_ACC(H16_DECL)
+  const __m512h w = _mm512_set1_ph((_Float16)0.0078125f);
+  for (long i = 0; i < iters; i++) {
+    FOR_ACC(H16_STEP)
+  }
+  __m512h s = _mm512_set1_ph((_Float16)0);
+  FOR_ACC(H16_SUM)
+  return (float)_mm512_reduce_add_ph(s);
+}
+
 static double now_s(void);
 
 static void *worker(void *p) {
   job_t *j = p;
   pthread_barrier_wait(j->start);
   j->t_start = now_s();
-  if (j->f16) j->sink = j->avx512 ? f16_avx512(j->iters) : f16_avx2(j->iters);
+  if (j->f16 == 2) j->sink = f16_native(j->iters);
+  else if (j->f16) j->sink = j->avx512 ? f16_avx512(j->iters) : f16_avx2(j->iters);
   else j->sink = j->avx512 ? chains_avx512(j->iters) : chains_avx2(j->iters);
   j->t_end = now_s();
   return NULL;
@@ -182,7 +207,7 @@ static double measure(int threads, long iters, int avx512, int f16) {
   double secs = last - first;
   pthread_barrier_destroy(&start);
   if (sink == 12345.678f) fprintf(stderr, "(unlikely)\n"); /* uses the results */
-  double lanes = avx512 ? 16 : 8;
+  double lanes = f16 == 2 ? 32 : avx512 ? 16 : 8;
   return threads * (double)iters * ACC * lanes * (f16 ? 1.0 : 2.0) / secs / 1e9;
 }
 
@@ -227,9 +252,11 @@ int main(int argc, char **argv) {
     counts[n++] = (int)t;
   }
   printf("{\"isa\": \"%s\", \"lanes\": %d, \"accumulators\": %d", avx512 ? "avx512" : "avx2", avx512 ? 16 : 8, ACC);
-  for (int f16 = 0; f16 <= 1; f16++) {
-    if (f16 && !f16c) break; /* no F16C: no float16 figure */
-    printf(", \"%s\": {", f16 ? "f16_gmacs" : "gflops");
+  static const char *const keys[] = {"gflops", "f16_gmacs", "f16_native_gmacs"};
+  for (int f16 = 0; f16 <= 2; f16++) {
+    if (f16 == 1 && !f16c) continue;                            /* no F16C: no emulated figure */
+    if (f16 == 2 && !__builtin_cpu_supports("avx512fp16")) break; /* no native float16 */
+    printf(", \"%s\": {", keys[f16]);
     for (int k = 0; k < n; k++) {
       double best = 0;
       for (int r = 0; r < reps; r++) {

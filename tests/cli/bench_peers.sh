@@ -15,8 +15,12 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["isa"] in ("avx512", "avx2") and set(d["gflops"]) == {"1", "2"}, d
 # Rates only: a loaded machine can make any of them tiny, so no bound is asserted.
-assert all(isinstance(v, (int, float)) and v >= 0 for k in ("gflops", "f16_gmacs") for v in d.get(k, {}).values()), d
+assert all(isinstance(v, (int, float)) and v >= 0 for k in ("gflops", "f16_gmacs", "f16_native_gmacs") for v in d.get(k, {}).values()), d
 assert d["isa"] != "avx512" or set(d["f16_gmacs"]) == {"1", "2"}, d
+# The native float16 rate is there exactly when the CPU has AVX512-FP16.
+flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
+assert ("f16_native_gmacs" in d) == ("avx512_fp16" in flags), d
+assert "f16_native_gmacs" not in d or set(d["f16_native_gmacs"]) == {"1", "2"}, d
 PY
 expect_exit 2 "fma_peak bad thread count" -- "$TMP/fma_peak" --threads "0"
 
