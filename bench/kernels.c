@@ -7,8 +7,10 @@
  *
  * --pipeline defaults to "default"; e.g. 'ToMixedPrecision(out_dtype="float16"),default'.
  * --print NAME prints that PrimFunc after the schedule (before lowering); --ir NAME its
- * optimised LLVM IR. --fp-contract compares the scheduled kernel without (left) and with
- * (right) float32 FMA contraction instead of plain loops vs scheduled. */
+ * optimised LLVM IR. --float-modes compares the scheduled kernel in strict float mode
+ * (left) and in the default one (right: FMA contraction, reordered conv reductions; see
+ * tvmjit_module_options_t.strict_float) instead of plain loops vs scheduled; --print
+ * and --ir then show the default mode. */
 #include <ffi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,17 +85,17 @@ static timing_t time_kernel(void (*fn)(void), int n, void **bufs, int repeat) {
 int main(int argc, char **argv) {
   const char *model = NULL, *pipeline = "default", *print = NULL, *ir = NULL;
   int repeat = 20;
-  bool contract = false; /* compare scheduled strict (left) with scheduled + --fp-contract (right) */
+  bool contract = false; /* --float-modes: scheduled strict (left) vs default float mode (right) */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pipeline") && i + 1 < argc) pipeline = argv[++i];
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--print") && i + 1 < argc) print = argv[++i];
     else if (!strcmp(argv[i], "--ir") && i + 1 < argc) ir = argv[++i];
-    else if (!strcmp(argv[i], "--fp-contract")) contract = true;
+    else if (!strcmp(argv[i], "--float-modes")) contract = true;
     else model = argv[i];
   }
   if (!model || repeat < 1) {
-    fprintf(stderr, "usage: bench_kernels MODEL.rx [--pipeline TEXT] [--repeat N] [--print NAME] [--ir NAME] [--fp-contract]\n");
+    fprintf(stderr, "usage: bench_kernels MODEL.rx [--pipeline TEXT] [--repeat N] [--print NAME] [--ir NAME] [--float-modes]\n");
     return 2;
   }
   tj_arena_t *arena = tj_arena_create();
