@@ -146,6 +146,29 @@ int tj_sched_count_uses(const tj_tir_stmt_t *s, const tj_buffer_t *buf) {
   return c.n;
 }
 
+typedef struct single_load {
+  const tj_buffer_t *buf;
+  const tj_tir_expr_t *first;
+  bool differ;
+} single_load_t;
+
+static bool note_load(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  single_load_t *f = v->ctx;
+  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != f->buf) return true;
+  if (!f->first) f->first = e;
+  else
+    for (int i = 0; i < e->load.n_indices; i++)
+      if (e->load.indices[i] != f->first->load.indices[i]) f->differ = true;
+  return true;
+}
+
+const tj_tir_expr_t *tj_sched_single_load(const tj_tir_expr_t *e, const tj_buffer_t *buf) {
+  single_load_t f = {buf, NULL, false};
+  tj_tir_visitor_t v = {.expr = note_load, .ctx = &f};
+  tj_tir_visit_expr(&v, e);
+  return f.differ ? NULL : f.first;
+}
+
 bool tj_sched_is_param(const tj_sched_ctx_t *c, const tj_buffer_t *buf) {
   for (int i = 0; i < c->func->n_params; i++)
     if (c->func->buffer_map && c->func->buffer_map[i] == buf) return true;

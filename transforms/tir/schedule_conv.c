@@ -116,22 +116,6 @@ static bool match(conv_t *k) {
 
 /* ---- weight repacking ---- */
 
-typedef struct find_loads {
-  const tj_buffer_t *buf;
-  const tj_tir_expr_t *first;
-  bool differ;
-} find_loads_t;
-
-static bool find_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
-  find_loads_t *f = v->ctx;
-  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != f->buf) return true;
-  if (!f->first) f->first = e;
-  else
-    for (int i = 0; i < e->load.n_indices; i++)
-      if (e->load.indices[i] != f->first->load.indices[i]) f->differ = true;
-  return true;
-}
-
 typedef struct store_find {
   const tj_buffer_t *buf;
   bool found;
@@ -163,13 +147,11 @@ static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
     if (!w || w->ndim < 2 || w->strides || w->elem_offset || !tj_buffer_static_size(w, &elems) ||
         elems > MAX_REPACK_ELEMS || w->dtype.lanes != 1)
       continue;
-    find_loads_t f = {w, NULL, false};
-    tj_tir_visitor_t v = {.expr = find_expr, .ctx = &f};
-    tj_tir_visit_expr(&v, value);
-    if (!f.first || f.differ || f.first->load.indices[w->ndim - 1] == vvar || stored_anywhere(c, w)) continue;
+    const tj_tir_expr_t *load = tj_sched_single_load(value, w);
+    if (!load || load->load.indices[w->ndim - 1] == vvar || stored_anywhere(c, w)) continue;
     int at = -1;
     for (int i = 0; i < w->ndim - 1; i++)
-      if (f.first->load.indices[i] == vvar) at = i;
+      if (load->load.indices[i] == vvar) at = i;
     if (at < 0) continue;
     repack_t *r = &k->repacks[k->n_repacks];
     const tj_tir_expr_t *shape[TJ_SCHED_MAX_NEST];
