@@ -11,9 +11,12 @@
  *                                their original order, read-only weights repacked so
  *                                the vector dim is contiguous, the following elementwise
  *                                nests (relu, cast, bias add) fused into the write-back;
- *                                float16 inputs read as float32 copies (weights, padding)
- *                                and float16 arithmetic done in float32 with a rounding
- *                                after each operation (bit-identical, fewer conversions).
+ *                                the padding computed per block of output rows into a
+ *                                local window (schedule_window.c); without native
+ *                                float16 (native_f16), float16 inputs read as float32
+ *                                copies and float16 arithmetic done in float32 with a
+ *                                rounding after each operation (bit-identical, fewer
+ *                                conversions).
  *   injective (schedule_injective.c)  a spatial block: outer loops fused and parallel,
  *                                innermost loop vectorized; following elementwise nests
  *                                that read only its result are fused in.
@@ -23,7 +26,9 @@
  * Every output element is computed by the same operations in the same order as in the
  * original function (reductions start from the init value and take their terms in the
  * original loop order), so results are bit-identical; only the order across
- * independent elements changes. A nest no rule matches stays as it is. */
+ * independent elements changes. The one exception is asked for: reorder_reductions
+ * lets a float32/float64 conv take its terms in another order. A nest no rule matches
+ * stays as it is. */
 #ifndef TJ_TRANSFORMS_TIR_SCHEDULE_H
 #define TJ_TRANSFORMS_TIR_SCHEDULE_H
 
@@ -35,7 +40,8 @@
 typedef struct tj_tir_schedule_options {
   bool enabled;     /* false: tj_tir_schedule returns the function unchanged */
   int vector_bits;  /* SIMD register width: 512 (AVX-512), 256 (AVX2), 128; 0 = 128 */
-  int conv_tile;    /* outputs per register tile along the tiled dim; 0 = default (8) */
+  int conv_tile;    /* outputs per register tile along the tiled dim; 0 = default (16 with
+                       512-bit vectors, else 8) */
   bool fp_contract; /* mark the lowered function TJ_ATTR_FP_CONTRACT (see lower.h) */
   /* A float32/float64 conv may take its reduction terms in another order (within
    * rounding of the IR's order, as TVM's schedules reorder reduction loops): the
