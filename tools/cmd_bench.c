@@ -163,6 +163,7 @@ static void print_json(const bench_args_t *a, const tvmjit_function_t *fn, const
   printf(", \"threads\": ");
   if (a->m.threads) printf("%d", a->m.threads);
   else printf("null");
+  printf(", \"strict_float\": %s", a->m.strict_float ? "true" : "false");
   printf(", \"warmup\": %d, \"runs\": %d, \"compile_ms\": %.3f, \"jit\": ", a->warmup, a->runs, r->compile_ms);
   json_string(r->jit);
   printf(", \"latency_ms\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f, \"mean\": %.6f}", r->min_ms,
@@ -292,6 +293,7 @@ const cli_command_t cli_cmd_bench = {
     "  --runs N                    timed calls (default 20)\n"
     "  --profile                   also time every kernel call and print each one's median\n"
     "  --json                      one JSON object on stdout: model, passes, threads,\n"
+    "                              strict_float,\n"
     "                              compile_ms, jit (kernels compiled / from the cache),\n"
     "                              latency_ms {min, median, max, mean}, flops,\n"
     "                              gflops_median, gflops_best, profile (with --profile:\n"

@@ -18,6 +18,7 @@ if python3 -m json.tool "$TMP/out" >/dev/null; then passes=$((passes + 1)); else
 expect_text "$TMP/out" '"flops": 231211008' "JSON flops"
 expect_text "$TMP/out" '"threads": 1' "JSON threads"
 expect_text "$TMP/out" '"runs": 3' "JSON runs"
+expect_text "$TMP/out" '"strict_float": false' "JSON float mode (default)"
 python3 - "$TMP/out" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: JSON latencies"; failures=$((failures + 1)); }
 import json, sys
 d = json.load(open(sys.argv[1]))
