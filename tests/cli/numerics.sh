@@ -32,6 +32,9 @@ expect_exit 0 "float32 seed, --strict-float" -- "$BIN" run "$MODEL" --strict-flo
 compare "$TMP/y_nofma.npy" "$TMP/y64.npy" 1e-4 1e-4 "float32 seed without FMA contraction vs float64 numpy"
 expect_exit 0 "float32 seed with --mixed-precision=float32" -- "$BIN" run "$MODEL" --mixed-precision --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_mp.npy" --verbose
 compare "$TMP/y_mp.npy" "$TMP/y64.npy" 1e-2 5e-2 "mixed precision (float16 storage, float32 accumulation) vs float64 numpy"
+# float16 accumulation (native float16 vectors where the CPU has AVX512-FP16).
+expect_exit 0 "float32 seed with --mixed-precision=float16" -- "$BIN" run "$MODEL" --mixed-precision=float16 --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_mp16.npy"
+compare "$TMP/y_mp16.npy" "$TMP/y64.npy" 1e-2 5e-2 "mixed precision float16 (float16 accumulation) vs float64 numpy"
 
 # Model 2: NCHW, stride 2, dilation 2, groups 2, asymmetric padding, bias, 2-axis layer_norm.
 /usr/bin/python3 - "$TMP" <<'PY'
