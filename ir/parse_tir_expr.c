@@ -315,7 +315,10 @@ static tj_val_t eval_unary(tj_pctx_t *c, const tj_py_t *e) {
 static tj_val_t eval_compare(tj_pctx_t *c, const tj_py_t *e) {
   static const struct { const char *op; tj_tir_expr_kind_t k; } ops[] = {
       {"==", TJ_TIR_EQ}, {"!=", TJ_TIR_NE}, {"<", TJ_TIR_LT}, {"<=", TJ_TIR_LE}, {">", TJ_TIR_GT}, {">=", TJ_TIR_GE}};
+  /* a < b < c is (a < b) and (b < c): pairs of literals fold to a constant (a false one
+   * makes the whole chain False), the others are and-ed. */
   const tj_tir_expr_t *acc = NULL;
+  bool literal_pairs_true = true;
   tj_val_t left = tj_tir_eval(c, e->items[0]);
   for (int i = 1; i < e->n; i++) {
     tj_val_t right = tj_tir_eval(c, e->items[i]);
@@ -330,9 +333,7 @@ static tj_val_t eval_compare(tj_pctx_t *c, const tj_py_t *e) {
       l2.f = left.kind == V_FLOAT ? left.f : (double)left.i;
       r2.f = right.kind == V_FLOAT ? right.f : (double)right.i;
       const tj_tir_expr_t *f = fold_consts(c, k, make_const(c, TJ_F64, &l2), make_const(c, TJ_F64, &r2));
-      tj_val_t b = tj_val_make(V_BOOL, e->pos);
-      b.i = f->int_imm;
-      if (e->n == 2) return b;
+      literal_pairs_true = literal_pairs_true && f->int_imm;
       left = right;
       continue;
     }
@@ -340,7 +341,10 @@ static tj_val_t eval_compare(tj_pctx_t *c, const tj_py_t *e) {
     acc = acc ? TJ_CHK(c, tj_tir_binary(c->arena, TJ_TIR_AND, acc, cmp)) : cmp;
     left = right;
   }
-  return make_prim(e->pos, acc);
+  if (acc && literal_pairs_true) return make_prim(e->pos, acc);
+  tj_val_t b = tj_val_make(V_BOOL, e->pos);
+  b.i = literal_pairs_true;
+  return b;
 }
 
 static tj_val_t eval_boolop(tj_pctx_t *c, const tj_py_t *e) {

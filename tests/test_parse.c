@@ -658,6 +658,34 @@ START_TEST(literals_take_the_other_operand_type) {
 }
 END_TEST
 
+/* a < b < c is (a < b) and (b < c): literal pairs fold, a false one makes the chain
+ * False, the others are and-ed (an all-literal chain of three crashed, found by
+ * fuzz_rx_verify: tests/fuzz/regressions/rx_verify/literal_comparison_chain.rx). */
+START_TEST(chained_comparisons_fold_literal_pairs) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@T.prim_func(private=True)\n"
+      "def f(A: T.Buffer((4,), \"float32\")):\n"
+      "    for i in range(4):\n"
+      "        A[i] = T.if_then_else(1 <= 3 < 113, A[i], T.float32(0))\n"
+      "    for j in range(4):\n"
+      "        A[j] = T.if_then_else(1 <= 3 < 2, A[j], T.float32(0))\n"
+      "    for k in range(4):\n"
+      "        A[k] = T.if_then_else(1 <= k < 3 < 9, A[k], T.float32(0))\n");
+  const tj_prim_func_t *f = m->funcs[0].prim;
+  const tj_tir_expr_t *v0 = f->body->seq.stmts[0]->loop.body->store.value;
+  const tj_tir_expr_t *v1 = f->body->seq.stmts[1]->loop.body->store.value;
+  const tj_tir_expr_t *v2 = f->body->seq.stmts[2]->loop.body->store.value;
+  ck_assert_int_eq(v0->kind, TJ_TIR_BUFFER_LOAD); /* true: the then-arm */
+  ck_assert_int_eq(v1->kind, TJ_TIR_FLOAT_IMM);   /* false: the else-arm */
+  ck_assert_int_eq(v2->kind, TJ_TIR_CALL);        /* (1 <= k) and (k < 3); 3 < 9 folds away */
+  ck_assert_int_eq(v2->call.args[0]->kind, TJ_TIR_AND);
+  ck_assert_int_eq(v2->call.args[0]->binary.a->kind, TJ_TIR_LE);
+  ck_assert_int_eq(v2->call.args[0]->binary.b->kind, TJ_TIR_LT);
+  tj_arena_free(a);
+}
+END_TEST
+
 START_TEST(relax_symbolic_shapes_and_sinfo) {
   tj_arena_t *a = tj_arena_create();
   tj_module_t *m = parse_ok(a,
@@ -774,6 +802,7 @@ int main(void) {
   tcase_add_test(tc, errors_relax_rules);
   tcase_add_test(tc, buffer_sugar_equals_match_buffer);
   tcase_add_test(tc, literals_take_the_other_operand_type);
+  tcase_add_test(tc, chained_comparisons_fold_literal_pairs);
   tcase_add_test(tc, explicit_root_block_keeps_empty_regions);
   tcase_add_test(tc, relax_symbolic_shapes_and_sinfo);
   tcase_add_test(tc, relax_ops_if_and_constants);
