@@ -200,9 +200,11 @@ static bool literal_binop(tj_pctx_t *c, tj_src_pos_t pos, const char *op, const 
   double x = a->kind == V_FLOAT ? a->f : (double)a->i, y = b->kind == V_FLOAT ? b->f : (double)b->i;
   int64_t i = a->i, j = b->i;
   *out = tj_val_make(fl ? V_FLOAT : V_INT, pos);
-  if (!strcmp(op, "+")) fl ? (out->f = x + y) : (out->i = i + j);
-  else if (!strcmp(op, "-")) fl ? (out->f = x - y) : (out->i = i - j);
-  else if (!strcmp(op, "*")) fl ? (out->f = x * y) : (out->i = i * j);
+  /* Python's integers do not overflow; TVM's int64 constants do: say so instead. */
+  bool overflow = false;
+  if (!strcmp(op, "+")) fl ? (out->f = x + y) : (overflow = __builtin_add_overflow(i, j, &out->i));
+  else if (!strcmp(op, "-")) fl ? (out->f = x - y) : (overflow = __builtin_sub_overflow(i, j, &out->i));
+  else if (!strcmp(op, "*")) fl ? (out->f = x * y) : (overflow = __builtin_mul_overflow(i, j, &out->i));
   else if (!strcmp(op, "/")) {
     if (y == 0) tj_parse_fail(c->src, pos, "division by zero");
     out->kind = V_FLOAT;
@@ -210,17 +212,23 @@ static bool literal_binop(tj_pctx_t *c, tj_src_pos_t pos, const char *op, const 
   } else if (!strcmp(op, "//") || !strcmp(op, "%")) {
     if (y == 0) tj_parse_fail(c->src, pos, "division by zero");
     if (fl) out->f = !strcmp(op, "//") ? floor(x / y) : x - floor(x / y) * y;
+    else if (i == INT64_MIN && j == -1) overflow = true;
     else out->i = !strcmp(op, "//") ? floordiv_i(i, j) : floormod_i(i, j);
   } else if (!strcmp(op, "**")) {
     out->kind = fl || j < 0 ? V_FLOAT : V_INT;
     if (out->kind == V_FLOAT) out->f = pow(x, y);
     else {
-      out->i = 1;
-      for (int64_t k = 0; k < j && k < 64; k++) out->i *= i;
+      /* |i| >= 2 overflows within 63 steps; 0, 1 and -1 have closed forms. */
+      if (i == 0 || i == 1) out->i = j == 0 ? 1 : i;
+      else if (i == -1) out->i = j % 2 ? -1 : 1;
+      else
+        for (out->i = 1; j-- > 0 && !overflow;) overflow = __builtin_mul_overflow(out->i, i, &out->i);
     }
   } else {
     return false;
   }
+  if (overflow)
+    tj_parse_fail(c->src, pos, "integer arithmetic '%s' on literals overflows int64: use smaller values", op);
   return true;
 }
 

@@ -686,6 +686,33 @@ START_TEST(chained_comparisons_fold_literal_pairs) {
 }
 END_TEST
 
+/* Integer literal arithmetic is folded as Python would, but TVM's constants are int64:
+ * a result past int64 is an error, not undefined behaviour (fuzz_pipeline found 28**28
+ * in a shape: tests/fuzz/regressions/pipeline/literal_power_overflow.rx). */
+START_TEST(literal_arithmetic_past_int64_is_an_error) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@T.prim_func(private=True)\n"
+      "def f(A: T.Buffer((8,), \"float32\")):\n"
+      "    for i in range((-1)**1000000000000000001 + 2**2 + 1**999999999999999999 + 0**0 + 2**62 // 2**61):\n"
+      "        A[i] = T.float32(0)\n");
+  int64_t extent = 0;
+  ck_assert(tj_tir_is_const_int(m->funcs[0].prim->body->loop.extent, &extent));
+  ck_assert_int_eq(extent, 7); /* -1 + 4 + 1 + 1 + 2 */
+  tj_arena_free(a);
+  static const char *const bad[] = {"2**63", "9223372036854775807 + 1", "(-9223372036854775807 - 1) // -1",
+                                    "3037000500 * 3037000500", "-9223372036854775807 - 2"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "@T.prim_func(private=True)\ndef f(A: T.Buffer((8,), \"float32\")):\n    for i in range(%s):\n"
+             "        A[i] = T.float32(0)\n",
+             bad[i]);
+    expect_error(text, "m.rx:3:", "overflows int64");
+  }
+}
+END_TEST
+
 START_TEST(relax_symbolic_shapes_and_sinfo) {
   tj_arena_t *a = tj_arena_create();
   tj_module_t *m = parse_ok(a,
@@ -803,6 +830,7 @@ int main(void) {
   tcase_add_test(tc, buffer_sugar_equals_match_buffer);
   tcase_add_test(tc, literals_take_the_other_operand_type);
   tcase_add_test(tc, chained_comparisons_fold_literal_pairs);
+  tcase_add_test(tc, literal_arithmetic_past_int64_is_an_error);
   tcase_add_test(tc, explicit_root_block_keeps_empty_regions);
   tcase_add_test(tc, relax_symbolic_shapes_and_sinfo);
   tcase_add_test(tc, relax_ops_if_and_constants);
