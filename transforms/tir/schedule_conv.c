@@ -29,9 +29,9 @@
  * MIN_WINDOWS windows to run in parallel: fewer refills (a 3x3 window of one row
  * computes each padded row 3 times, of 8 rows 1.25 times). */
 #define MAX_WINDOW_ROWS 8
+#define MIN_WINDOWS 32
 /* The largest kernel width whose reduction is unrolled inside the tile when reordered. */
 #define MAX_INNER_REDUCE 8
-#define MIN_WINDOWS 32
 
 typedef struct repack {
   const tj_buffer_t *from, *to;
