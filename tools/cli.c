@@ -38,6 +38,13 @@ bool cli_option(int argc, char **argv, int *i, const char *name, bool takes_valu
   return true;
 }
 
+bool cli_flag(const char *arg, const char *name, const char *cmd, int *rc) {
+  size_t n = strlen(name);
+  if (strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, name, n) != 0) return false;
+  if (arg[2 + n] == '=') return *rc = cli_usage_error(cmd, "--%s takes no value", name), true;
+  return arg[2 + n] == '\0';
+}
+
 bool cli_wants_help(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;

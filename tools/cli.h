@@ -29,6 +29,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * the option takes no value). For options with a value given as the next argument,
  * advances *i. Returns false if it is another option. */
 bool cli_option(int argc, char **argv, int *i, const char *name, bool takes_value, const char **value);
+/* True if arg is the flag "--name"; "--name=..." is true too, with *rc set to a usage
+ * error of `cmd` (a flag takes no value). */
+bool cli_flag(const char *arg, const char *name, const char *cmd, int *rc);
 bool cli_wants_help(int argc, char **argv);
 /* Prints the library's messages (tvmjit_module_messages) to stderr, "tvmjit: " first. */
 void cli_print_messages(const char *messages);

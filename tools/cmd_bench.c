@@ -43,16 +43,11 @@ static int parse_bench_args(int argc, char **argv, bench_args_t *a) {
     } else if (cli_option(argc, argv, &i, "runs", true, &v)) {
       if (cli_parse_int(v, 1, 1000000, &n)) return cli_usage_error("bench", "--runs takes a count from 1 to 1000000");
       a->runs = (int)n;
-    } else if (cli_option(argc, argv, &i, "no-cache", false, &v)) {
-      a->no_cache = 1;
-    } else if (cli_option(argc, argv, &i, "profile", false, &v)) {
-      if (v) return cli_usage_error("bench", "--profile takes no value");
-      a->profile = 1;
-    } else if (cli_option(argc, argv, &i, "json", false, &v)) {
-      if (v) return cli_usage_error("bench", "--json takes no value");
-      a->json = 1;
-    } else if ((rc = cli_model_positional("bench", &a->m, argv[i])) != CLI_OK)
-      return rc;
+    } else if (cli_flag(argv[i], "no-cache", "bench", &rc)) a->no_cache = 1;
+    else if (cli_flag(argv[i], "profile", "bench", &rc)) a->profile = 1;
+    else if (cli_flag(argv[i], "json", "bench", &rc)) a->json = 1;
+    else if ((rc = cli_model_positional("bench", &a->m, argv[i])) != CLI_OK) return rc;
+    if (rc != CLI_OK) return rc;
   }
   if (!a->m.model) return cli_usage_error("bench", "missing the model file (MODEL.rx)");
   return CLI_OK;

@@ -228,11 +228,13 @@ static int run_conformance(int argc, char **argv) {
   bool verbose = false;
   for (int i = 1; i < argc; i++) {
     const char *v;
+    int rc = CLI_OK;
     if (cli_option(argc, argv, &i, "baseline", true, &v)) baseline_path = v;
     else if (cli_option(argc, argv, &i, "write-passing", true, &v)) write_path = v;
-    else if (cli_option(argc, argv, &i, "verbose", false, &v)) verbose = true;
+    else if (cli_flag(argv[i], "verbose", "conformance", &rc)) verbose = true;
     else if (argv[i][0] == '-') return cli_usage_error("conformance", "unknown option '%s'", argv[i]);
     else dir = argv[i];
+    if (rc != CLI_OK) return rc;
     if ((baseline_path && !*baseline_path) || (write_path && !*write_path))
       return cli_usage_error("conformance", "option '%s' needs a file name", argv[i]);
   }

@@ -19,6 +19,7 @@ static int parse_print_args(int argc, char **argv, print_args_t *a) {
   a->passes = "none";
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
+    int rc = CLI_OK;
     if (cli_option(argc, argv, &i, "passes", true, &v)) {
       if (!v) return cli_usage_error("print", "--passes needs a value");
       a->passes = v;
@@ -27,12 +28,13 @@ static int parse_print_args(int argc, char **argv, print_args_t *a) {
         return cli_usage_error("print", "--mixed-precision takes float16 or float32 (default float32)");
       a->mixed_precision = v ? v : "float32";
     } else if (cli_option(argc, argv, &i, "print-ir-before", true, &v)) a->print_before = v;
-    else if (cli_option(argc, argv, &i, "print-ir-after-all", false, &v)) a->print_after_all = true;
+    else if (cli_flag(argv[i], "print-ir-after-all", "print", &rc)) a->print_after_all = true;
     else if (cli_option(argc, argv, &i, "print-ir-after", true, &v)) a->print_after = v;
-    else if (cli_option(argc, argv, &i, "time-passes", false, &v)) a->time_passes = true;
+    else if (cli_flag(argv[i], "time-passes", "print", &rc)) a->time_passes = true;
     else if (argv[i][0] == '-' && argv[i][1] != '\0') return cli_usage_error("print", "unknown option '%s'", argv[i]);
     else if (a->path) return cli_usage_error("print", "expected one model file, got '%s' and '%s'", a->path, argv[i]);
     else a->path = argv[i];
+    if (rc != CLI_OK) return rc;
   }
   if (!a->path) return cli_usage_error("print", "missing the model file (FILE.rx)");
   return CLI_OK;

@@ -35,15 +35,16 @@ static int parse_run_args(int argc, char **argv, run_args_t *a) {
     else if (cli_option(argc, argv, &i, "repeat", true, &v)) {
       if (cli_parse_int(v, 1, 1000000, &n)) return cli_usage_error("run", "--repeat takes a count from 1 to 1000000");
       a->repeat = (int)n;
-    } else if (cli_option(argc, argv, &i, "verbose", false, &v)) a->verbose = 1;
-    else if (cli_option(argc, argv, &i, "time-passes", false, &v)) a->time_passes = 1;
-    else if (cli_option(argc, argv, &i, "print-ir-after-all", false, &v)) a->print_ir_after_all = 1;
+    } else if (cli_flag(argv[i], "verbose", "run", &rc)) a->verbose = 1;
+    else if (cli_flag(argv[i], "time-passes", "run", &rc)) a->time_passes = 1;
+    else if (cli_flag(argv[i], "print-ir-after-all", "run", &rc)) a->print_ir_after_all = 1;
     else if (cli_option(argc, argv, &i, "print-ir-after", true, &v)) a->print_ir_after = v;
     else if (cli_option(argc, argv, &i, "print-ir-before", true, &v)) a->print_ir_before = v;
-    else if (cli_option(argc, argv, &i, "print-memory-plan", false, &v)) a->print_memory_plan = 1;
-    else if (cli_option(argc, argv, &i, "no-cache", false, &v)) a->no_cache = 1;
-    else if (cli_option(argc, argv, &i, "cache-debug", false, &v)) a->cache_debug = 1;
+    else if (cli_flag(argv[i], "print-memory-plan", "run", &rc)) a->print_memory_plan = 1;
+    else if (cli_flag(argv[i], "no-cache", "run", &rc)) a->no_cache = 1;
+    else if (cli_flag(argv[i], "cache-debug", "run", &rc)) a->cache_debug = 1;
     else if ((rc = cli_model_positional("run", &a->m, argv[i])) != CLI_OK) return rc;
+    if (rc != CLI_OK) return rc;
     if (!v && strcmp(argv[i], "--output") == 0) return cli_usage_error("run", "option '%s' needs a value", argv[i]);
   }
   if (!a->m.model) return cli_usage_error("run", "missing the model file (MODEL.rx)");

@@ -44,8 +44,8 @@ bool cli_model_option(const char *cmd, int argc, char **argv, int *i, cli_model_
     if (v && strcmp(v, "float16") && strcmp(v, "float32"))
       return *rc = cli_usage_error(cmd, "--mixed-precision takes float16 or float32 (default float32)"), true;
     a->mixed_precision = v ? v : "float32";
-  } else if (cli_option(argc, argv, i, "no-schedule", false, &v)) a->no_schedule = 1;
-  else if (cli_option(argc, argv, i, "strict-float", false, &v)) a->strict_float = 1;
+  } else if (cli_flag(argv[*i], "no-schedule", cmd, rc)) a->no_schedule = 1;
+  else if (cli_flag(argv[*i], "strict-float", cmd, rc)) a->strict_float = 1;
   else if (cli_option(argc, argv, i, "threads", true, &v)) {
     if (cli_parse_int(v, 1, 1024, &n)) return *rc = cli_usage_error(cmd, "--threads takes a count from 1 to 1024"), true;
     a->threads = (int)n;
