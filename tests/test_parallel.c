@@ -68,13 +68,16 @@ typedef struct takeover {
   pthread_t runner[64];
 } takeover_t;
 
-static void slow_first_chunk(int64_t begin, int64_t end, void *ctx) {
-  takeover_t *t = ctx;
-  if (begin == 0) usleep(50 * 1000);
+static void record_runner(takeover_t *t, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; i++) {
     atomic_fetch_add(&t->hits[i], 1);
     t->runner[i] = pthread_self();
   }
+}
+
+static void slow_first_chunk(int64_t begin, int64_t end, void *ctx) {
+  if (begin == 0) usleep(50 * 1000);
+  record_runner(ctx, begin, end);
 }
 
 START_TEST(a_held_up_threads_chunks_are_taken_over) {
@@ -100,12 +103,8 @@ START_TEST(a_held_up_threads_chunks_are_taken_over) {
 END_TEST
 
 static void slow_fifth_chunk(int64_t begin, int64_t end, void *ctx) {
-  takeover_t *t = ctx;
   usleep(begin == 32 ? 20 * 1000 : 1000); /* time for the worker to wake */
-  for (int64_t i = begin; i < end; i++) {
-    atomic_fetch_add(&t->hits[i], 1);
-    t->runner[i] = pthread_self();
-  }
+  record_runner(ctx, begin, end);
 }
 
 /* The caller's home range is chunks 0-3 whatever the worker does: when the worker is
