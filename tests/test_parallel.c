@@ -103,7 +103,7 @@ START_TEST(a_held_up_threads_chunks_are_taken_over) {
 END_TEST
 
 static void slow_fifth_chunk(int64_t begin, int64_t end, void *ctx) {
-  usleep(begin == 32 ? 20 * 1000 : 1000); /* time for the worker to wake */
+  usleep(begin == 32 ? 30 * 1000 : 3000); /* time for the worker to wake */
   record_runner(ctx, begin, end);
 }
 
@@ -113,7 +113,7 @@ START_TEST(the_caller_runs_its_own_range_first) {
   tj_thread_pool_t *pool;
   TU_OK(tj_thread_pool_create(2, &pool));
   bool seen = false;
-  for (int attempt = 0; attempt < 10 && !seen; attempt++) {
+  for (int attempt = 0; attempt < 20 && !seen; attempt++) {
     takeover_t t = {0};
     tj_thread_pool_parallel_for(pool, 64, slow_fifth_chunk, &t);
     if (pthread_equal(t.runner[32], pthread_self())) continue; /* the worker was late: retry */
