@@ -115,14 +115,14 @@ int main(int argc, char **argv) {
   }
   printf("%-36s %10s %10s %10s %10s %8s  %s\n", "kernel", "cpu min", "cpu med", "sched min", "sched med", "speedup",
          "bits");
+  /* --print and --ir show the kernel as the JIT schedules it (default float mode with
+   * --float-modes, else strict) */
+  tj_tir_schedule_options_t so = tj_jit_schedule_options(true, contract);
   for (int i = 0; i < m->n_funcs; i++) {
     if (!m->funcs[i].is_prim) continue;
     const char *name = m->funcs[i].name;
     const tj_prim_func_t *f = m->funcs[i].prim;
     if (print && !strcmp(print, name)) {
-      tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits(),
-                                      .native_f16 = tj_jit_host_native_f16(), .fp_contract = contract,
-                                      .reorder_reductions = contract};
       const tj_prim_func_t *sf;
       tj_tir_schedule_stats_t ss;
       st = tj_tir_schedule(arena, f, name, &so, &sf, &ss);
@@ -131,14 +131,11 @@ int main(int argc, char **argv) {
       tj_strbuf_init(&sb);
       tj_print_prim_func(&sb, name, sf);
       char *text = tj_strbuf_take(&sb);
-      printf("%s\n# conv %d, injective %d, reduction %d, fused epilogues %d, repacked %d, widened %d, windowed %d\n",
-             text, ss.conv, ss.injective, ss.reduction, ss.fused_epilogues, ss.repacked, ss.widened, ss.windowed);
+      printf("%s\n# conv %d, injective %d, reduction %d, fused epilogues %d, repacked %d, widened %d, windowed %d, reordered %d\n",
+             text, ss.conv, ss.injective, ss.reduction, ss.fused_epilogues, ss.repacked, ss.widened, ss.windowed, ss.reordered);
       tj_free(text);
     }
     if (ir && !strcmp(ir, name)) {
-      tj_tir_schedule_options_t so = {.enabled = true, .vector_bits = tj_jit_host_vector_bits(),
-                                      .native_f16 = tj_jit_host_native_f16(), .fp_contract = contract,
-                                      .reorder_reductions = contract};
       const tj_prim_func_t *low;
       char *text = NULL;
       st = tj_tir_lower_scheduled(arena, f, name, &so, &low);

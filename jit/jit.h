@@ -21,6 +21,7 @@
 #include "ir/module.h"
 #include "runtime/executable.h"
 #include "support/status.h"
+#include "transforms/tir/schedule.h"
 
 typedef struct tj_jit tj_jit_t;
 
@@ -108,6 +109,9 @@ const char *tj_jit_host_features(void);
 int tj_jit_host_vector_bits(void);
 /* Whether the host has float16 vector arithmetic (AVX512-FP16). */
 bool tj_jit_host_native_f16(void);
+/* The CPU schedule the JIT applies on this host: vector width and native float16 from
+ * the host; fp_contract (tj_jit_options_t) also allows reordered conv reductions. */
+tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool fp_contract);
 
 /* Builds the LLVM module for a lowered kernel, verifies, optimises and emits an object
  * (one target machine per call, so threads may call this concurrently). */

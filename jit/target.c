@@ -59,6 +59,14 @@ int tj_jit_host_vector_bits(void) {
 
 bool tj_jit_host_native_f16(void) { return has_feature(tj_jit_host_features(), "+avx512fp16"); }
 
+tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool fp_contract) {
+  return (tj_tir_schedule_options_t){.enabled = enabled,
+                                     .vector_bits = tj_jit_host_vector_bits(),
+                                     .native_f16 = tj_jit_host_native_f16(),
+                                     .fp_contract = fp_contract,
+                                     .reorder_reductions = fp_contract};
+}
+
 static LLVMCodeGenOptLevel codegen_level(int opt_level) {
   if (opt_level <= 0) return LLVMCodeGenLevelNone;
   if (opt_level == 1) return LLVMCodeGenLevelLess;

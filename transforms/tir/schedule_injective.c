@@ -76,57 +76,13 @@ int tj_sched_fused_prefix(const int64_t *extent, int n_outer) {
   return k;
 }
 
-/* stmts[i] as an injective nest: one store, a pure update. */
-static const tj_tir_stmt_t *match_injective(tj_sched_ctx_t *c, int i, tj_sched_nest_t *nest) {
-  if (!tj_sched_collect_nest(c->stmts[i], nest) || nest->n_reduce) return NULL;
-  const tj_block_t *b = nest->block;
-  const tj_tir_stmt_t *st = b->body;
-  if (b->init || st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_pure_update(b, st)) return NULL;
-  return st;
-}
-
-/* The innermost loop vectorizes when it indexes the output's last dimension. */
-static bool vectorizable(const tj_sched_nest_t *nest, const tj_tir_stmt_t *st) {
-  int ni = st->store.n_indices;
-  return ni > 0 && st->store.indices[ni - 1] == nest->block->iter_vars[nest->iter_of_loop[nest->n - 1]].var &&
-         !st->store.buffer->strides && st->store.buffer->dtype.lanes == 1;
-}
-
-/* Loops n_first .. n-2 around the innermost ones, serial, with fresh vars in s->outer. */
-static const tj_tir_stmt_t *middle_and_inner(inj_t *s, int n_first) {
-  const tj_sched_nest_t *nest = s->nest;
-  for (int l = n_first; l < nest->n - 1; l++) s->outer[l] = tj_sched_var(s->c, "i");
-  const tj_tir_stmt_t *r = inner_loops(s, vectorizable(nest, s->store));
-  for (int l = nest->n - 2; l >= n_first; l--) r = tj_sched_loop(s->c, s->outer[l], nest->extent[l], TJ_FOR_SERIAL, r);
-  return r;
-}
-
-const tj_tir_stmt_t *tj_sched_injective_row(tj_sched_ctx_t *c, int i, int n_prefix, const int64_t *prefix_extent,
-                                            const tj_tir_expr_t *const *prefix, int *used) {
-  tj_sched_nest_t nest;
-  *used = 0;
-  const tj_tir_stmt_t *st = match_injective(c, i, &nest);
-  if (!st || nest.n <= n_prefix) return NULL;
-  for (int l = 0; l < n_prefix; l++)
-    if (nest.extent[l] != prefix_extent[l]) return NULL;
-  tj_sched_epilogue_t ep = {0};
-  if (tj_sched_store_is_identity(nest.block, st)) tj_sched_collect_epilogue(c, i, i + 1, st->store.buffer, &ep);
-  inj_t s = {c, &nest, st, &ep, {0}};
-  for (int l = 0; l < n_prefix; l++) s.outer[l] = prefix[l];
-  const tj_tir_stmt_t *r = middle_and_inner(&s, n_prefix);
-  if (c->oom || !r) return (void)(c->oom = true), NULL;
-  c->stats.injective++;
-  c->stats.fused_epilogues += ep.n;
-  *used = 1 + ep.n;
-  return r;
-}
-
 const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_buffer_t *retarget, int *used) {
   tj_sched_nest_t nest;
   *used = 0;
-  const tj_tir_stmt_t *st = match_injective(c, i, &nest);
-  if (!st) return NULL;
+  if (!tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return NULL;
   const tj_block_t *b = nest.block;
+  const tj_tir_stmt_t *st = b->body;
+  if (b->init || st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_pure_update(b, st)) return NULL;
   const tj_buffer_t *o = st->store.buffer;
   if (retarget) {
     /* The same element, converted, into another buffer of the same shape. */
@@ -144,7 +100,12 @@ const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_
   for (int l = 0; l < nf; l++) p *= nest.extent[l];
   const tj_tir_expr_t *fo = nf ? tj_sched_var(c, "fused") : NULL;
   if (nf && !tj_sched_unfuse(c, fo, nf, nest.extent, s.outer)) return NULL;
-  const tj_tir_stmt_t *r = middle_and_inner(&s, nf);
+  for (int l = nf; l < nest.n - 1; l++) s.outer[l] = tj_sched_var(c, "i");
+  int ni = st->store.n_indices;
+  bool vectorize = ni > 0 && st->store.indices[ni - 1] == b->iter_vars[nest.iter_of_loop[nest.n - 1]].var &&
+                   !o->strides && o->dtype.lanes == 1;
+  const tj_tir_stmt_t *r = inner_loops(&s, vectorize);
+  for (int l = nest.n - 2; l >= nf; l--) r = tj_sched_loop(c, s.outer[l], nest.extent[l], TJ_FOR_SERIAL, r);
   if (nf) r = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, r);
   if (c->oom || !r) return (void)(c->oom = true), NULL;
   c->stats.injective++;

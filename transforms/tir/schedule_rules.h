@@ -49,11 +49,6 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
  * values converted to retarget's dtype and stored there instead (no epilogue). NULL
  * when it does not match; *used = statements consumed. */
 const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_buffer_t *retarget, int *used);
-/* The injective nest stmts[i] inside an enclosing row loop: its first n_prefix loops
- * (extents must equal prefix_extent) take the values prefix[] (by loop), the rest are
- * built as tj_sched_injective_nest builds them (with its epilogue). NULL: no match. */
-const tj_tir_stmt_t *tj_sched_injective_row(tj_sched_ctx_t *c, int i, int n_prefix, const int64_t *prefix_extent,
-                                            const tj_tir_expr_t *const *prefix, int *used);
 /* How many leading loops of extents[0..n_outer) to fuse into one parallel loop. */
 int tj_sched_fused_prefix(const int64_t *extent, int n_outer);
 
