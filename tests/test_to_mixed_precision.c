@@ -1,6 +1,5 @@
-/* transforms/to_mixed_precision: TVM's conformance cases and the regression tests for
- * the kNever bug (docs/tvm-semantics.md §1.5, §8.3). */
-#include <dirent.h>
+/* transforms/to_mixed_precision: the regression tests for the kNever bug (TVM's own
+ * cases for the pass are run by `tvmjit conformance`, tests/cli/conformance.sh) (docs/tvm-semantics.md §1.5, §8.3). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,84 +43,6 @@ static void assert_struct_equal(const tj_module_t *got, const tj_module_t *want)
   char *text = tj_print_module(got);
   ck_abort_msg("modules differ: %s\n--- got:\n%s", why, text ? text : "?");
 }
-
-/* ---- the conformance cases ---- */
-
-static bool read_case_field(const char *case_txt, const char *key, char *out, size_t n) {
-  size_t klen = strlen(key);
-  for (const char *p = case_txt; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-    if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
-      const char *v = p + klen + 1;
-      size_t len = strcspn(v, "\n");
-      if (len >= n) len = n - 1;
-      memcpy(out, v, len);
-      out[len] = '\0';
-      return true;
-    }
-  }
-  return false;
-}
-
-/* Runs one case; returns NULL when it passes, else a description (malloc'd). */
-static char *run_case(const char *dir) {
-  char path[8192], pipeline[512];
-  snprintf(path, sizeof path, "%s/case.txt", dir);
-  char *case_txt = tu_read_file(path, NULL);
-  if (!case_txt) return strdup("no case.txt");
-  bool ok = read_case_field(case_txt, "pipeline", pipeline, sizeof pipeline);
-  free(case_txt);
-  if (!ok) return strdup("no pipeline");
-  tj_module_t *before = NULL, *expected = NULL;
-  snprintf(path, sizeof path, "%s/before.rx", dir);
-  tj_status_t *s = tj_parse_file(arena, path, &before);
-  if (!s) {
-    snprintf(path, sizeof path, "%s/expected.rx", dir);
-    s = tj_parse_file(arena, path, &expected);
-  }
-  tj_pipeline_t p;
-  const tj_module_t *out = NULL;
-  if (!s) s = tj_pipeline_parse(arena, pipeline, &p);
-  if (!s) s = tj_pipeline_run(&ctx, &p, NULL, before, &out, NULL);
-  char *msg = NULL;
-  if (s) {
-    msg = strdup(tj_status_text(s));
-    tj_status_free(s);
-    return msg;
-  }
-  char why[512] = "";
-  if (!tj_struct_equal_module(out, expected, why, sizeof why)) return strdup(why);
-  return NULL;
-}
-
-START_TEST(conformance_cases_pass) {
-  const char *shared = tu_shared_dir();
-  if (!shared) return; /* ../shared is absent in a user's clone: nothing to check */
-  char root[4096];
-  snprintf(root, sizeof root, "%s/conformance", shared);
-  DIR *d = opendir(root);
-  ck_assert_ptr_nonnull(d);
-  int total = 0, passed = 0;
-  char failures[4096] = "";
-  struct dirent *ent;
-  while ((ent = readdir(d))) {
-    if (strncmp(ent->d_name, "to_mixed_precision__", 20) != 0) continue;
-    char dir[4096 + 256];
-    snprintf(dir, sizeof dir, "%s/%s", root, ent->d_name);
-    char *why = run_case(dir);
-    total++;
-    if (!why) {
-      passed++;
-    } else {
-      size_t n = strlen(failures);
-      snprintf(failures + n, sizeof failures - n, "\n  %s: %.300s", ent->d_name, why);
-      free(why);
-    }
-  }
-  closedir(d);
-  ck_assert_int_eq(total, 14);
-  ck_assert_msg(passed == total, "%d/%d to_mixed_precision cases pass; failing:%s", passed, total, failures);
-}
-END_TEST
 
 /* ---- regressions ---- */
 
@@ -298,7 +219,6 @@ int main(void) {
   TCase *tc = tcase_create("pass");
   tcase_set_timeout(tc, 60);
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_add_test(tc, conformance_cases_pass);
   tcase_add_test(tc, seed_comes_out_unchanged);
   tcase_add_test(tc, knever_call_tir_gets_its_original_dtype_back);
   tcase_add_test(tc, verify_each_rejects_the_prefix_output);

@@ -201,6 +201,158 @@ static result_t check_case(const case_info_t *c, char *why, size_t len) {
   return r;
 }
 
+/* ---- per module: parse, round trip, rejection ---- */
+
+/* What holds for one corpus module file; the parse list records it per file. */
+typedef enum { MODULE_FAILS, MODULE_PARSES, MODULE_ROUND_TRIPS, MODULE_REJECTS } module_status_t;
+static const char *const k_module_status[] = {"fails", "parses", "round_trips", "rejects"};
+
+/* file:line:col at the start of the message, then a caret line: what a user is shown. */
+static bool has_position_and_caret(const char *err) {
+  const char *p = strstr(err, ".rx:");
+  int line = 0, col = 0;
+  if (!p || sscanf(p + 4, "%d:%d:", &line, &col) != 2 || line < 1 || col < 1) return false;
+  return strchr(err, '^') != NULL && strchr(err, '\n') != NULL;
+}
+
+static module_status_t check_module(const char *path, bool must_reject) {
+  tj_arena_t *arena = tj_arena_create();
+  if (!arena) return MODULE_FAILS;
+  tj_module_t *m = NULL;
+  tj_status_t *s = tj_parse_file(arena, path, &m);
+  module_status_t r;
+  if (must_reject) {
+    r = s && has_position_and_caret(tj_status_text(s)) ? MODULE_REJECTS : MODULE_FAILS;
+  } else if (s) {
+    r = MODULE_FAILS;
+  } else {
+    char why[256];
+    r = check_round_trip(arena, m, why, sizeof why) == RESULT_PASS ? MODULE_ROUND_TRIPS : MODULE_PARSES;
+  }
+  tj_status_free(s);
+  tj_arena_free(arena);
+  return r;
+}
+
+/* A listed status holds when the module does at least as much now. */
+static bool module_status_holds(module_status_t listed, module_status_t now) {
+  if (listed == MODULE_REJECTS || now == MODULE_REJECTS) return listed == now;
+  return now >= listed;
+}
+
+/* ---- the baselines: what must keep holding ---- */
+
+/* Finds the line "key" or "key <word>" in a list; returns the rest of the line (may be
+ * empty) or NULL. Lines starting with '#' are comments. */
+static const char *list_entry(const char *list, const char *key) {
+  if (!list) return NULL;
+  size_t n = strlen(key);
+  for (const char *p = strstr(list, key); p; p = strstr(p + 1, key))
+    if ((p == list || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0' || p[n] == '\r' || p[n] == ' '))
+      return p + n + (p[n] == ' ');
+  return NULL;
+}
+
+static int parse_module_status(const char *word) {
+  for (int i = 0; i < 4; i++) {
+    size_t n = strlen(k_module_status[i]);
+    if (strncmp(word, k_module_status[i], n) == 0 && (word[n] == '\n' || word[n] == '\0' || word[n] == '\r'))
+      return i;
+  }
+  return -1;
+}
+
+typedef struct run {
+  const char *dir;
+  const char *baseline_path, *parse_baseline_path;
+  char *baseline, *parse_baseline; /* file contents, NULL when not given */
+  FILE *write_passing, *write_parsing;
+  bool verbose;
+  int regressions, new_passes, listed_missing;
+  int module_counts[4], modules_new;
+} run_t;
+
+/* Regressions are listed with their reason up to this many; the rest are counted, so that
+ * a broken pass gives a short message that still names cases. */
+enum { MAX_LISTED_REGRESSIONS = 10 };
+
+static void report_regression(run_t *run, const char *what, const char *why) {
+  if (run->regressions++ < MAX_LISTED_REGRESSIONS) printf("REGRESSION %s: %.400s\n", what, why);
+}
+
+static void check_case_modules(run_t *run, const char *name, const char *case_dir, const char *kind) {
+  static const char *const files[2] = {"before.rx", "expected.rx"};
+  for (int i = 0; i < 2; i++) {
+    char path[4200], key[512];
+    snprintf(path, sizeof path, "%s/%s", case_dir, files[i]);
+    snprintf(key, sizeof key, "%s/%s", name, files[i]);
+    FILE *f = fopen(path, "rb");
+    if (!f) continue;
+    fclose(f);
+    module_status_t now = check_module(path, i == 0 && strcmp(kind, "parse_error") == 0);
+    run->module_counts[now]++;
+    if (now != MODULE_FAILS && run->write_parsing) fprintf(run->write_parsing, "%s %s\n", key, k_module_status[now]);
+    const char *entry = list_entry(run->parse_baseline, key);
+    int listed = entry ? parse_module_status(entry) : -1;
+    if (listed >= 0 && !module_status_holds((module_status_t)listed, now)) {
+      char why[128];
+      snprintf(why, sizeof why, "listed as '%s' in %s, now '%s'", k_module_status[listed], run->parse_baseline_path,
+               k_module_status[now]);
+      report_regression(run, key, why);
+    } else if (run->parse_baseline && now != MODULE_FAILS && (listed < 0 || (int)now > listed)) {
+      run->modules_new++;
+    }
+  }
+}
+
+static void judge_case(run_t *run, const char *name, result_t r, const char *why) {
+  bool listed = list_entry(run->baseline, name) != NULL;
+  if (r != RESULT_PASS && listed) report_regression(run, name, why[0] ? why : "skipped");
+  else if (r == RESULT_PASS && run->baseline && !listed) run->new_passes++;
+  /* Without a baseline every failure is news; with one, only regressions are. */
+  if (r == RESULT_FAIL && (!run->baseline || run->verbose)) printf("FAIL %s: %s\n", name, why);
+  else if (r == RESULT_SKIP && run->verbose) printf("SKIP %s: %s\n", name, why);
+  if (r == RESULT_PASS && run->write_passing) fprintf(run->write_passing, "%s\n", name);
+}
+
+/* Reads case.txt and runs the case; fills c->kind. */
+static result_t run_case(case_info_t *c, char *why, size_t len) {
+  char *case_txt = read_text(c->dir, "case.txt");
+  if (!case_txt) {
+    snprintf(c->kind, sizeof c->kind, "unknown");
+    return fail(why, len, "missing case.txt%s", NULL);
+  }
+  case_field(case_txt, "kind", c->kind, sizeof c->kind);
+  case_field(case_txt, "pipeline", c->pipeline, sizeof c->pipeline);
+  if (!c->pipeline[0]) case_field(case_txt, "pass", c->pipeline, sizeof c->pipeline); /* one pass, no options */
+  case_field(case_txt, "expected_transform", c->expected_transform, sizeof c->expected_transform);
+  char *paren = strstr(c->expected_transform, "  (");
+  if (paren) *paren = '\0';
+  char precondition[256];
+  case_field(case_txt, "precondition", precondition, sizeof precondition);
+  tj_free(case_txt);
+  if (precondition[0]) {
+    /* e.g. the test swaps an op's legalization for its own: not reproducible here. */
+    snprintf(why, len, "needs a change to the operator registry: %s", precondition);
+    return RESULT_SKIP;
+  }
+  return check_case(c, why, len);
+}
+
+/* Baseline entries whose case is gone from the corpus: said, not failed (the corpus is
+ * not ours), so that a renamed case does not silently drop out of the baseline. */
+static void check_listed_cases_exist(run_t *run, const char *manifest_copy) {
+  if (!run->baseline) return;
+  char *copy = strdup(run->baseline);
+  if (!copy) return;
+  for (char *line = strtok(copy, "\r\n"); line; line = strtok(NULL, "\r\n")) {
+    if (line[0] == '#' || list_entry(manifest_copy, line)) continue;
+    if (run->listed_missing++ < MAX_LISTED_REGRESSIONS)
+      printf("warning: %s lists '%s', which is not in the corpus\n", run->baseline_path, line);
+  }
+  free(copy);
+}
+
 /* ---- bookkeeping per kind ---- */
 typedef struct tally {
   char kind[32];
@@ -210,111 +362,146 @@ typedef struct tally {
 static tally_t *tally_for(tally_t *t, int *n_kinds, const char *kind) {
   for (int i = 0; i < *n_kinds; i++)
     if (strcmp(t[i].kind, kind) == 0) return &t[i];
+  if (*n_kinds == 16) return &t[15]; /* more kinds than the corpus has: lump the rest */
   tally_t *e = &t[(*n_kinds)++];
   snprintf(e->kind, sizeof e->kind, "%s", kind);
   return e;
 }
 
-static bool listed(const char *list, const char *name) {
-  if (!list) return false;
-  size_t n = strlen(name);
-  for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
-    if ((p == list || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0' || p[n] == '\r')) return true;
-  return false;
-}
-
-static int run_conformance(int argc, char **argv) {
-  const char *dir = "../shared/conformance", *baseline_path = NULL, *write_path = NULL;
-  bool verbose = false;
-  for (int i = 1; i < argc; i++) {
-    const char *v;
-    int rc = CLI_OK;
-    if (cli_option(argc, argv, &i, "baseline", true, &v)) baseline_path = v;
-    else if (cli_option(argc, argv, &i, "write-passing", true, &v)) write_path = v;
-    else if (cli_flag(argv[i], "verbose", "conformance", &rc)) verbose = true;
-    else if (argv[i][0] == '-') return cli_usage_error("conformance", "unknown option '%s'", argv[i]);
-    else dir = argv[i];
-    if (rc != CLI_OK) return rc;
-    if ((baseline_path && !*baseline_path) || (write_path && !*write_path))
-      return cli_usage_error("conformance", "option '%s' needs a file name", argv[i]);
-  }
-  char *manifest = read_text(dir, "MANIFEST.txt");
-  if (!manifest) {
-    fprintf(stderr, "tvmjit conformance: cannot read %s/MANIFEST.txt (give the corpus folder as argument)\n", dir);
-    return CLI_FAILED;
-  }
-  char *baseline = NULL;
-  if (baseline_path) {
-    if (!(baseline = read_file(baseline_path))) {
-      fprintf(stderr, "tvmjit conformance: cannot read baseline %s\n", baseline_path);
-      tj_free(manifest);
-      return CLI_FAILED;
-    }
-  }
-  FILE *passing = write_path ? fopen(write_path, "w") : NULL;
-  tally_t tallies[16];
-  int n_kinds = 0, totals[3] = {0, 0, 0}, regressions = 0;
-  for (char *name = strtok(manifest, "\r\n"); name; name = strtok(NULL, "\r\n")) {
-    char case_dir[4096], why[1024] = "";
-    snprintf(case_dir, sizeof case_dir, "%s/%s", dir, name);
-    char *case_txt = read_text(case_dir, "case.txt");
-    case_info_t c = {.dir = case_dir, .name = name, .expect = read_text(case_dir, "expect.txt")};
-    result_t r;
-    if (!case_txt) {
-      snprintf(why, sizeof why, "missing case.txt");
-      r = RESULT_FAIL;
-      snprintf(c.kind, sizeof c.kind, "unknown");
-    } else {
-      case_field(case_txt, "kind", c.kind, sizeof c.kind);
-      case_field(case_txt, "pipeline", c.pipeline, sizeof c.pipeline);
-      if (!c.pipeline[0]) case_field(case_txt, "pass", c.pipeline, sizeof c.pipeline); /* one pass, no options */
-      case_field(case_txt, "expected_transform", c.expected_transform, sizeof c.expected_transform);
-      char *paren = strstr(c.expected_transform, "  (");
-      if (paren) *paren = '\0';
-      char precondition[256];
-      case_field(case_txt, "precondition", precondition, sizeof precondition);
-      if (precondition[0]) {
-        /* e.g. the test swaps an op's legalization for its own: not reproducible here. */
-        snprintf(why, sizeof why, "needs a change to the operator registry: %s", precondition);
-        r = RESULT_SKIP;
-      } else {
-        r = check_case(&c, why, sizeof why);
-      }
-    }
-    tally_t *t = tally_for(tallies, &n_kinds, c.kind);
-    t->n[r]++;
-    totals[r]++;
-    bool expected_to_pass = listed(baseline, name);
-    if (r == RESULT_FAIL) printf("FAIL %s: %s\n", name, why);
-    else if (r == RESULT_SKIP && verbose) printf("SKIP %s: %s\n", name, why);
-    if (r == RESULT_PASS && passing) fprintf(passing, "%s\n", name);
-    if (r != RESULT_PASS && expected_to_pass) {
-      printf("REGRESSION %s (listed in %s)\n", name, baseline_path);
-      regressions++;
-    }
-    tj_free(case_txt);
-    tj_free(c.expect);
-  }
+static void print_summary(const run_t *run, const tally_t *tallies, int n_kinds, const int totals[3]) {
   printf("\n%-14s %7s %7s %8s\n", "kind", "passed", "failed", "skipped");
   for (int i = 0; i < n_kinds; i++)
     printf("%-14s %7d %7d %8d\n", tallies[i].kind, tallies[i].n[RESULT_PASS], tallies[i].n[RESULT_FAIL],
            tallies[i].n[RESULT_SKIP]);
-  if (regressions) printf("%d regression(s) against %s\n", regressions, baseline_path);
+  const int *m = run->module_counts;
+  printf("modules: %d parse (%d of them round-trip), %d parse_error inputs rejected with a position, %d fail\n",
+         m[MODULE_PARSES] + m[MODULE_ROUND_TRIPS], m[MODULE_ROUND_TRIPS], m[MODULE_REJECTS], m[MODULE_FAILS]);
+  if (run->regressions > MAX_LISTED_REGRESSIONS)
+    printf("... and %d more regression(s)\n", run->regressions - MAX_LISTED_REGRESSIONS);
+  if (run->regressions) printf("%d regression(s) against the baseline\n", run->regressions);
+  if (run->new_passes)
+    printf("%d passing case(s) not in %s yet: add them with --write-passing %s\n", run->new_passes, run->baseline_path,
+           run->baseline_path);
+  if (run->modules_new)
+    printf("%d module(s) do more than %s lists: update it with --write-parsing %s\n", run->modules_new,
+           run->parse_baseline_path, run->parse_baseline_path);
   printf("conformance: %d passed, %d failed, %d skipped\n", totals[RESULT_PASS], totals[RESULT_FAIL],
          totals[RESULT_SKIP]);
-  if (passing) fclose(passing);
+}
+
+static bool read_list(const char *path, char **out) {
+  if (!path) return true;
+  *out = read_file(path);
+  if (!*out) fprintf(stderr, "tvmjit conformance: cannot read %s\n", path);
+  return *out != NULL;
+}
+
+/* Options that take a file name: where each one's value goes. */
+static bool file_option(int argc, char **argv, int *i, const char *name, const char **slot, bool *missing) {
+  const char *v = NULL;
+  if (!cli_option(argc, argv, i, name, true, &v)) return false;
+  *slot = v;
+  *missing = !v || !*v;
+  return true;
+}
+
+static int parse_args(int argc, char **argv, run_t *run, const char **write_passing, const char **write_parsing) {
+  for (int i = 1; i < argc; i++) {
+    int rc = CLI_OK;
+    bool missing = false;
+    if (file_option(argc, argv, &i, "baseline", &run->baseline_path, &missing) ||
+        file_option(argc, argv, &i, "parse-baseline", &run->parse_baseline_path, &missing) ||
+        file_option(argc, argv, &i, "write-passing", write_passing, &missing) ||
+        file_option(argc, argv, &i, "write-parsing", write_parsing, &missing)) {
+      if (missing) return cli_usage_error("conformance", "option '%s' needs a file name", argv[i]);
+    } else if (cli_flag(argv[i], "verbose", "conformance", &rc)) {
+      run->verbose = true;
+    } else if (argv[i][0] == '-') {
+      return cli_usage_error("conformance", "unknown option '%s'", argv[i]);
+    } else {
+      run->dir = argv[i];
+    }
+    if (rc != CLI_OK) return rc;
+  }
+  return CLI_OK;
+}
+
+static int run_conformance(int argc, char **argv) {
+  run_t run = {.dir = "../shared/conformance"};
+  const char *write_passing = NULL, *write_parsing = NULL;
+  int rc = parse_args(argc, argv, &run, &write_passing, &write_parsing);
+  if (rc != CLI_OK) return rc;
+  char *manifest = read_text(run.dir, "MANIFEST.txt");
+  if (!manifest) {
+    fprintf(stderr, "tvmjit conformance: cannot read %s/MANIFEST.txt (give the corpus folder as argument)\n", run.dir);
+    return CLI_FAILED;
+  }
+  char *manifest_copy = strdup(manifest);
+  char passing_tmp[4200] = "", parsing_tmp[4200] = "";
+  rc = CLI_FAILED;
+  if (!manifest_copy || !read_list(run.baseline_path, &run.baseline) ||
+      !read_list(run.parse_baseline_path, &run.parse_baseline))
+    goto done;
+  /* Written under a temporary name and renamed at the end: an interrupted run never
+   * leaves a half-written baseline behind. */
+  if (write_passing) snprintf(passing_tmp, sizeof passing_tmp, "%s.tmp", write_passing);
+  if (write_parsing) snprintf(parsing_tmp, sizeof parsing_tmp, "%s.tmp", write_parsing);
+  if ((write_passing && !(run.write_passing = fopen(passing_tmp, "w"))) ||
+      (write_parsing && !(run.write_parsing = fopen(parsing_tmp, "w")))) {
+    fprintf(stderr, "tvmjit conformance: cannot write %s\n", run.write_passing ? parsing_tmp : passing_tmp);
+    goto done;
+  }
+  if (run.write_parsing)
+    fprintf(run.write_parsing, "# Corpus modules and what must keep holding for each (tvmjit conformance --write-parsing):\n"
+                               "# parses; round_trips (parses, and print -> parse is structurally equal);\n"
+                               "# rejects (a parse_error input, rejected with file:line:col and a caret).\n");
+  tally_t tallies[16];
+  int n_kinds = 0, totals[3] = {0, 0, 0};
+  for (char *name = strtok(manifest, "\r\n"); name; name = strtok(NULL, "\r\n")) {
+    char case_dir[4096], why[1024] = "";
+    snprintf(case_dir, sizeof case_dir, "%s/%s", run.dir, name);
+    case_info_t c = {.dir = case_dir, .name = name, .expect = read_text(case_dir, "expect.txt")};
+    result_t r = run_case(&c, why, sizeof why);
+    tally_t *t = tally_for(tallies, &n_kinds, c.kind);
+    t->n[r]++;
+    totals[r]++;
+    judge_case(&run, name, r, why);
+    check_case_modules(&run, name, case_dir, c.kind);
+    tj_free(c.expect);
+  }
+  check_listed_cases_exist(&run, manifest_copy);
+  print_summary(&run, tallies, n_kinds, totals);
+  rc = run.regressions ? CLI_FAILED : CLI_OK;
+done:
+  if (run.write_passing && fclose(run.write_passing) == 0 && rc == CLI_OK) rename(passing_tmp, write_passing);
+  if (run.write_parsing && fclose(run.write_parsing) == 0 && rc == CLI_OK) rename(parsing_tmp, write_parsing);
+  if (passing_tmp[0]) remove(passing_tmp);
+  if (parsing_tmp[0]) remove(parsing_tmp);
   tj_free(manifest);
-  tj_free(baseline);
-  return regressions ? CLI_FAILED : CLI_OK;
+  free(manifest_copy);
+  tj_free(run.baseline);
+  tj_free(run.parse_baseline);
+  return rc;
 }
 
 const cli_command_t cli_cmd_conformance = {
     "conformance", "check tvmjit against TVM's own pass and parser test cases",
-    "usage: tvmjit conformance [DIR] [--baseline FILE] [--write-passing FILE] [--verbose]\n"
+    "usage: tvmjit conformance [DIR] [--baseline FILE] [--parse-baseline FILE]\n"
+    "                          [--write-passing FILE] [--write-parsing FILE] [--verbose]\n"
     "\n"
     "Runs every case of the corpus in DIR (default ../shared/conformance) as its README\n"
-    "says and prints, per kind and in total, 'N passed, M failed, K skipped', listing each\n"
-    "failure with its reason (--verbose also lists skipped cases: passes not built yet).\n"
-    "  --baseline FILE       cases (one name per line) that must pass: exit 1 if one does not\n"
-    "  --write-passing FILE  write the names of the passing cases to FILE\n",
+    "says and prints, per kind and in total, 'N passed, M failed, K skipped'. It also\n"
+    "parses every module file of every case and prints it back (round trip).\n"
+    "Without a baseline each failure is listed with its reason; with one, only the\n"
+    "regressions are (the first 10, then a count), and the exit status is 1 if any.\n"
+    "  --baseline FILE        cases (one name per line) that must pass\n"
+    "  --parse-baseline FILE  module files ('CASE/before.rx parses|round_trips|rejects')\n"
+    "                         that must keep parsing, round-tripping or being rejected\n"
+    "  --write-passing FILE   write the names of the passing cases to FILE\n"
+    "  --write-parsing FILE   write what holds for each module file to FILE\n"
+    "  --verbose              list every failure and skipped case (passes not built yet)\n"
+    "Both baselines are the project's tests/conformance_baseline.txt and\n"
+    "tests/conformance_parsing.txt; after a change that makes more cases pass:\n"
+    "  tvmjit conformance DIR --write-passing tests/conformance_baseline.txt \\\n"
+    "                         --write-parsing tests/conformance_parsing.txt\n",
     run_conformance};
