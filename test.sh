@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 BUILD_DIR=build
-SETUP_ARGS=()
+SETUP_ARGS=(--with-test-deps)
 if [ "${1:-}" = "--sanitize" ]; then BUILD_DIR=build-asan; SETUP_ARGS+=(--sanitize); fi
 [ -n "${CI:-}" ] && SETUP_ARGS+=(--werror)
 ./setup.sh "${SETUP_ARGS[@]}"
