@@ -2,6 +2,7 @@
 #include "tools/inputs.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,23 @@ static double next_random(uint64_t *state) {
   return (double)(*state >> 11) / 9007199254740992.0 * 2.0 - 1.0; /* uniform in [-1, 1) */
 }
 
+/* --fill random: floats uniform in [-1, 1); integers uniform in [-8, 8) (unsigned: [0, 16))
+ * so that an index, a count or a mask input is not all zeros; bools half true. */
+static double random_value(tvmjit_dtype_t dt, uint64_t *rng) {
+  double u = next_random(rng);
+  switch (dt) {
+    case TVMJIT_FLOAT16: case TVMJIT_FLOAT32: case TVMJIT_FLOAT64: return u;
+    case TVMJIT_BOOL: return u >= 0;
+    case TVMJIT_UINT8: case TVMJIT_UINT16: case TVMJIT_UINT32: case TVMJIT_UINT64: return floor((u + 1) * 8);
+    default: return floor(u * 8);
+  }
+}
+
+static double fill_value(const char *how, tvmjit_dtype_t dt, uint64_t *rng) {
+  if (strcmp(how, "ones") == 0) return 1.0;
+  return strcmp(how, "random") == 0 ? random_value(dt, rng) : 0.0;
+}
+
 static tvmjit_status_t *fill_tensor(const tvmjit_function_t *fn, int i, const char *how, uint64_t *rng,
                                     tvmjit_tensor_t **out) {
   tvmjit_dtype_t dt;
@@ -134,7 +152,7 @@ static tvmjit_status_t *fill_tensor(const tvmjit_function_t *fn, int i, const ch
   if (st) return st;
   double *v = tvmjit_tensor_data(t);
   size_t n = tvmjit_tensor_nbytes(t) / sizeof(double);
-  for (size_t k = 0; k < n; k++) v[k] = strcmp(how, "ones") == 0 ? 1.0 : strcmp(how, "random") == 0 ? next_random(rng) : 0.0;
+  for (size_t k = 0; k < n; k++) v[k] = fill_value(how, dt, rng);
   /* Values are made in float64, then converted element-wise to the parameter dtype. */
   tvmjit_tensor_t *typed;
   st = tvmjit_tensor_new(dt, ndim, shape, &typed);
@@ -146,6 +164,21 @@ static tvmjit_status_t *fill_tensor(const tvmjit_function_t *fn, int i, const ch
   }
   *out = typed;
   return NULL;
+}
+
+/* Keys of a --params archive that name no parameter: a whole checkpoint is fine, said
+ * once in a warning. */
+static void warn_unused_keys(const cli_model_args_t *a, const tvmjit_function_t *fn, const cli_bound_inputs_t *b) {
+  char unused[1024] = "";
+  int n_unused = 0;
+  for (int k = 0; k < b->npz_count; k++) {
+    if (param_index(fn, b->npz_names[k]) >= 0) continue;
+    size_t used = strlen(unused);
+    if (n_unused++ < 20) snprintf(unused + used, sizeof unused - used, "%s%s", used ? ", " : "", b->npz_names[k]);
+  }
+  if (n_unused)
+    fprintf(stderr, "tvmjit: warning: %s: %d key(s) are not parameters of %s and are ignored: %s%s\n", a->params,
+            n_unused, a->function, unused, n_unused > 20 ? ", ..." : "");
 }
 
 int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_bound_inputs_t *b) {
@@ -189,14 +222,10 @@ int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_
   if (a->params) {
     if ((st = tvmjit_npz_load(a->params, &b->npz_count, &b->npz_names, &b->npz_tensors)))
       return cli_report(st), CLI_FAILED;
+    warn_unused_keys(a, fn, b);
     for (int k = 0; k < b->npz_count; k++) {
       int idx = param_index(fn, b->npz_names[k]);
-      if (idx < 0) {
-        fprintf(stderr, "tvmjit: %s: key '%s' is not a parameter of %s (parameters: %s)\n", a->params,
-                b->npz_names[k], a->function, names);
-        return CLI_FAILED;
-      }
-      if (b->tensors[idx]) continue; /* --input wins over --params */
+      if (idx < 0 || b->tensors[idx]) continue; /* --input wins over --params */
       b->tensors[idx] = b->npz_tensors[k];
       b->sources[idx] = a->params;
       if (!check_input(fn, idx, b->tensors[idx], a->params)) return CLI_FAILED;

@@ -57,6 +57,19 @@ expect_text "$TMP/err" "LegalizeOps" "unknown pass lists the valid ones"
 expect_exit 0 "relu model" -- "$BIN" run "$SRC/tests/models/relu_f16.rx" --input "$TMP/x48.npy" --output "$TMP/relu.npy"
 /usr/bin/python3 -c "import numpy as np,sys; x=np.load(sys.argv[1]); y=np.load(sys.argv[2]); sys.exit(0 if (y==np.maximum(x,0)).all() and y.dtype==np.float16 else 1)" "$TMP/x48.npy" "$TMP/relu.npy" &&
   passes=$((passes + 1)) || { echo "FAIL: relu output"; failures=$((failures + 1)); }
+# --fill random gives integer inputs small random integers, not zeros (x + x of int32
+# [-8, 8) values: even numbers in [-16, 14], many distinct).
+cat >"$TMP/int_add.rx" <<'RX'
+@R.function
+def main(x: R.Tensor((256,), dtype="int32")) -> R.Tensor((256,), dtype="int32"):
+    y = R.add(x, x)
+    return y
+RX
+expect_exit 0 "--fill random, int32 input" -- "$BIN" run "$TMP/int_add.rx" --fill random --output "$TMP/int_add.npy"
+expect_exit 0 "random integers are spread, not zeros" -- /usr/bin/python3 -c "
+import numpy as np; y = np.load('$TMP/int_add.npy')
+assert y.dtype == np.int32 and (y % 2 == 0).all() and y.min() >= -16 and y.max() <= 14, y
+assert len(np.unique(y)) >= 10, np.unique(y)"
 expect_exit 2 "bad --repeat" -- "$BIN" run "$MODEL" --repeat 0
 expect_exit 2 "no model" -- "$BIN" run
 expect_exit 0 "--help" -- "$BIN" run --help
