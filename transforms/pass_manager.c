@@ -365,6 +365,23 @@ static tj_status_t *print_ir(const tj_pass_instruments_t *ins, const tj_pass_t *
   return NULL;
 }
 
+/* A print instrument that names no pass of the pipeline would print nothing, silently:
+ * a typo ("FuseTir") is an error that lists the passes. */
+static tj_status_t *check_print_selector(const tj_pipeline_t *p, const char *which, const char *option) {
+  if (!which) return NULL;
+  for (int i = 0; i < p->n; i++)
+    if (selects(which, &p->passes[i])) return NULL;
+  if (strcmp(which, "*") == 0 || strcmp(which, "all") == 0) return NULL; /* an empty pipeline */
+  tj_strbuf_t names;
+  tj_strbuf_init(&names);
+  for (int i = 0; i < p->n; i++) tj_strbuf_printf(&names, "%s%s", i ? ", " : "", p->passes[i].name);
+  char *list = tj_strbuf_take(&names);
+  tj_status_t *s = tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s '%s' names no pass of the pipeline (%s)", option, which,
+                                 list && *list ? list : "no passes");
+  tj_free(list);
+  return s;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -376,6 +393,8 @@ tj_status_t *tj_pipeline_run(const tj_pass_context_t *ctx, const tj_pipeline_t *
                              const tj_module_t **out, tj_pass_report_t *out_report) {
   static const tj_pass_instruments_t no_instruments = {0};
   const tj_pass_instruments_t *ins = instruments ? instruments : &no_instruments;
+  TJ_RETURN_IF_ERROR(check_print_selector(p, ins->print_before, "print-ir-before"));
+  TJ_RETURN_IF_ERROR(check_print_selector(p, ins->print_after, "print-ir-after"));
   tj_pass_timing_t *timings = TJ_ARENA_ARRAY(ctx->arena, tj_pass_timing_t, p->n + 1);
   if (!timings) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory running passes");
   double total = 0;
