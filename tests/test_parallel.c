@@ -62,7 +62,10 @@ START_TEST(pool_runs_every_index_exactly_once) {
 END_TEST
 
 /* Each thread starts on its own contiguous range of chunks; one that is held up (here
- * the caller, in its first chunk) has the rest of its range taken over by the others. */
+ * the caller, in its first chunk) has the rest of its range taken over by the others.
+ * The chunks hold each other up with flags, not sleeps, so that a loaded machine only
+ * makes the tests slower: 64 indices in 8 chunks of 8, chunks 0-3 the caller's home
+ * range, 4-7 the worker's. */
 typedef struct takeover {
   atomic_int hits[64];
   pthread_t runner[64];
@@ -70,61 +73,82 @@ typedef struct takeover {
 
 static void record_runner(takeover_t *t, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; i++) {
-    atomic_fetch_add(&t->hits[i], 1);
     t->runner[i] = pthread_self();
+    atomic_fetch_add(&t->hits[i], 1);
   }
 }
 
-static void slow_first_chunk(int64_t begin, int64_t end, void *ctx) {
-  if (begin == 0) usleep(50 * 1000);
+static bool all_done(takeover_t *t, int from, int to) {
+  for (int i = from; i < to; i++)
+    if (!atomic_load(&t->hits[i])) return false;
+  return true;
+}
+
+/* Waits (up to 5 s: a machine that cannot run the other thread by then fails the test)
+ * until indices [from, to) have run. */
+static void wait_until_done(takeover_t *t, int from, int to) {
+  for (int waited_us = 0; !all_done(t, from, to) && waited_us < 5000000; waited_us += 200) usleep(200);
+}
+
+/* The caller, held up in chunk 0 until the worker has run 1-3: the worker must take
+ * them over once its own range 4-7 is done. */
+static void held_up_first_chunk(int64_t begin, int64_t end, void *ctx) {
+  if (begin == 0) wait_until_done(ctx, 8, 32);
   record_runner(ctx, begin, end);
 }
 
 START_TEST(a_held_up_threads_chunks_are_taken_over) {
   tj_thread_pool_t *pool;
   TU_OK(tj_thread_pool_create(2, &pool));
-  /* 8 chunks of 8 indices: 0-3 are the caller's, 4-7 the worker's. The caller sleeps in
-   * chunk 0 while the worker runs 4-7, then 3, 2, 1. A machine too loaded to run the
-   * worker within 50 ms gets a few more tries. */
-  int by_caller = 64;
-  for (int attempt = 0; attempt < 10 && by_caller >= 32; attempt++) {
-    takeover_t t = {0};
-    tj_thread_pool_parallel_for(pool, 64, slow_first_chunk, &t);
-    by_caller = 0;
-    for (int i = 0; i < 64; i++) {
-      ck_assert_int_eq(atomic_load(&t.hits[i]), 1);
-      by_caller += pthread_equal(t.runner[i], pthread_self()) != 0;
-    }
-    ck_assert_int_ge(by_caller, 8); /* chunk 0 at least */
+  takeover_t t = {0};
+  tj_thread_pool_parallel_for(pool, 64, held_up_first_chunk, &t);
+  for (int i = 0; i < 64; i++) {
+    ck_assert_int_eq(atomic_load(&t.hits[i]), 1);
+    ck_assert_msg((i < 8) == (pthread_equal(t.runner[i], pthread_self()) != 0),
+                  "index %d: only chunk 0 runs on the held-up caller", i);
   }
-  ck_assert_int_lt(by_caller, 32);
   tj_thread_pool_free(pool);
 }
 END_TEST
 
-static void slow_fifth_chunk(int64_t begin, int64_t end, void *ctx) {
-  usleep(begin == 32 ? 30 * 1000 : 3000); /* time for the worker to wake */
-  record_runner(ctx, begin, end);
+/* The worker, held up in its first chunk (4) until 5-7 have run; the caller, in its first
+ * chunk (0), waits a while for the worker to start: then the caller runs 0-3 and takes
+ * 7, 6, 5 over. A worker that has not started by then is late: the caller takes 4 too,
+ * and the run is tried again. */
+typedef struct home_range {
+  takeover_t t;
+  pthread_t caller;
+  atomic_int worker_started;
+} home_range_t;
+
+static void held_up_fifth_chunk(int64_t begin, int64_t end, void *ctx) {
+  home_range_t *h = ctx;
+  if (begin == 32 && !pthread_equal(pthread_self(), h->caller)) {
+    atomic_store(&h->worker_started, 1);
+    wait_until_done(&h->t, 40, 64);
+  }
+  if (begin == 0) {
+    for (int waited_us = 0; !atomic_load(&h->worker_started) && waited_us < 200000; waited_us += 200) usleep(200);
+  }
+  record_runner(&h->t, begin, end);
 }
 
-/* The caller's home range is chunks 0-3 whatever the worker does: when the worker is
- * busy in its first chunk (4), the caller runs 0-3, then takes 7, 6, 5. */
 START_TEST(the_caller_runs_its_own_range_first) {
   tj_thread_pool_t *pool;
   TU_OK(tj_thread_pool_create(2, &pool));
-  bool seen = false;
-  for (int attempt = 0; attempt < 20 && !seen; attempt++) {
-    takeover_t t = {0};
-    tj_thread_pool_parallel_for(pool, 64, slow_fifth_chunk, &t);
-    if (pthread_equal(t.runner[32], pthread_self())) continue; /* the worker was late: retry */
-    seen = true;
+  bool worker_was_on_time = false;
+  for (int attempt = 0; attempt < 20 && !worker_was_on_time; attempt++) {
+    home_range_t h = {.caller = pthread_self()};
+    tj_thread_pool_parallel_for(pool, 64, held_up_fifth_chunk, &h);
+    worker_was_on_time = atomic_load(&h.worker_started);
+    if (!worker_was_on_time) continue;
     for (int i = 0; i < 64; i++) {
-      ck_assert_int_eq(atomic_load(&t.hits[i]), 1);
-      ck_assert_msg(i >= 32 || pthread_equal(t.runner[i], pthread_self()), "index %d of the caller's range ran on the worker", i);
-      ck_assert_msg(i < 40 || pthread_equal(t.runner[i], pthread_self()), "index %d ran on the worker while it slept", i);
+      ck_assert_int_eq(atomic_load(&h.t.hits[i]), 1);
+      bool by_caller = pthread_equal(h.t.runner[i], pthread_self()) != 0;
+      ck_assert_msg(by_caller == (i < 32 || i >= 40), "index %d ran on the %s", i, by_caller ? "caller" : "worker");
     }
   }
-  ck_assert(seen);
+  ck_assert_msg(worker_was_on_time, "the worker never started within 200 ms in 20 runs");
   tj_thread_pool_free(pool);
 }
 END_TEST
