@@ -71,7 +71,7 @@ static tj_status_t *npy_dtype_from_descr(const char *name, const char *descr, tj
   long size = kind ? strtol(descr + 2, &end, 10) : 0;
   bool well_formed = kind && descr[2] >= '0' && descr[2] <= '9' && *end == '\0';
   if (well_formed && kind == 'V' && size == 2)
-    return tj_status_new(TJ_ERR_UNSUPPORTED,
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT,
                          "%s: dtype '%s' is 2 opaque bytes, which is how numpy saves bfloat16 (ml_dtypes); "
                          "tvmjit does not read bfloat16 arrays yet: save them as float32, "
                          "np.save(path, a.astype(np.float32))",
