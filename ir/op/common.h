@@ -1,5 +1,4 @@
-/* Internal to the operator registry (ir/op*.c): helpers shared by the op families
- * and the per-family entry points the registry table in ir/op.c points at. */
+/* Internal to the operator registry (ir/op/): helpers the op families share. */
 #ifndef TJ_IR_OP_COMMON_H
 #define TJ_IR_OP_COMMON_H
 
@@ -64,14 +63,5 @@ tj_status_t *tj_op_broadcast(const char *op, tj_arena_t *arena, int n0, const tj
 /* Normalises an axis in [-ndim, ndim) to [0, ndim). */
 tj_status_t *tj_op_axis(const char *op, int64_t axis, int ndim, int *out);
 
-/* ---- op families ---- */
-extern const tj_op_def_t tj_op_call_tir, tj_op_conv2d, tj_op_relu, tj_op_layer_norm, tj_op_softmax;
-extern const tj_op_def_t tj_op_astype, tj_op_matmul;
-extern const tj_op_def_t tj_op_add, tj_op_subtract, tj_op_multiply, tj_op_divide;
-extern const tj_op_def_t tj_op_permute_dims, tj_op_reshape;
-
-/* reshape: turns the script's shape argument into a ShapeExpr with -1 resolved. */
-tj_status_t *tj_op_reshape_canonical_shape(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *data,
-                                           const tj_rx_expr_t *shape, const tj_rx_expr_t **out_shape);
 
 #endif
