@@ -293,3 +293,8 @@ tj_status_t *tj_op_axis(const char *op, int64_t axis, int ndim, int *out) {
   *out = (int)(axis < 0 ? axis + ndim : axis);
   return NULL;
 }
+
+const tj_rx_expr_t *tj_op_mixed_set_out_dtype(tj_arena_t *arena, const tj_rx_expr_t *call, tj_dtype_t out_dtype) {
+  const tj_attrs_t *attrs = tj_attrs_set(arena, call->call.attrs, "out_dtype", tj_op_dtype_attr(out_dtype));
+  return attrs ? tj_rx_call(arena, call->call.callee, call->call.n_args, call->call.args, attrs, 0, NULL) : NULL;
+}

@@ -60,6 +60,10 @@ const tj_sinfo_t *tj_op_tensor_sinfo(tj_arena_t *arena, tj_dtype_t dtype, int nd
  * cannot be decided (the result then has only ndim). */
 tj_status_t *tj_op_broadcast(const char *op, tj_arena_t *arena, int n0, const tj_tir_expr_t *const *s0, int n1,
                              const tj_tir_expr_t *const *s1, const tj_tir_expr_t **out_shape, bool *out_known);
+/* The kAlways rebuild of conv and matmul (TVM's FInferMixedPrecision for them): the
+ * same call with attr out_dtype set; no sinfo yet. NULL when out of memory. */
+const tj_rx_expr_t *tj_op_mixed_set_out_dtype(tj_arena_t *arena, const tj_rx_expr_t *call, tj_dtype_t out_dtype);
+
 /* Normalises an axis in [-ndim, ndim) to [0, ndim). */
 tj_status_t *tj_op_axis(const char *op, int64_t axis, int ndim, int *out);
 

@@ -184,16 +184,11 @@ static tj_status_t *infer_conv2d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv2d: out of memory");
 }
 
-static const tj_rx_expr_t *conv2d_mixed(tj_arena_t *arena, const tj_rx_expr_t *call, tj_dtype_t out_dtype) {
-  const tj_attrs_t *attrs = tj_attrs_set(arena, call->call.attrs, "out_dtype", tj_op_dtype_attr(out_dtype));
-  return attrs ? tj_rx_call(arena, call->call.callee, call->call.n_args, call->call.args, attrs, 0, NULL) : NULL;
-}
-
 static const char *const conv2d_args[] = {"data", "weight"};
 
 const tj_op_def_t tj_op_conv2d = {
     .name = "relax.nn.conv2d", .script_name = "R.nn.conv2d", .min_args = 2, .max_args = 2,
     .mp_policy = TJ_MP_ALWAYS, .normalize_attrs = normalize_conv2d, .infer = infer_conv2d,
-    .arg_names = conv2d_args, .positional_attrs = conv2d_attrs, .mixed_precision_call = conv2d_mixed,
+    .arg_names = conv2d_args, .positional_attrs = conv2d_attrs, .mixed_precision_call = tj_op_mixed_set_out_dtype,
 };
 

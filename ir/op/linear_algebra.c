@@ -63,15 +63,10 @@ static tj_status_t *infer_matmul(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "matmul: out of memory");
 }
 
-static const tj_rx_expr_t *matmul_mixed(tj_arena_t *arena, const tj_rx_expr_t *call, tj_dtype_t out_dtype) {
-  const tj_attrs_t *attrs = tj_attrs_set(arena, call->call.attrs, "out_dtype", tj_op_dtype_attr(out_dtype));
-  return attrs ? tj_rx_call(arena, call->call.callee, call->call.n_args, call->call.args, attrs, 0, NULL) : NULL;
-}
-
 static const char *const matmul_args[] = {"x1", "x2"};
 
 const tj_op_def_t tj_op_matmul = {
     .name = "relax.matmul", .script_name = "R.matmul", .min_args = 2, .max_args = 2,
     .mp_policy = TJ_MP_ALWAYS, .normalize_attrs = normalize_matmul, .infer = infer_matmul,
-    .arg_names = matmul_args, .positional_attrs = matmul_attrs, .mixed_precision_call = matmul_mixed,
+    .arg_names = matmul_args, .positional_attrs = matmul_attrs, .mixed_precision_call = tj_op_mixed_set_out_dtype,
 };
