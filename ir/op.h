@@ -1,43 +1,29 @@
 /* The Relax operator registry: one entry per op with attribute normalisation (defaults
  * filled so that `R.nn.conv2d(x, w)` and the spelled-out form are structurally
- * equal), struct-info inference and the mixed-precision policy. Legalizers live with
- * LegalizeOps in transforms/. Also struct-info inference for every Relax expression.
+ * equal), struct-info inference and the mixed-precision policy. Also struct-info
+ * inference for every Relax expression.
+ *
+ * Where an operator lives (an operator is one row and two files):
+ *   ir/op/table.def                   one row per op: TJ_OP(ident, family, legalize)
+ *   ir/op/<family>.c                  its tj_op_def_t `tj_op_<ident>` (this header)
+ *   transforms/legalize/<family>.c    its TIR, `tj_legalize_<ident>` (legalize.h)
+ * Families follow TVM's src/relax/op files: call, unary, binary, datatype,
+ * linear_algebra, manipulate, nn, convolution. ir/op/common.h has the helpers the
+ * families share (attr readers, broadcasting, messages).
  *
  * Arguments vs attrs (as in TVM's IR; a call carries `args` (Relax exprs) and `attrs`):
- *
- *   op (script name)      expr args (arg_names)        attrs, in TVM's print order
- *   R.call_tir            func, args[, tir_vars]       none (out_sinfo = sinfo_args[0])
- *   R.nn.conv2d           data, weight                 strides, padding, dilation, groups,
- *                                                      data_layout, kernel_layout,
- *                                                      out_layout, out_dtype
- *   R.nn.relu             data                         none
- *   R.nn.layer_norm       data, gamma, beta            axes, epsilon, center, scale
- *   R.nn.softmax          data                         axis
- *   R.astype              x                            dtype
- *   R.add/subtract/       x1, x2                       none
- *     multiply/divide
- *   R.matmul              x1, x2                       out_dtype
- *   R.permute_dims        x                            axes
- *   R.reshape             x, shape                     none (shape is a ShapeExpr ARG)
- *
- * Script positional arguments beyond the expr args map, in order, onto
+ * script positional arguments beyond the expr args map, in order, onto
  * `positional_attrs` (e.g. `R.astype(x, "float16")` sets dtype); keywords naming an
  * expr arg (`arg_names`) fill that arg, any other keyword is an attr.
  *
- * Canonical attr VALUE types (what normalize_attrs produces, whatever the script
- * spelled; TVM's types, so the sugar and the printed form are structurally equal):
- *   conv2d   strides [int64 x2], padding [int64 x4: top, left, bottom, right],
- *            dilation [int64 x2], groups int32, data_layout/kernel_layout/out_layout
- *            STR, out_dtype DTYPE (void = infer from the inputs).
- *   layer_norm axes [int32 ...], epsilon FLOAT (float64), center/scale bool.
- *   softmax  axis int32.     astype dtype DTYPE.     matmul out_dtype DTYPE.
- *   permute_dims axes [int32 ...] or NONE (= reverse).
- * Attr dictionaries list keys in TVM's print order. Unknown attr names and values of
- * the wrong kind are TJ_ERR_INVALID_ARGUMENT naming the op and the valid names.
+ * normalize_attrs produces canonical attr VALUE types (TVM's, whatever the script
+ * spelled, so that the sugar and the printed form are structurally equal) with keys in
+ * TVM's print order; each op documents its own at its definition. Unknown attr names
+ * and values of the wrong kind are TJ_ERR_INVALID_ARGUMENT naming the op and the
+ * valid names.
  *
- * Mixed-precision policy (docs/tvm-semantics.md §1.2): kAlways conv2d, matmul;
- * kFollow relu, layer_norm, astype, add, subtract, multiply, divide, permute_dims,
- * reshape; kNever call_tir, softmax (and any op without an entry). */
+ * Mixed-precision policy (docs/tvm-semantics.md §1.2): each def's mp_policy; an op
+ * without an entry, or an unknown op, is kNever. */
 #ifndef TJ_IR_OP_H
 #define TJ_IR_OP_H
 
@@ -80,12 +66,23 @@ struct tj_op_def {
   /* kAlways ops: the same call computing with accumulator/output dtype `out_dtype`
    * (TVM's FInferMixedPrecision); the result has no sinfo yet. NULL otherwise. */
   const tj_rx_expr_t *(*mixed_precision_call)(tj_arena_t *arena, const tj_rx_expr_t *call, tj_dtype_t out_dtype);
+  /* Rewrites the expr args (n_args of them, count already checked, leaves carrying
+   * sinfo) before inference, as TVM's op constructor does; NULL: args as given.
+   * reshape: the new shape becomes a ShapeExpr with -1 resolved. */
+  tj_status_t *(*canonicalize_args)(const tj_infer_ctx_t *ctx, int n_args, const tj_rx_expr_t **args);
 };
+
+/* Every op of ir/op/table.def: `tj_op_<ident>` (tj_op_astype, tj_op_conv2d, ...). */
+#define TJ_OP(ident, family, legalize) extern const tj_op_def_t tj_op_##ident;
+#include "ir/op/table.def"
+#undef TJ_OP
 
 const tj_op_def_t *tj_op_lookup(const char *name);          /* by "relax.add" */
 const tj_op_def_t *tj_op_lookup_script(const char *name);   /* by "R.add" / "R.nn.conv2d" */
 /* Every registered op, for listings; *out_n receives the count. */
 const tj_op_def_t *const *tj_op_all(int *out_n);
+/* The op's family in ir/op/table.def ("nn", "binary", ...); NULL when not registered. */
+const char *tj_op_family(const tj_op_def_t *def);
 
 /* Mixed-precision policy of a call's callee: -1 when the callee is not an op (no
  * policy applies), kNever for an op without a registered policy. */

@@ -623,6 +623,75 @@ START_TEST(a_declining_custom_legalizer_keeps_the_call) {
 }
 END_TEST
 
+/* R.exp → `_call_topi_without_attr(topi.exp, "tir_exp")` (docs/tvm-ops.md §1): the
+ * PrimFunc tir_exp(x, compute), one block `compute` over i0, i1, float16 kept as
+ * float16; symbolic dims become match_buffer vars. The whole module is compared, so
+ * main's call_tir (callee, args, out_sinfo) is checked too; then the op pattern. */
+static const char *k_exp_before =
+    HDR
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((2, 3), dtype=\"float16\"), y: R.Tensor((\"n\", 4), dtype=\"float32\")):\n"
+    "        a = R.exp(x)\n"
+    "        b = R.exp(y)\n"
+    "        return (a, b)\n";
+
+static const char *k_exp_expected =
+    HDR
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @T.prim_func(private=True)\n"
+    "    def tir_exp(x: T.Buffer((T.int64(2), T.int64(3)), \"float16\"), compute: T.Buffer((T.int64(2), T.int64(3)), \"float16\")):\n"
+    "        T.func_attr({\"tir.noalias\": T.bool(True)})\n"
+    "        for i0, i1 in T.grid(T.int64(2), T.int64(3)):\n"
+    "            with T.block(\"compute\"):\n"
+    "                v_i0, v_i1 = T.axis.remap(\"SS\", [i0, i1])\n"
+    "                T.reads(x[v_i0, v_i1])\n"
+    "                T.writes(compute[v_i0, v_i1])\n"
+    "                compute[v_i0, v_i1] = T.exp(x[v_i0, v_i1])\n"
+    "\n"
+    "    @T.prim_func(private=True)\n"
+    "    def tir_exp1(var_y: T.handle, var_compute: T.handle):\n"
+    "        T.func_attr({\"tir.noalias\": T.bool(True)})\n"
+    "        n = T.int64()\n"
+    "        y = T.match_buffer(var_y, (n, T.int64(4)))\n"
+    "        compute = T.match_buffer(var_compute, (n, T.int64(4)))\n"
+    "        for i0, i1 in T.grid(n, T.int64(4)):\n"
+    "            with T.block(\"compute\"):\n"
+    "                v_i0, v_i1 = T.axis.remap(\"SS\", [i0, i1])\n"
+    "                T.reads(y[v_i0, v_i1])\n"
+    "                T.writes(compute[v_i0, v_i1])\n"
+    "                compute[v_i0, v_i1] = T.exp(y[v_i0, v_i1])\n"
+    "\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((2, 3), dtype=\"float16\"), y: R.Tensor((\"n\", 4), dtype=\"float32\")) -> R.Tuple(R.Tensor((2, 3), dtype=\"float16\"), R.Tensor((\"n\", 4), dtype=\"float32\")):\n"
+    "        n = T.int64()\n"
+    "        cls = Module\n"
+    "        a = R.call_tir(cls.tir_exp, (x,), out_sinfo=R.Tensor((2, 3), dtype=\"float16\"))\n"
+    "        b = R.call_tir(cls.tir_exp1, (y,), out_sinfo=R.Tensor((n, 4), dtype=\"float32\"))\n"
+    "        return (a, b)\n";
+
+START_TEST(exp_becomes_tir_exp_with_one_compute_block) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *mb = parse_or_skip(a, "before", k_exp_before);
+  tj_module_t *me = mb ? parse_or_skip(a, "expected", k_exp_expected) : NULL;
+  if (me) {
+    const tj_module_t *out = legalize(a, mb);
+    char why[512] = "";
+    ck_assert_msg(tj_struct_equal_module(out, me, why, sizeof why), "tir_exp differs: %s", why);
+    tj_pass_context_t ctx;
+    tj_pass_context_init(&ctx, a);
+    const tj_module_t *annotated = NULL;
+    TU_OK(tj_annotate_tir_op_pattern(&ctx, out, &annotated));
+    const tj_prim_func_t *f = tj_module_find_prim(annotated, "tir_exp");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(tj_attrs_get_int(f->attrs, "op_pattern", -1), 0); /* kElemWise */
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("legalize_ops");
   TCase *tc = tcase_create("legalize_ops");
@@ -643,6 +712,7 @@ int main(void) {
   tcase_add_test(tc, grouped_strided_dilated_asymmetric_conv2d);
   tcase_add_test(tc, seed_network_legalizes_to_the_seed_prim_funcs);
   tcase_add_test(tc, a_declining_custom_legalizer_keeps_the_call);
+  tcase_add_test(tc, exp_becomes_tir_exp_with_one_compute_block);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ir/op.h"
+#include "ir/parse.h"
 #include "testutil.h"
 
 static tj_arena_t *arena;
@@ -397,6 +398,69 @@ START_TEST(manipulation_and_norm_ops_keep_symbolic_dims) {
 }
 END_TEST
 
+/* ---- R.exp (unary family): parse, inference, policy; R.power (binary family) ---- */
+
+static const char *k_exp_module =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((\"n\", 4), dtype=\"float16\")):\n"
+    "        y = R.exp(x=x)\n"
+    "        return y\n";
+
+START_TEST(exp_parses_and_keeps_the_struct_info_of_x) {
+  const tj_op_def_t *def = tj_op_lookup("relax.exp");
+  ck_assert_ptr_nonnull(def);
+  ck_assert_ptr_eq(def, tj_op_lookup_script("R.exp"));
+  ck_assert_ptr_eq(def, &tj_op_exp);
+  ck_assert_str_eq(tj_op_family(def), "unary");
+  ck_assert_int_eq(def->mp_policy, TJ_MP_FOLLOW);
+  tj_module_t *m = NULL;
+  TU_OK(tj_parse_module(arena, "exp.rx", k_exp_module, strlen(k_exp_module), &m));
+  const tj_rx_func_t *f = tj_module_find_relax(m, "main");
+  ck_assert_ptr_nonnull(f);
+  const tj_rx_binding_t *b = &f->body->seq.blocks[0].bindings[0];
+  ck_assert(tj_rx_is_op_call(b->value, "relax.exp"));
+  const tj_sinfo_t *x = f->params[0]->sinfo, *y = b->value->sinfo;
+  ck_assert(tj_sinfo_is_tensor(y));
+  ck_assert(tj_dtype_eq(y->tensor.dtype, TJ_F16));
+  ck_assert_int_eq(y->tensor.ndim, 2);
+  ck_assert_ptr_eq(y->tensor.shape[0], x->tensor.shape[0]); /* the symbolic n itself */
+  int64_t four;
+  ck_assert(tj_tir_is_const_int(y->tensor.shape[1], &four) && four == 4);
+}
+END_TEST
+
+START_TEST(exp_rejects_what_tvm_rejects) {
+  const tj_rx_expr_t *out = NULL;
+  const tj_rx_expr_t *i32 = tensor_var("x", TJ_I32, 1, (int64_t)3);
+  assert_error_contains(call2("R.exp", i32, NULL, NULL, &out), "exp: x must be a float tensor, got int32");
+  const tj_rx_expr_t *f32 = tensor_var("x", TJ_F32, 1, (int64_t)3);
+  assert_error_contains(call2("R.exp", f32, f32, NULL, &out), "exp: takes 1 arguments, got 2");
+  assert_error_contains(call2("R.exp", f32, NULL, attrs1("axis", tj_attr_int(0)), &out), "takes no attributes");
+  /* an unknown dtype passes, as in TVM */
+  const tj_rx_expr_t *any = tj_rx_var(arena, "x", tj_sinfo_tensor(arena, TJ_VOID, -1, NULL));
+  TU_OK(call2("R.exp", any, NULL, NULL, &out));
+  ck_assert_int_eq(out->sinfo->tensor.ndim, -1);
+}
+END_TEST
+
+START_TEST(power_is_a_broadcasting_binary_op) {
+  ck_assert_str_eq(tj_op_family(&tj_op_power), "binary");
+  ck_assert_int_eq(tj_op_power.mp_policy, TJ_MP_FOLLOW);
+  const tj_rx_expr_t *out = NULL;
+  TU_OK(call2("R.power", tensor_var("a", TJ_F32, 2, (int64_t)4, (int64_t)1), tensor_var("b", TJ_F32, 1, (int64_t)3),
+              NULL, &out));
+  assert_static_shape(out->sinfo, TJ_F32, 2, (const int64_t[]){4, 3});
+  assert_error_contains(call2("R.power", tensor_var("a", TJ_F32, 1, (int64_t)3), tensor_var("b", TJ_F16, 1, (int64_t)3),
+                              NULL, &out),
+                        "different dtypes");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("op");
   TCase *tc = tcase_create("registry");
@@ -415,6 +479,9 @@ int main(void) {
   tcase_add_test(tc, softmax_permute_reshape_layer_norm_astype);
   tcase_add_test(tc, simplifier_folds_linear_shape_arithmetic);
   tcase_add_test(tc, manipulation_and_norm_ops_keep_symbolic_dims);
+  tcase_add_test(tc, exp_parses_and_keeps_the_struct_info_of_x);
+  tcase_add_test(tc, exp_rejects_what_tvm_rejects);
+  tcase_add_test(tc, power_is_a_broadcasting_binary_op);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -29,13 +29,13 @@ START_TEST(parses_tvm_names_and_options) {
                           "FuseOps(fuse_opt_level=2),DeadCodeElimination()",
                           &p));
   ck_assert_int_eq(p.n, 4);
-  ck_assert_int_eq(p.passes[0].kind, TJ_PASS_TO_MIXED_PRECISION);
+  ck_assert_str_eq(p.passes[0].name, "ToMixedPrecision");
   ck_assert_str_eq(p.passes[0].out_dtype, "float16");
   ck_assert_int_eq(p.passes[0].n_fp16_input_names, 2);
   ck_assert_str_eq(p.passes[0].fp16_input_names[1], "w");
-  ck_assert_int_eq(p.passes[1].kind, TJ_PASS_LEGALIZE_OPS);
+  ck_assert_str_eq(p.passes[1].name, "LegalizeOps");
   ck_assert_int_eq(p.passes[2].fuse_opt_level, 2);
-  ck_assert_int_eq(p.passes[3].kind, TJ_PASS_DEAD_CODE_ELIMINATION);
+  ck_assert_str_eq(p.passes[3].name, "DeadCodeElimination");
   ck_assert_str_eq(tj_pipeline_text(arena, &p),
                    "ToMixedPrecision(out_dtype=\"float16\", fp16_input_names=[\"x\", \"w\"]), LegalizeOps, "
                    "FuseOps(fuse_opt_level=2), DeadCodeElimination");
@@ -62,6 +62,23 @@ START_TEST(default_and_none) {
   ck_assert_str_eq(tj_pipeline_text(arena, &p), "none");
   TU_OK(tj_pipeline_parse(arena, "", &p));
   ck_assert_int_eq(p.n, 0);
+}
+END_TEST
+
+/* Each row of the pass table: found by its name, one entry point, prints as its name
+ * with default options. */
+START_TEST(every_table_row_is_complete) {
+  char names[256];
+  snprintf(names, sizeof names, "%s", tj_pass_valid_names(arena));
+  int n = 0;
+  for (char *save = NULL, *name = strtok_r(names, ", ", &save); name; name = strtok_r(NULL, ", ", &save), n++) {
+    const tj_pass_t *pass = tj_pass_default(name);
+    ck_assert_msg(pass != NULL, "%s", name);
+    ck_assert_int_eq(pass->kind, TJ_PASS_BUILTIN);
+    ck_assert_msg((pass->run != NULL) != (pass->run_with_options != NULL), "%s: needs exactly one entry point", name);
+    ck_assert_str_eq(tj_pass_text(arena, pass), name);
+  }
+  ck_assert_int_eq(n, 6);
 }
 END_TEST
 
@@ -205,6 +222,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, parses_tvm_names_and_options);
   tcase_add_test(tc, default_and_none);
+  tcase_add_test(tc, every_table_row_is_complete);
   tcase_add_test(tc, rejects_unknown_passes_and_options);
   tcase_add_test(tc, runs_passes_in_order_with_print_instruments);
   tcase_add_test(tc, prints_to_a_file_the_caller_gives);

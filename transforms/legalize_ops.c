@@ -9,29 +9,30 @@
  * their uses remapped, as TVM's ExprMutator does. */
 #include <string.h>
 
+#include "ir/op.h"
 #include "ir/struct_equal.h"
 #include "transforms/legalize/legalize.h"
 #include "transforms/transforms.h"
 
-static const tj_legalizer_t k_table[] = {
-    {"relax.nn.conv2d", tj_legalize_conv2d},
-    {"relax.nn.layer_norm", tj_legalize_layer_norm},
-    {"relax.nn.relu", tj_legalize_relu},
-    {"relax.nn.softmax", tj_legalize_softmax},
-    {"relax.astype", tj_legalize_astype},
-    {"relax.add", tj_legalize_add},
-    {"relax.subtract", tj_legalize_subtract},
-    {"relax.multiply", tj_legalize_multiply},
-    {"relax.divide", tj_legalize_divide},
-    {"relax.power", tj_legalize_power},
-    {"relax.matmul", tj_legalize_matmul},
-    {"relax.permute_dims", tj_legalize_permute_dims},
-    {"relax.reshape", tj_legalize_reshape},
+/* The FLegalize table: every LEGALIZE row of ir/op/table.def, keyed by its op. */
+typedef struct legalize_entry {
+  const tj_op_def_t *op;
+  tj_legalize_fn fn;
+} legalize_entry_t;
+
+#define TJ_LG_ENTRY_LEGALIZE(ident) {&tj_op_##ident, tj_legalize_##ident},
+#define TJ_LG_ENTRY_KEEP(ident)
+#define TJ_OP(ident, family, legalize) TJ_LG_ENTRY_##legalize(ident)
+static const legalize_entry_t k_table[] = {
+#include "ir/op/table.def"
 };
+#undef TJ_OP
+#undef TJ_LG_ENTRY_LEGALIZE
+#undef TJ_LG_ENTRY_KEEP
 
 tj_legalize_fn tj_legalizer_lookup(const char *op_name) {
   for (size_t i = 0; i < sizeof k_table / sizeof k_table[0]; i++)
-    if (strcmp(k_table[i].op_name, op_name) == 0) return k_table[i].fn;
+    if (strcmp(k_table[i].op->name, op_name) == 0) return k_table[i].fn;
   return NULL;
 }
 

@@ -1,5 +1,9 @@
-/* The pass manager: pipeline text <-> list of passes, and running the list with
- * instruments (IR printing, timing, verify-each). */
+/* The pass manager: the pass table, pipeline text <-> list of passes, and running
+ * the list with instruments (IR printing, timing, verify-each).
+ *
+ * Registering a pass is one row of k_passes: its TVM name, its entry point and, if it
+ * takes options, their names (each option is one row of k_options, which parses and
+ * prints it). Nothing else here names a pass. */
 #include "transforms/pass_manager.h"
 
 #include <ctype.h>
@@ -12,37 +16,52 @@
 #include "support/alloc.h"
 #include "support/strbuf.h"
 
-static const tj_pass_t known_passes[] = {
-    {.kind = TJ_PASS_TO_MIXED_PRECISION, .name = "ToMixedPrecision", .out_dtype = "float32", .fuse_opt_level = -1},
-    {.kind = TJ_PASS_LEGALIZE_OPS, .name = "LegalizeOps", .fuse_opt_level = -1},
-    {.kind = TJ_PASS_ANNOTATE_TIR_OP_PATTERN, .name = "AnnotateTIROpPattern", .fuse_opt_level = -1},
-    {.kind = TJ_PASS_FUSE_OPS, .name = "FuseOps", .fuse_opt_level = -1},
-    {.kind = TJ_PASS_FUSE_TIR, .name = "FuseTIR", .fuse_opt_level = -1},
-    {.kind = TJ_PASS_DEAD_CODE_ELIMINATION, .name = "DeadCodeElimination", .fuse_opt_level = -1},
-};
-#define N_KNOWN ((int)(sizeof known_passes / sizeof known_passes[0]))
+/* Adapters for the passes with options: the option fields to the entry point. */
+static tj_status_t *run_to_mixed_precision(const tj_pass_context_t *ctx, const tj_pass_t *pass,
+                                           const tj_module_t *in, const tj_module_t **out) {
+  return tj_to_mixed_precision(ctx, in, pass->out_dtype ? pass->out_dtype : "float32", pass->n_fp16_input_names,
+                               pass->fp16_input_names, out);
+}
 
-static const char *const default_pipeline[] = {"LegalizeOps", "AnnotateTIROpPattern", "FuseOps", "FuseTIR"};
+static tj_status_t *run_fuse_ops(const tj_pass_context_t *ctx, const tj_pass_t *pass, const tj_module_t *in,
+                                 const tj_module_t **out) {
+  return tj_fuse_ops(ctx, in, pass->fuse_opt_level, out);
+}
+
+/* Every option starts at its default; a row sets the rest. */
+#define PASS(...) {.kind = TJ_PASS_BUILTIN, .out_dtype = "float32", .fuse_opt_level = -1, __VA_ARGS__}
+#define OPTIONS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* The passes, by TVM name. `default` is the in_default rows, in table order. */
+static const tj_pass_t k_passes[] = {
+    PASS(.name = "ToMixedPrecision", .run_with_options = run_to_mixed_precision,
+         .options = OPTIONS("out_dtype", "fp16_input_names")),
+    PASS(.name = "LegalizeOps", .run = tj_legalize_ops, .in_default = true),
+    PASS(.name = "AnnotateTIROpPattern", .run = tj_annotate_tir_op_pattern, .in_default = true),
+    PASS(.name = "FuseOps", .run_with_options = run_fuse_ops, .options = OPTIONS("fuse_opt_level"), .in_default = true),
+    PASS(.name = "FuseTIR", .run = tj_fuse_tir, .in_default = true),
+    PASS(.name = "DeadCodeElimination", .run = tj_dead_code_elimination),
+};
+#define N_PASSES ((int)(sizeof k_passes / sizeof k_passes[0]))
 
 const tj_pass_t *tj_pass_default(const char *name) {
-  for (int i = 0; i < N_KNOWN; i++)
-    if (strcmp(known_passes[i].name, name) == 0) return &known_passes[i];
+  for (int i = 0; i < N_PASSES; i++)
+    if (strcmp(k_passes[i].name, name) == 0) return &k_passes[i];
   return NULL;
 }
 
-const char *tj_pass_valid_names(void) {
-  return "ToMixedPrecision, LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR, DeadCodeElimination";
+static const char *take(tj_arena_t *arena, tj_strbuf_t *sb);
+
+const char *tj_pass_valid_names(tj_arena_t *arena) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  for (int i = 0; i < N_PASSES; i++) tj_strbuf_printf(&sb, "%s%s", i ? ", " : "", k_passes[i].name);
+  return take(arena, &sb);
 }
 
-/* Option names per pass, in TVM's positional order. */
-static const char *const *pass_options(tj_pass_kind_t kind) {
-  static const char *const tmp[] = {"out_dtype", "fp16_input_names", NULL};
-  static const char *const fuse[] = {"fuse_opt_level", NULL};
-  static const char *const none[] = {NULL};
-  if (kind == TJ_PASS_TO_MIXED_PRECISION) return tmp;
-  if (kind == TJ_PASS_FUSE_OPS) return fuse;
-  return none;
-}
+static const char *const no_options[] = {NULL};
+
+static const char *const *pass_options(const tj_pass_t *pass) { return pass->options ? pass->options : no_options; }
 
 /* ---------------- parsing ---------------- */
 
@@ -130,30 +149,83 @@ static tj_status_t *read_value(cursor_t *c, value_t *v) {
   return syntax(c, "option values are quoted strings, integers, lists of strings or None");
 }
 
-static tj_status_t *set_option(cursor_t *c, tj_pass_t *pass, const char *key, const value_t *v) {
-  if (strcmp(key, "out_dtype") == 0) {
-    if (v->kind != VAL_STR || (strcmp(v->s, "float32") != 0 && strcmp(v->s, "float16") != 0))
-      return syntax(c, "out_dtype must be \"float32\" or \"float16\"");
-    pass->out_dtype = v->s;
-  } else if (strcmp(key, "fp16_input_names") == 0) {
-    if (v->kind == VAL_NONE) {
-      pass->n_fp16_input_names = 0;
-      pass->fp16_input_names = NULL;
-    } else if (v->kind == VAL_STR_LIST) {
-      pass->n_fp16_input_names = v->n;
-      pass->fp16_input_names = v->list;
-    } else {
-      return syntax(c, "fp16_input_names must be a list of strings, e.g. [\"x\", \"w\"], or None");
-    }
-  } else if (strcmp(key, "fuse_opt_level") == 0) {
-    if (v->kind != VAL_INT || v->i < -1 || v->i > 4) return syntax(c, "fuse_opt_level must be an integer from -1 to 4");
-    pass->fuse_opt_level = (int)v->i;
+/* ---------------- options: one row each ---------------- */
+
+static tj_status_t *set_out_dtype(const cursor_t *c, tj_pass_t *pass, const value_t *v) {
+  if (v->kind != VAL_STR || (strcmp(v->s, "float32") != 0 && strcmp(v->s, "float16") != 0))
+    return syntax(c, "out_dtype must be \"float32\" or \"float16\"");
+  pass->out_dtype = v->s;
+  return NULL;
+}
+
+static bool print_out_dtype(tj_strbuf_t *sb, const tj_pass_t *pass) {
+  if (!pass->out_dtype || strcmp(pass->out_dtype, "float32") == 0) return false;
+  tj_strbuf_printf(sb, "out_dtype=\"%s\"", pass->out_dtype);
+  return true;
+}
+
+static tj_status_t *set_fp16_input_names(const cursor_t *c, tj_pass_t *pass, const value_t *v) {
+  if (v->kind == VAL_NONE) {
+    pass->n_fp16_input_names = 0;
+    pass->fp16_input_names = NULL;
+  } else if (v->kind == VAL_STR_LIST) {
+    pass->n_fp16_input_names = v->n;
+    pass->fp16_input_names = v->list;
+  } else {
+    return syntax(c, "fp16_input_names must be a list of strings, e.g. [\"x\", \"w\"], or None");
   }
   return NULL;
 }
 
+static bool print_fp16_input_names(tj_strbuf_t *sb, const tj_pass_t *pass) {
+  if (pass->n_fp16_input_names <= 0) return false;
+  tj_strbuf_append(sb, "fp16_input_names=[");
+  for (int i = 0; i < pass->n_fp16_input_names; i++)
+    tj_strbuf_printf(sb, "%s\"%s\"", i ? ", " : "", pass->fp16_input_names[i]);
+  tj_strbuf_append(sb, "]");
+  return true;
+}
+
+static tj_status_t *set_fuse_opt_level(const cursor_t *c, tj_pass_t *pass, const value_t *v) {
+  if (v->kind != VAL_INT || v->i < -1 || v->i > 4) return syntax(c, "fuse_opt_level must be an integer from -1 to 4");
+  pass->fuse_opt_level = (int)v->i;
+  return NULL;
+}
+
+static bool print_fuse_opt_level(tj_strbuf_t *sb, const tj_pass_t *pass) {
+  if (pass->fuse_opt_level == -1) return false;
+  tj_strbuf_printf(sb, "fuse_opt_level=%d", pass->fuse_opt_level);
+  return true;
+}
+
+/* An option: parses a value into its tj_pass_t field; prints `name=value` when the
+ * field differs from the default (false: nothing printed). */
+typedef struct pass_option {
+  const char *name;
+  tj_status_t *(*set)(const cursor_t *c, tj_pass_t *pass, const value_t *v);
+  bool (*print)(tj_strbuf_t *sb, const tj_pass_t *pass);
+} pass_option_t;
+
+static const pass_option_t k_options[] = {
+    {"out_dtype", set_out_dtype, print_out_dtype},
+    {"fp16_input_names", set_fp16_input_names, print_fp16_input_names},
+    {"fuse_opt_level", set_fuse_opt_level, print_fuse_opt_level},
+};
+
+static const pass_option_t *find_option(const char *name) {
+  for (size_t i = 0; i < sizeof k_options / sizeof k_options[0]; i++)
+    if (strcmp(k_options[i].name, name) == 0) return &k_options[i];
+  return NULL;
+}
+
+static tj_status_t *set_option(cursor_t *c, tj_pass_t *pass, const char *key, const value_t *v) {
+  const pass_option_t *opt = find_option(key);
+  if (!opt) return tj_status_new(TJ_ERR_INTERNAL, "pass '%s' lists option '%s', which has no k_options row", pass->name, key);
+  return opt->set(c, pass, v);
+}
+
 static tj_status_t *unknown_option(const cursor_t *c, const tj_pass_t *pass, const char *key) {
-  const char *const *opts = pass_options(pass->kind);
+  const char *const *opts = pass_options(pass);
   tj_strbuf_t sb;
   tj_strbuf_init(&sb);
   for (int i = 0; opts[i]; i++) tj_strbuf_printf(&sb, "%s%s", i ? ", " : "", opts[i]);
@@ -164,7 +236,7 @@ static tj_status_t *unknown_option(const cursor_t *c, const tj_pass_t *pass, con
 }
 
 static tj_status_t *parse_options(cursor_t *c, tj_pass_t *pass) {
-  const char *const *opts = pass_options(pass->kind);
+  const char *const *opts = pass_options(pass);
   int positional = 0;
   c->p++; /* '(' */
   for (;;) {
@@ -223,19 +295,23 @@ static tj_status_t *parse_item(tj_arena_t *arena, const char *s, const char *e, 
   while (s < e && isspace((unsigned char)*s)) s++;
   while (e > s && isspace((unsigned char)e[-1])) e--;
   cursor_t c = {s, e, tj_arena_strndup(arena, s, (size_t)(e - s)), arena};
-  if (s == e) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "pass pipeline: empty item (valid passes: %s)", tj_pass_valid_names());
+  if (s == e)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "pass pipeline: empty item (valid passes: %s)",
+                         tj_pass_valid_names(arena));
   const char *name = read_ident(&c);
   if (!name) return syntax(&c, "expected a pass name");
   if (strcmp(name, "none") == 0 && c.p == e) return *out_n = 0, NULL;
   if (strcmp(name, "default") == 0 && c.p == e) {
-    for (int i = 0; i < 4; i++) out[i] = *tj_pass_default(default_pipeline[i]);
-    *out_n = 4;
+    int n = 0;
+    for (int i = 0; i < N_PASSES; i++)
+      if (k_passes[i].in_default) out[n++] = k_passes[i];
+    *out_n = n;
     return NULL;
   }
   const tj_pass_t *def = tj_pass_default(name);
   if (!def)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "unknown pass '%s' (valid: %s; or 'default', 'none')", name,
-                         tj_pass_valid_names());
+                         tj_pass_valid_names(arena));
   *out = *def;
   skip_ws(&c);
   if (c.p < e && *c.p == '(') TJ_RETURN_IF_ERROR(parse_options(&c, out));
@@ -247,9 +323,9 @@ static tj_status_t *parse_item(tj_arena_t *arena, const char *s, const char *e, 
 
 tj_status_t *tj_pipeline_parse(tj_arena_t *arena, const char *text, tj_pipeline_t *out_pipeline) {
   const char *p = text ? text : "", *end = p + strlen(p);
-  /* Upper bound: every item is at most `default` (4 passes), one per separator. */
-  size_t cap = 4;
-  for (const char *q = p; q < end; q++) cap += (*q == ',' || *q == '>') ? 4 : 0;
+  /* Upper bound: every item is at most `default` (at most every pass), one per separator. */
+  size_t cap = N_PASSES;
+  for (const char *q = p; q < end; q++) cap += (*q == ',' || *q == '>') ? N_PASSES : 0;
   tj_pass_t *passes = TJ_ARENA_ARRAY(arena, tj_pass_t, cap);
   if (!passes) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory parsing a pass pipeline");
   int n = 0;
@@ -282,23 +358,20 @@ tj_status_t *tj_pipeline_append(tj_arena_t *arena, const tj_pipeline_t *p, const
 
 /* ---------------- text ---------------- */
 
+/* `Name` or `Name(opt=value, ...)` with the options that differ from their defaults. */
 static void append_pass(tj_strbuf_t *sb, const tj_pass_t *pass) {
   tj_strbuf_append(sb, pass->name);
-  if (pass->kind == TJ_PASS_TO_MIXED_PRECISION) {
-    bool dtype = pass->out_dtype && strcmp(pass->out_dtype, "float32") != 0;
-    if (!dtype && pass->n_fp16_input_names == 0) return;
-    tj_strbuf_append(sb, "(");
-    if (dtype) tj_strbuf_printf(sb, "out_dtype=\"%s\"", pass->out_dtype);
-    if (pass->n_fp16_input_names > 0) {
-      tj_strbuf_printf(sb, "%sfp16_input_names=[", dtype ? ", " : "");
-      for (int i = 0; i < pass->n_fp16_input_names; i++)
-        tj_strbuf_printf(sb, "%s\"%s\"", i ? ", " : "", pass->fp16_input_names[i]);
-      tj_strbuf_append(sb, "]");
-    }
-    tj_strbuf_append(sb, ")");
-  } else if (pass->kind == TJ_PASS_FUSE_OPS && pass->fuse_opt_level != -1) {
-    tj_strbuf_printf(sb, "(fuse_opt_level=%d)", pass->fuse_opt_level);
+  if (pass->kind != TJ_PASS_BUILTIN) return;
+  int printed = 0;
+  const char *const *opts = pass_options(pass);
+  for (int i = 0; opts[i]; i++) {
+    const pass_option_t *opt = find_option(opts[i]);
+    tj_strbuf_t one;
+    tj_strbuf_init(&one);
+    if (opt && opt->print(&one, pass) && one.data) tj_strbuf_printf(sb, "%s%s", printed++ ? ", " : "(", one.data);
+    tj_strbuf_free(&one);
   }
+  if (printed) tj_strbuf_append(sb, ")");
 }
 
 static const char *take(tj_arena_t *arena, tj_strbuf_t *sb) {
@@ -329,20 +402,13 @@ const char *tj_pipeline_text(tj_arena_t *arena, const tj_pipeline_t *p) {
 
 tj_status_t *tj_pass_run(const tj_pass_context_t *ctx, const tj_pass_t *pass, const tj_module_t *in,
                          const tj_module_t **out) {
-  switch (pass->kind) {
-    case TJ_PASS_TO_MIXED_PRECISION:
-      return tj_to_mixed_precision(ctx, in, pass->out_dtype ? pass->out_dtype : "float32", pass->n_fp16_input_names,
-                                   pass->fp16_input_names, out);
-    case TJ_PASS_LEGALIZE_OPS: return tj_legalize_ops(ctx, in, out);
-    case TJ_PASS_ANNOTATE_TIR_OP_PATTERN: return tj_annotate_tir_op_pattern(ctx, in, out);
-    case TJ_PASS_FUSE_OPS: return tj_fuse_ops(ctx, in, pass->fuse_opt_level, out);
-    case TJ_PASS_FUSE_TIR: return tj_fuse_tir(ctx, in, out);
-    case TJ_PASS_DEAD_CODE_ELIMINATION: return tj_dead_code_elimination(ctx, in, out);
-    case TJ_PASS_CUSTOM:
-      if (!pass->fn) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "custom pass '%s' has no function", pass->name);
-      return pass->fn(ctx, in, pass->user, out);
+  if (pass->kind == TJ_PASS_CUSTOM) {
+    if (!pass->fn) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "custom pass '%s' has no function", pass->name);
+    return pass->fn(ctx, in, pass->user, out);
   }
-  return tj_status_new(TJ_ERR_INTERNAL, "unknown pass kind %d", (int)pass->kind);
+  if (pass->run_with_options) return pass->run_with_options(ctx, pass, in, out);
+  if (pass->run) return pass->run(ctx, in, out);
+  return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "pass '%s' has no entry point", pass->name ? pass->name : "?");
 }
 
 static bool selects(const char *which, const tj_pass_t *pass) {

@@ -19,21 +19,29 @@
 #include "transforms/transforms.h"
 
 typedef enum tj_pass_kind {
-  TJ_PASS_TO_MIXED_PRECISION,
-  TJ_PASS_LEGALIZE_OPS,
-  TJ_PASS_ANNOTATE_TIR_OP_PATTERN,
-  TJ_PASS_FUSE_OPS,
-  TJ_PASS_FUSE_TIR,
-  TJ_PASS_DEAD_CODE_ELIMINATION,
-  TJ_PASS_CUSTOM, /* a caller-supplied function (tests, experiments) */
+  TJ_PASS_BUILTIN, /* a row of the pass table in pass_manager.c */
+  TJ_PASS_CUSTOM,  /* a caller-supplied function (tests, experiments) */
 } tj_pass_kind_t;
+
+typedef struct tj_pass tj_pass_t;
 
 typedef tj_status_t *(*tj_custom_pass_fn)(const tj_pass_context_t *ctx, const tj_module_t *in, void *user,
                                           const tj_module_t **out);
+/* Entry point of a pass without options (transforms/transforms.h). */
+typedef tj_status_t *(*tj_pass_fn)(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
+/* Entry point of a pass with options: reads them from `pass`. */
+typedef tj_status_t *(*tj_pass_with_options_fn)(const tj_pass_context_t *ctx, const tj_pass_t *pass,
+                                                const tj_module_t *in, const tj_module_t **out);
 
-typedef struct tj_pass {
+struct tj_pass {
   tj_pass_kind_t kind;
   const char *name; /* TVM's name: "ToMixedPrecision", ...; custom: the caller's */
+  /* Builtin: the table row's entry point (one of the two), option names in TVM's
+   * positional order (NULL-ended, NULL = none) and membership of `default`. */
+  tj_pass_fn run;
+  tj_pass_with_options_fn run_with_options;
+  const char *const *options;
+  bool in_default;
   /* ToMixedPrecision */
   const char *out_dtype; /* "float32" (default) or "float16" */
   int n_fp16_input_names;
@@ -43,7 +51,7 @@ typedef struct tj_pass {
   /* TJ_PASS_CUSTOM */
   tj_custom_pass_fn fn;
   void *user;
-} tj_pass_t;
+};
 
 typedef struct tj_pipeline {
   int n;
@@ -62,10 +70,10 @@ tj_status_t *tj_pipeline_append(tj_arena_t *arena, const tj_pipeline_t *p, const
  * when they differ from the defaults; "none" for an empty pipeline. Arena-owned. */
 const char *tj_pipeline_text(tj_arena_t *arena, const tj_pipeline_t *p);
 const char *tj_pass_text(tj_arena_t *arena, const tj_pass_t *pass);
-/* "ToMixedPrecision, LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR, DeadCodeElimination" */
-const char *tj_pass_valid_names(void);
+/* The table's pass names, "ToMixedPrecision, LegalizeOps, ..." (arena-owned). */
+const char *tj_pass_valid_names(tj_arena_t *arena);
 
-/* Runs one pass (dispatch to the entry points of transforms/transforms.h). */
+/* Runs one pass: its table entry point, or a custom pass's function. */
 tj_status_t *tj_pass_run(const tj_pass_context_t *ctx, const tj_pass_t *pass, const tj_module_t *in,
                          const tj_module_t **out);
 

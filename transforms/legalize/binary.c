@@ -136,24 +136,16 @@ static tj_status_t *legalize_binary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
   return tj_lg_te_finish(&te, op->name, out_sinfo, out_expr);
 }
 
-static const binary_op_t k_add = {"add", "T_add", tj_lg_add};
-static const binary_op_t k_subtract = {"subtract", "T_subtract", tj_lg_sub};
-static const binary_op_t k_multiply = {"multiply", "T_multiply", tj_lg_mul};
-static const binary_op_t k_divide = {"divide", "T_divide", tj_lg_div};
-static const binary_op_t k_power = {"power", "T_power", pow_call};
+/* topi.<op> → PrimFunc `<op>`, block and output buffer `T_<op>`, body combine(x, y). */
+#define BINARY_LEGALIZER(ident, combine)                                                                    \
+  tj_status_t *tj_legalize_##ident(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) { \
+    static const binary_op_t op = {#ident, "T_" #ident, combine};                                          \
+    return legalize_binary(ctx, call, &op, out_expr);                                                      \
+  }
 
-tj_status_t *tj_legalize_add(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
-  return legalize_binary(ctx, call, &k_add, out_expr);
-}
-tj_status_t *tj_legalize_subtract(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
-  return legalize_binary(ctx, call, &k_subtract, out_expr);
-}
-tj_status_t *tj_legalize_multiply(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
-  return legalize_binary(ctx, call, &k_multiply, out_expr);
-}
-tj_status_t *tj_legalize_divide(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
-  return legalize_binary(ctx, call, &k_divide, out_expr);
-}
-tj_status_t *tj_legalize_power(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
-  return legalize_binary(ctx, call, &k_power, out_expr);
-}
+/*               op        body */
+BINARY_LEGALIZER(add,      tj_lg_add)
+BINARY_LEGALIZER(subtract, tj_lg_sub)
+BINARY_LEGALIZER(multiply, tj_lg_mul)
+BINARY_LEGALIZER(divide,   tj_lg_div)
+BINARY_LEGALIZER(power,    pow_call)

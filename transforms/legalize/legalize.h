@@ -1,6 +1,7 @@
-/* LegalizeOps internals: the legalizer table keyed by op name, and the small
- * "call_te" builder every legalizer uses to write the PrimFunc that TVM's
- * `bb.call_te(topi.<op>, ...)` would create (docs/tvm-semantics.md §2).
+/* LegalizeOps internals: the legalizer table keyed by op name (built from
+ * ir/op/table.def), and the small "call_te" builder every legalizer uses to write
+ * the PrimFunc that TVM's `bb.call_te(topi.<op>, ...)` would create
+ * (docs/tvm-semantics.md §2).
  *
  * A legalizer receives one Relax op call whose arguments are already legalized and
  * returns its replacement (usually `R.call_tir(gv, args, out_sinfo)`), or sets
@@ -171,19 +172,25 @@ int tj_lg_attr_ints(const tj_attrs_t *attrs, const char *key, int64_t *out, int 
 /* Reads a dtype attr given as DTYPE or STR; void when unset or "". */
 tj_dtype_t tj_lg_attr_dtype(const tj_attrs_t *attrs, const char *key);
 
-/* ---------------- the legalizers (one file per op family) ---------------- */
-tj_status_t *tj_legalize_conv2d(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_layer_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_relu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_astype(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_add(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_subtract(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_multiply(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_divide(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_power(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_matmul(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_permute_dims(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
-tj_status_t *tj_legalize_reshape(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+/* ---------------- unary elementwise computes ---------------- */
+/* The body of a unary compute: out[i] = body(x[i]); out_dtype is the output dtype. */
+typedef const tj_tir_expr_t *(*tj_lg_unary_body_fn)(tj_arena_t *a, const tj_tir_expr_t *x, tj_dtype_t out_dtype);
+/* TOPI's `te.compute(x.shape, lambda *i: body(x(*i)))`: the PrimFunc `name_hint` with
+ * one block `compute` over loops i0, i1, ... writing the output buffer `compute`.
+ * Declines (NULL *out_expr) when x's shape or dtype is unknown. */
+tj_status_t *tj_lg_unary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char *name_hint, tj_dtype_t out_dtype,
+                         tj_lg_unary_body_fn body, const tj_rx_expr_t **out_expr);
+
+/* ---------------- the legalizers ----------------
+ * `tj_legalize_<ident>` for every LEGALIZE row of ir/op/table.def, defined in
+ * transforms/legalize/<family>.c. */
+#define TJ_LG_DECLARE_LEGALIZE(ident) \
+  tj_status_t *tj_legalize_##ident(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+#define TJ_LG_DECLARE_KEEP(ident)
+#define TJ_OP(ident, family, legalize) TJ_LG_DECLARE_##legalize(ident)
+#include "ir/op/table.def"
+#undef TJ_OP
+#undef TJ_LG_DECLARE_LEGALIZE
+#undef TJ_LG_DECLARE_KEEP
 
 #endif

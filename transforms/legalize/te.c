@@ -329,3 +329,28 @@ tj_status_t *tj_lg_te_finish(tj_lg_te_t *te, const char *name_hint, const tj_sin
   *out_call = call;
   return NULL;
 }
+
+/* ---------------- unary elementwise computes ---------------- */
+
+tj_status_t *tj_lg_unary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char *name_hint, tj_dtype_t out_dtype,
+                         tj_lg_unary_body_fn body, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
+  if (!tj_lg_tensor_known(xs)) return NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *out_sinfo =
+      tj_lg_call_sinfo(call, tj_sinfo_tensor(a, out_dtype, xs->tensor.ndim, xs->tensor.shape));
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  if (!x) return tj_lg_te_finish(&te, name_hint, NULL, out_expr);
+  int n = x->ndim;
+  const tj_tir_expr_t *shape[TJ_LG_MAX_ITERS];
+  for (int i = 0; i < n; i++) shape[i] = tj_lg_shape_expr(&te, out_sinfo->tensor.shape[i]);
+  const tj_buffer_t *out = tj_lg_output(&te, "compute", out_dtype, n, shape);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(&te, &st, "compute", n, shape, "i");
+  const tj_tir_expr_t *value = body(a, tj_lg_load(a, x, n, st.iv), out_dtype);
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, value));
+  return tj_lg_te_finish(&te, name_hint, out_sinfo, out_expr);
+}

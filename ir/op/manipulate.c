@@ -1,8 +1,10 @@
-/* Layout manipulation: relax.permute_dims and relax.reshape. */
-#include "ir/op_common.h"
+/* Manipulation (TVM's src/relax/op/tensor/manipulate.cc): relax.permute_dims,
+ * relax.reshape. */
+#include "ir/op/common.h"
 
 /* ---------------- permute_dims ---------------- */
 
+/* Canonical attrs: axes [int32 ...] or NONE (= reverse). */
 static const char *const permute_attrs[] = {"axes", NULL};
 
 static tj_status_t *normalize_permute(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
@@ -99,8 +101,9 @@ static tj_status_t *shape_values(tj_arena_t *a, const tj_rx_expr_t *shape, int *
   return NULL;
 }
 
-tj_status_t *tj_op_reshape_canonical_shape(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *data,
-                                           const tj_rx_expr_t *shape, const tj_rx_expr_t **out_shape) {
+/* Turns the script's shape argument into a ShapeExpr with -1 resolved. */
+static tj_status_t *canonical_shape(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *data,
+                                    const tj_rx_expr_t *shape, const tj_rx_expr_t **out_shape) {
   if (shape->kind != TJ_RX_SHAPE_EXPR && shape->kind != TJ_RX_TUPLE) return *out_shape = shape, NULL;
   tj_arena_t *a = ctx->arena;
   const tj_tir_expr_t *dims[TJ_OP_MAX_NDIM];
@@ -134,6 +137,10 @@ tj_status_t *tj_op_reshape_canonical_shape(const tj_infer_ctx_t *ctx, const tj_r
   if (!e) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "reshape: out of memory");
   *out_shape = e;
   return NULL;
+}
+
+static tj_status_t *canonicalize_reshape(const tj_infer_ctx_t *ctx, int n_args, const tj_rx_expr_t **args) {
+  return canonical_shape(ctx, args[0], args[1], &args[1]);
 }
 
 static tj_status_t *infer_reshape(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
@@ -178,4 +185,5 @@ static const char *const reshape_args[] = {"x", "shape"};
 const tj_op_def_t tj_op_reshape = {
     .name = "relax.reshape", .script_name = "R.reshape", .min_args = 2, .max_args = 2,
     .mp_policy = TJ_MP_FOLLOW, .infer = infer_reshape, .arg_names = reshape_args,
+    .canonicalize_args = canonicalize_reshape,
 };

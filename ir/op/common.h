@@ -1,5 +1,4 @@
-/* Internal to the operator registry (ir/op*.c): helpers shared by the op families
- * and the per-family entry points the registry table in ir/op.c points at. */
+/* Internal to the operator registry (ir/op/): helpers the op families share. */
 #ifndef TJ_IR_OP_COMMON_H
 #define TJ_IR_OP_COMMON_H
 
@@ -61,17 +60,12 @@ const tj_sinfo_t *tj_op_tensor_sinfo(tj_arena_t *arena, tj_dtype_t dtype, int nd
  * cannot be decided (the result then has only ndim). */
 tj_status_t *tj_op_broadcast(const char *op, tj_arena_t *arena, int n0, const tj_tir_expr_t *const *s0, int n1,
                              const tj_tir_expr_t *const *s1, const tj_tir_expr_t **out_shape, bool *out_known);
+/* The kAlways rebuild of conv and matmul (TVM's FInferMixedPrecision for them): the
+ * same call with attr out_dtype set; no sinfo yet. NULL when out of memory. */
+const tj_rx_expr_t *tj_op_mixed_set_out_dtype(tj_arena_t *arena, const tj_rx_expr_t *call, tj_dtype_t out_dtype);
+
 /* Normalises an axis in [-ndim, ndim) to [0, ndim). */
 tj_status_t *tj_op_axis(const char *op, int64_t axis, int ndim, int *out);
 
-/* ---- op families ---- */
-extern const tj_op_def_t tj_op_call_tir, tj_op_conv2d, tj_op_relu, tj_op_layer_norm, tj_op_softmax;
-extern const tj_op_def_t tj_op_astype, tj_op_matmul;
-extern const tj_op_def_t tj_op_add, tj_op_subtract, tj_op_multiply, tj_op_divide;
-extern const tj_op_def_t tj_op_permute_dims, tj_op_reshape;
-
-/* reshape: turns the script's shape argument into a ShapeExpr with -1 resolved. */
-tj_status_t *tj_op_reshape_canonical_shape(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *data,
-                                           const tj_rx_expr_t *shape, const tj_rx_expr_t **out_shape);
 
 #endif

@@ -1,7 +1,8 @@
-/* Elementwise binary arithmetic with numpy broadcasting: relax.add, relax.subtract,
- * relax.multiply, relax.divide. Operands are tensors (0-d and constants included) or
- * PrimValues (treated as 0-d); both must have the same dtype. */
-#include "ir/op_common.h"
+/* Binary ops (TVM's src/relax/op/tensor/binary.cc) with numpy broadcasting:
+ * relax.add, relax.subtract, relax.multiply, relax.divide, relax.power. Operands
+ * are tensors (0-d and constants included) or PrimValues (treated as 0-d); both
+ * must have the same dtype. kFollow. */
+#include "ir/op/common.h"
 
 static tj_status_t *operand(const char *op, const tj_rx_expr_t *call, int i, const tj_sinfo_t **out) {
   const tj_sinfo_t *s = call->call.args[i]->sinfo;
@@ -62,3 +63,4 @@ BINARY_OP(add, "add")
 BINARY_OP(subtract, "subtract")
 BINARY_OP(multiply, "multiply")
 BINARY_OP(divide, "divide")
+BINARY_OP(power, "power")

@@ -1,11 +1,13 @@
-/* Neural-network ops: relax.nn.conv2d, relax.nn.relu, relax.nn.layer_norm,
- * relax.nn.softmax (attrs and shape rules of TVM's src/relax/op/nn/). */
+/* Convolution (TVM's src/relax/op/nn/convolution.cc): relax.nn.conv2d. */
 #include <string.h>
 
-#include "ir/op_common.h"
+#include "ir/op/common.h"
 
 /* ---------------- conv2d ---------------- */
 
+/* Canonical attrs: strides [int64 x2], padding [int64 x4: top, left, bottom, right],
+ * dilation [int64 x2], groups int32, data_layout/kernel_layout/out_layout STR,
+ * out_dtype DTYPE (void = infer from the inputs). kAlways. */
 static const char *const conv2d_attrs[] = {"strides", "padding", "dilation", "groups", "data_layout",
                                            "kernel_layout", "out_layout", "out_dtype", NULL};
 
@@ -182,146 +184,11 @@ static tj_status_t *infer_conv2d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv2d: out of memory");
 }
 
-static const tj_rx_expr_t *conv2d_mixed(tj_arena_t *arena, const tj_rx_expr_t *call, tj_dtype_t out_dtype) {
-  const tj_attrs_t *attrs = tj_attrs_set(arena, call->call.attrs, "out_dtype", tj_op_dtype_attr(out_dtype));
-  return attrs ? tj_rx_call(arena, call->call.callee, call->call.n_args, call->call.args, attrs, 0, NULL) : NULL;
-}
-
 static const char *const conv2d_args[] = {"data", "weight"};
 
 const tj_op_def_t tj_op_conv2d = {
     .name = "relax.nn.conv2d", .script_name = "R.nn.conv2d", .min_args = 2, .max_args = 2,
     .mp_policy = TJ_MP_ALWAYS, .normalize_attrs = normalize_conv2d, .infer = infer_conv2d,
-    .arg_names = conv2d_args, .positional_attrs = conv2d_attrs, .mixed_precision_call = conv2d_mixed,
+    .arg_names = conv2d_args, .positional_attrs = conv2d_attrs, .mixed_precision_call = tj_op_mixed_set_out_dtype,
 };
 
-/* ---------------- relu ---------------- */
-
-static tj_status_t *infer_relu(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
-  return tj_op_tensor_arg("relu", call, 0, "the input", out);
-}
-
-static const char *const unary_args[] = {"data"};
-
-const tj_op_def_t tj_op_relu = {
-    .name = "relax.nn.relu", .script_name = "R.nn.relu", .min_args = 1, .max_args = 1,
-    .mp_policy = TJ_MP_FOLLOW, .infer = infer_relu, .arg_names = unary_args,
-};
-
-/* ---------------- layer_norm ---------------- */
-
-static const char *const layer_norm_attrs[] = {"axes", "epsilon", "center", "scale", NULL};
-
-static tj_status_t *normalize_layer_norm(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
-  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("layer_norm", given, layer_norm_attrs));
-  int64_t axes[TJ_OP_MAX_NDIM];
-  int n_axes;
-  double eps;
-  bool center, scale;
-  if (!tj_attrs_get(given, "axes")) return tj_op_error("layer_norm: needs 'axes', e.g. axes=[-1]");
-  TJ_RETURN_IF_ERROR(tj_op_read_ints("layer_norm", given, "axes", TJ_OP_MAX_NDIM, axes, &n_axes));
-  TJ_RETURN_IF_ERROR(tj_op_read_float("layer_norm", given, "epsilon", 1e-5, &eps));
-  TJ_RETURN_IF_ERROR(tj_op_read_bool("layer_norm", given, "center", true, &center));
-  TJ_RETURN_IF_ERROR(tj_op_read_bool("layer_norm", given, "scale", true, &scale));
-  tj_attr_builder_t b = {0};
-  tj_attr_builder_add(&b, "axes", tj_op_int_list(arena, n_axes, axes, TJ_I32));
-  tj_attr_value_t e = {.kind = TJ_ATTR_FLOAT, .dtype = TJ_F64, .f = eps};
-  tj_attr_builder_add(&b, "epsilon", e);
-  tj_attr_builder_add(&b, "center", tj_attr_bool(center));
-  tj_attr_builder_add(&b, "scale", tj_attr_bool(scale));
-  return tj_attr_builder_finish(arena, &b, out);
-}
-
-static tj_status_t *check_norm_param(const tj_sinfo_t *x, const tj_sinfo_t *p, const char *what, int n_axes,
-                                     const int *axes) {
-  char b0[TJ_DTYPE_BUFSIZE], b1[TJ_DTYPE_BUFSIZE];
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_void(p->tensor.dtype) &&
-      !tj_dtype_eq(x->tensor.dtype, p->tensor.dtype))
-    return tj_op_error("layer_norm: %s is %s but data is %s; they must have the same dtype", what,
-                       tj_dtype_str(p->tensor.dtype, b0), tj_dtype_str(x->tensor.dtype, b1));
-  if (p->tensor.ndim >= 0 && p->tensor.ndim != n_axes)
-    return tj_op_error("layer_norm: %s must have one dimension per normalised axis (%d), got %d", what, n_axes,
-                       p->tensor.ndim);
-  if (!p->tensor.shape || !x->tensor.shape) return NULL;
-  for (int i = 0; i < n_axes; i++)
-    if (tj_op_compare_dims(p->tensor.shape[i], x->tensor.shape[axes[i]]) == TJ_DIM_DIFFERENT) {
-      tj_strbuf_t sb;
-      tj_strbuf_init(&sb);
-      tj_strbuf_printf(&sb, "layer_norm: %s has shape ", what);
-      tj_op_format_shape(&sb, p->tensor.ndim, p->tensor.shape);
-      tj_strbuf_append(&sb, " but data (");
-      tj_op_format_shape(&sb, x->tensor.ndim, x->tensor.shape);
-      tj_strbuf_append(&sb, ") has ");
-      tj_op_format_dim(&sb, x->tensor.shape[axes[i]]);
-      tj_strbuf_printf(&sb, " at normalised axis %d", axes[i]);
-      tj_status_t *s = tj_op_error("%s", sb.data ? sb.data : "layer_norm: gamma/beta shape mismatch");
-      tj_strbuf_free(&sb);
-      return s;
-    }
-  return NULL;
-}
-
-static tj_status_t *infer_layer_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
-  const tj_sinfo_t *x = NULL, *gamma = NULL, *beta = NULL;
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 0, "data", &x));
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 1, "gamma", &gamma));
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 2, "beta", &beta));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
-    char b[TJ_DTYPE_BUFSIZE];
-    return tj_op_error("layer_norm: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
-  }
-  int64_t raw[TJ_OP_MAX_NDIM];
-  int n_axes = tj_op_attr_ints(call->call.attrs, "axes", raw, TJ_OP_MAX_NDIM);
-  int axes[TJ_OP_MAX_NDIM];
-  if (x->tensor.ndim < 0) return *out = x, NULL;
-  for (int i = 0; i < n_axes; i++) {
-    TJ_RETURN_IF_ERROR(tj_op_axis("layer_norm", raw[i], x->tensor.ndim, &axes[i]));
-    for (int j = 0; j < i; j++)
-      if (axes[j] == axes[i]) return tj_op_error("layer_norm: axis %d appears twice in axes", axes[i]);
-  }
-  TJ_RETURN_IF_ERROR(check_norm_param(x, gamma, "gamma", n_axes, axes));
-  TJ_RETURN_IF_ERROR(check_norm_param(x, beta, "beta", n_axes, axes));
-  *out = x;
-  return NULL;
-}
-
-static const char *const layer_norm_args[] = {"data", "gamma", "beta"};
-
-const tj_op_def_t tj_op_layer_norm = {
-    .name = "relax.nn.layer_norm", .script_name = "R.nn.layer_norm", .min_args = 3, .max_args = 3,
-    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_layer_norm, .infer = infer_layer_norm,
-    .arg_names = layer_norm_args, .positional_attrs = layer_norm_attrs,
-};
-
-/* ---------------- softmax ---------------- */
-
-static const char *const softmax_attrs[] = {"axis", NULL};
-
-static tj_status_t *normalize_softmax(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
-  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("softmax", given, softmax_attrs));
-  int64_t axis;
-  TJ_RETURN_IF_ERROR(tj_op_read_int("softmax", given, "axis", -1, &axis));
-  tj_attr_builder_t b = {0};
-  tj_attr_builder_add(&b, "axis", tj_attr_int(axis));
-  return tj_attr_builder_finish(arena, &b, out);
-}
-
-static tj_status_t *infer_softmax(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
-  const tj_sinfo_t *x = NULL;
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("softmax", call, 0, "data", &x));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
-    char b[TJ_DTYPE_BUFSIZE];
-    return tj_op_error("softmax: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
-  }
-  int axis;
-  if (x->tensor.ndim >= 0)
-    TJ_RETURN_IF_ERROR(tj_op_axis("softmax", tj_attrs_get_int(call->call.attrs, "axis", -1), x->tensor.ndim, &axis));
-  *out = x;
-  return NULL;
-}
-
-const tj_op_def_t tj_op_softmax = {
-    .name = "relax.nn.softmax", .script_name = "R.nn.softmax", .min_args = 1, .max_args = 1,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_softmax, .infer = infer_softmax,
-    .arg_names = unary_args, .positional_attrs = softmax_attrs,
-};

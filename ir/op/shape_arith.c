@@ -5,7 +5,7 @@
  * evenly) stays an opaque atom, compared structurally. */
 #include <stdlib.h>
 
-#include "ir/op_common.h"
+#include "ir/op/common.h"
 
 #define LIN_MAX_TERMS 16
 

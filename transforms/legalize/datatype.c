@@ -1,51 +1,12 @@
-/* Unary elementwise ops: R.nn.relu → topi.nn.relu (`relu`), R.astype → topi.cast
- * (`cast`). One block `compute` over loops i0, i1, ... (docs/tvm-semantics.md §2.4-2.5). */
+/* Datatype ops: R.astype → topi.cast (`cast`), one block `compute` over loops
+ * i0, i1, ... (docs/tvm-semantics.md §2.5); astype of a 0-d constant folds to a
+ * constant, as TVM's legalization does. */
 #include <string.h>
 
 #include "transforms/legalize/legalize.h"
 
-typedef const tj_tir_expr_t *(*unary_body_fn)(tj_arena_t *a, const tj_tir_expr_t *x, tj_dtype_t out_dtype);
-
-/* Builds `name_hint(x) -> compute` with compute[i] = body(x[i]). */
-static tj_status_t *unary_elementwise(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char *name_hint,
-                                      tj_dtype_t out_dtype, unary_body_fn body, const tj_rx_expr_t **out_expr) {
-  *out_expr = NULL;
-  const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
-  if (!tj_lg_tensor_known(xs)) return NULL;
-  tj_arena_t *a = ctx->arena;
-  const tj_sinfo_t *out_sinfo =
-      tj_lg_call_sinfo(call, tj_sinfo_tensor(a, out_dtype, xs->tensor.ndim, xs->tensor.shape));
-  tj_lg_te_t te;
-  tj_lg_te_init(&te, ctx);
-  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
-  if (!x) return tj_lg_te_finish(&te, name_hint, NULL, out_expr);
-  int n = x->ndim;
-  const tj_tir_expr_t *shape[TJ_LG_MAX_ITERS];
-  for (int i = 0; i < n; i++) shape[i] = tj_lg_shape_expr(&te, out_sinfo->tensor.shape[i]);
-  const tj_buffer_t *out = tj_lg_output(&te, "compute", out_dtype, n, shape);
-  tj_lg_stage_t st;
-  tj_lg_stage_spatial(&te, &st, "compute", n, shape, "i");
-  const tj_tir_expr_t *value = body(a, tj_lg_load(a, x, n, st.iv), out_dtype);
-  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, value));
-  return tj_lg_te_finish(&te, name_hint, out_sinfo, out_expr);
-}
-
-static const tj_tir_expr_t *relu_body(tj_arena_t *a, const tj_tir_expr_t *x, tj_dtype_t out_dtype) {
-  (void)out_dtype;
-  if (!x) return NULL;
-  return tj_tir_binary(a, TJ_TIR_MAX, x, tj_lg_zero(a, x->dtype));
-}
-
 static const tj_tir_expr_t *cast_body(tj_arena_t *a, const tj_tir_expr_t *x, tj_dtype_t out_dtype) {
   return tj_lg_cast(a, out_dtype, x);
-}
-
-tj_status_t *tj_legalize_relu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
-  *out_expr = NULL;
-  if (call->call.n_args != 1) return NULL;
-  const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
-  if (!tj_lg_tensor_known(xs)) return NULL;
-  return unary_elementwise(ctx, call, "relu", xs->tensor.dtype, relu_body, out_expr);
 }
 
 /* Stores `v` (a double or an int64) as one element of `dtype`, as numpy's astype. */
@@ -97,5 +58,5 @@ tj_status_t *tj_legalize_astype(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, cons
   if (tj_dtype_is_void(dtype)) return NULL;
   const tj_rx_expr_t *arg = call->call.args[0];
   if (arg->kind == TJ_RX_CONSTANT && arg->constant.ndim == 0) return fold_astype(ctx, arg, dtype, out_expr);
-  return unary_elementwise(ctx, call, "cast", dtype, cast_body, out_expr);
+  return tj_lg_unary(ctx, call, "cast", dtype, cast_body, out_expr);
 }
