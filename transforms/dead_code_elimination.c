@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "ir/visit.h"
-#include "transforms/fuse_util.h"
+#include "support/map.h"
+#include "support/vec.h"
 #include "transforms/transforms.h"
 
 #define OOM() tj_status_new(TJ_ERR_OUT_OF_MEMORY, "DeadCodeElimination: out of memory")
@@ -64,15 +65,15 @@ static tj_status_t *remove_unreachable(tj_arena_t *a, const tj_module_t *m, cons
 
 typedef struct use_ctx {
   tj_arena_t *a;
-  tj_ptr_map_t uses; /* var -> count */
+  tj_map_t uses; /* var -> count */
   bool failed;
 } use_ctx_t;
 
 static bool count_use(tj_rx_visitor_t *v, const tj_rx_expr_t *e, bool def) {
   use_ctx_t *u = v->ctx;
   if (def || !tj_rx_is_var(e)) return true;
-  intptr_t n = (intptr_t)tj_ptr_map_get(&u->uses, e);
-  if (!tj_ptr_map_put(u->a, &u->uses, e, (void *)(n + 1))) u->failed = true;
+  intptr_t n = (intptr_t)tj_map_get(&u->uses, e);
+  if (!tj_map_put(&u->uses, e, (void *)(n + 1))) u->failed = true;
   return true;
 }
 
@@ -85,7 +86,7 @@ static bool removable(const tj_rx_binding_t *b, bool dataflow) {
 
 /* One sweep; *out_changed tells whether a binding was dropped. */
 static tj_status_t *sweep(tj_arena_t *a, const tj_rx_func_t *f, const tj_rx_func_t **out, bool *out_changed) {
-  use_ctx_t u = {.a = a};
+  use_ctx_t u = {.a = a, .uses = TJ_PTR_MAP(a)};
   tj_rx_visitor_t v = {.expr = count_use, .ctx = &u};
   tj_rx_visit_func(&v, f);
   if (u.failed) return OOM();
@@ -100,7 +101,7 @@ static tj_status_t *sweep(tj_arena_t *a, const tj_rx_func_t *f, const tj_rx_func
     int n = 0;
     for (int i = 0; i < blk->n_bindings; i++) {
       const tj_rx_binding_t *b = &blk->bindings[i];
-      if (!tj_ptr_map_get(&u.uses, b->var) && removable(b, blk->is_dataflow))
+      if (!tj_map_get(&u.uses, b->var) && removable(b, blk->is_dataflow))
         changed = true;
       else
         kept[n++] = *b;

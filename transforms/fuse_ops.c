@@ -11,7 +11,8 @@
 #include "ir/visit.h"
 #include "ir/struct_equal.h"
 #include "support/strbuf.h"
-#include "transforms/fuse_util.h"
+#include "support/map.h"
+#include "support/vec.h"
 #include "transforms/graph.h"
 #include "transforms/transforms.h"
 
@@ -44,8 +45,8 @@ typedef struct fuse_ctx {
   tj_arena_t *a;
   tj_module_t *mod;  /* the module being built (fused functions are added to it) */
   tj_fwd_graph_t graph;
-  tj_ptr_map_t node_of; /* expr -> node index + 1 */
-  tj_ptr_map_t model_params; /* params at index >= num_input */
+  tj_map_t node_of; /* expr -> node index + 1 */
+  tj_map_t model_params; /* params at index >= num_input */
   tj_fuse_group_t **groups;
   int n_const_params;
 } fuse_ctx_t;
@@ -53,11 +54,11 @@ typedef struct fuse_ctx {
 /* ---------------- graph construction ---------------- */
 
 static int node_index(const fuse_ctx_t *c, const tj_rx_expr_t *e) {
-  return (int)(intptr_t)tj_ptr_map_get(&c->node_of, e) - 1;
+  return (int)(intptr_t)tj_map_get(&c->node_of, e) - 1;
 }
 
 static bool set_node(fuse_ctx_t *c, const tj_rx_expr_t *e, int idx) {
-  return tj_ptr_map_put(c->a, &c->node_of, e, (void *)(intptr_t)(idx + 1));
+  return tj_map_put(&c->node_of, e, (void *)(intptr_t)(idx + 1));
 }
 
 static int add_node(fuse_ctx_t *c, const tj_rx_expr_t *e, tj_op_pattern_t p, bool extern_ref) {
@@ -71,23 +72,7 @@ typedef struct leaf_edge {
   tj_op_pattern_t pattern;
 } leaf_edge_t;
 
-typedef struct leaf_list {
-  leaf_edge_t *items;
-  int n, cap;
-} leaf_list_t;
-
-static bool leaf_push(fuse_ctx_t *c, leaf_list_t *l, int node, tj_op_pattern_t p) {
-  if (l->n == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 8;
-    leaf_edge_t *items = TJ_ARENA_ARRAY(c->a, leaf_edge_t, cap);
-    if (!items) return false;
-    if (l->n) memcpy(items, l->items, sizeof(*items) * (size_t)l->n);
-    l->items = items;
-    l->cap = cap;
-  }
-  l->items[l->n++] = (leaf_edge_t){node, p};
-  return true;
-}
+typedef TJ_VEC(leaf_edge_t) leaf_list_t;
 
 static bool is_const_leaf(const tj_rx_expr_t *e) {
   return e->kind == TJ_RX_CONSTANT || e->kind == TJ_RX_SHAPE_EXPR || e->kind == TJ_RX_PRIM_VALUE ||
@@ -113,7 +98,7 @@ static bool visit_leaf(fuse_ctx_t *c, const tj_rx_expr_t *e, tj_op_pattern_t p, 
     }
     if (idx < 0) return false;
   }
-  return leaf_push(c, out, idx, p);
+  return tj_vec_push(out, ((leaf_edge_t){idx, p}));
 }
 
 typedef struct collect_ctx {
@@ -160,7 +145,7 @@ static bool binding_edges(fuse_ctx_t *c, const tj_rx_binding_t *b, tj_op_pattern
     return true;
   } else if (value->kind == TJ_RX_TUPLE_GET_ITEM) {
     /* pulling a weight out of a packed parameter tuple stays alone (TVM #17198) */
-    *out_pattern = tj_ptr_map_get(&c->model_params, value->get_item.tuple) ? TJ_PATTERN_OPAQUE
+    *out_pattern = tj_map_get(&c->model_params, value->get_item.tuple) ? TJ_PATTERN_OPAQUE
                                                                             : TJ_PATTERN_INJECTIVE;
     return visit_leaf(c, value->get_item.tuple, *out_pattern, l);
   } else {
@@ -178,7 +163,7 @@ static tj_status_t *build_graph(fuse_ctx_t *c, const tj_rx_func_t *f) {
   const tj_attr_value_t *num_input = tj_attrs_get(f->attrs, "num_input");
   if (num_input && num_input->kind == TJ_ATTR_INT)
     for (int i = (int)num_input->i; i < f->n_params; i++)
-      if (i >= 0 && !tj_ptr_map_put(c->a, &c->model_params, f->params[i], (void *)1)) return OOM();
+      if (i >= 0 && !tj_map_put(&c->model_params, f->params[i], (void *)1)) return OOM();
   const tj_rx_expr_t *body = f->body;
   if (!body || body->kind != TJ_RX_SEQ) return NULL;
   for (int bi = 0; bi < body->seq.n_blocks; bi++) {
@@ -186,7 +171,7 @@ static tj_status_t *build_graph(fuse_ctx_t *c, const tj_rx_func_t *f) {
     if (!blk->is_dataflow) continue; /* ordinary blocks may be impure: never fused */
     for (int i = 0; i < blk->n_bindings; i++) {
       const tj_rx_binding_t *b = &blk->bindings[i];
-      leaf_list_t leaves = {0};
+      leaf_list_t leaves = {.arena = c->a};
       tj_op_pattern_t p;
       if (!binding_edges(c, b, &p, &leaves)) return OOM();
       int idx = add_node(c, b->var, p, b->var->kind != TJ_RX_DATAFLOW_VAR);
@@ -205,6 +190,12 @@ static tj_fuse_group_t *group_of(const fuse_ctx_t *c, const tj_rx_expr_t *e) {
 
 /* ---------------- grouped functions ---------------- */
 
+static creator_t *new_creator(tj_arena_t *a) {
+  creator_t *cr = TJ_ARENA_NEW(a, creator_t);
+  if (cr) cr->bindings.arena = cr->args.arena = cr->params.arena = cr->defined.arena = cr->outputs.arena = a;
+  return cr;
+}
+
 /* TVM's CheckDefAndUpdateParam: an expression from outside the group becomes a param. */
 static bool add_param(fuse_ctx_t *c, creator_t *cr, const tj_rx_expr_t *e) {
   if (tj_ptr_vec_find(&cr->args, e) >= 0) return true;
@@ -218,7 +209,7 @@ static bool add_param(fuse_ctx_t *c, creator_t *cr, const tj_rx_expr_t *e) {
   if (!sinfo && e->kind == TJ_RX_CONSTANT)
     sinfo = tj_sinfo_tensor_static(c->a, e->constant.dtype, e->constant.ndim, e->constant.shape);
   const tj_rx_expr_t *param = name ? tj_rx_var(c->a, name, sinfo) : NULL;
-  return param && tj_ptr_vec_push(c->a, &cr->args, e) && tj_ptr_vec_push(c->a, &cr->params, param);
+  return param && tj_vec_push(&cr->args, e) && tj_vec_push(&cr->params, param);
 }
 
 static void append_callee_name(creator_t *cr, const char *name) {
@@ -252,16 +243,16 @@ static bool append_binding(fuse_ctx_t *c, creator_t *cr, const tj_rx_binding_t *
   } else if (tj_rx_is_var(value)) {
     ok = add_param(c, cr, value);
   }
-  ok = ok && tj_ptr_vec_push(c->a, &cr->defined, b->var);
+  ok = ok && tj_vec_push(&cr->defined, b->var);
   if (ok && b->var->kind != TJ_RX_DATAFLOW_VAR && tj_ptr_vec_find(&cr->outputs, b->var) < 0)
-    ok = tj_ptr_vec_push(c->a, &cr->outputs, b->var);
+    ok = tj_vec_push(&cr->outputs, b->var);
   cr->last_var = b->var;
-  return ok && tj_ptr_vec_push(c->a, &cr->bindings, b);
+  return ok && tj_vec_push(&cr->bindings, b);
 }
 
 /* Rewrites a binding value of the group with the new params and inner vars. */
-static const tj_rx_expr_t *subst(fuse_ctx_t *c, const tj_ptr_map_t *map, const tj_rx_expr_t *e) {
-  const tj_rx_expr_t *m = tj_ptr_map_get(map, e);
+static const tj_rx_expr_t *subst(fuse_ctx_t *c, const tj_map_t *map, const tj_rx_expr_t *e) {
+  const tj_rx_expr_t *m = tj_map_get(map, e);
   if (m) return m;
   switch (e->kind) {
     case TJ_RX_TUPLE: {
@@ -300,9 +291,9 @@ static const tj_rx_expr_t *new_var_like(fuse_ctx_t *c, const tj_rx_expr_t *v, bo
 static tj_status_t *create_function(fuse_ctx_t *c, creator_t *cr) {
   if (cr->outputs.n == 0) return NULL; /* dead group (TVM warns and drops it) */
   tj_arena_t *a = c->a;
-  tj_ptr_map_t map = {0};
+  tj_map_t map = TJ_PTR_MAP(a);
   for (int i = 0; i < cr->args.n; i++)
-    if (!tj_ptr_map_put(a, &map, cr->args.items[i], (void *)cr->params.items[i])) return OOM();
+    if (!tj_map_put(&map, cr->args.items[i], (void *)cr->params.items[i])) return OOM();
   tj_rx_binding_t *bindings = TJ_ARENA_ARRAY(a, tj_rx_binding_t, cr->bindings.n);
   const tj_rx_expr_t **outs = TJ_ARENA_ARRAY(a, const tj_rx_expr_t *, cr->outputs.n);
   if (!bindings || !outs) return OOM();
@@ -311,7 +302,7 @@ static tj_status_t *create_function(fuse_ctx_t *c, creator_t *cr) {
     int out_idx = tj_ptr_vec_find(&cr->outputs, b->var);
     const tj_rx_expr_t *var = new_var_like(c, b->var, out_idx < 0);
     const tj_rx_expr_t *value = subst(c, &map, b->value);
-    if (!var || !value || !tj_ptr_map_put(a, &map, b->var, (void *)var)) return OOM();
+    if (!var || !value || !tj_map_put(&map, b->var, (void *)var)) return OOM();
     bindings[i] = (tj_rx_binding_t){var, value, b->match_cast};
     if (out_idx >= 0) outs[out_idx] = var;
   }
@@ -359,17 +350,19 @@ static tj_status_t *add_function(fuse_ctx_t *c, creator_t *cr) {
 
 typedef struct block_ctx {
   fuse_ctx_t *c;
-  tj_ptr_map_t info;   /* group -> group_info_t */
+  tj_map_t info;   /* group -> group_info_t */
   tj_ptr_vec_t order;  /* group_info_t * in first-binding order (may repeat) */
   tj_ptr_vec_t out;    /* emitted tj_rx_binding_t * */
   tj_status_t *status;
 } block_ctx_t;
 
 static group_info_t *info_of(block_ctx_t *bc, tj_fuse_group_t *g) {
-  group_info_t *gi = tj_ptr_map_get(&bc->info, g);
+  group_info_t *gi = tj_map_get(&bc->info, g);
   if (gi) return gi;
   gi = TJ_ARENA_NEW(bc->c->a, group_info_t);
-  if (!gi || !tj_ptr_map_put(bc->c->a, &bc->info, g, gi)) return NULL;
+  if (!gi) return NULL;
+  gi->bindings.arena = gi->deps.arena = bc->c->a;
+  if (!tj_map_put(&bc->info, g, gi)) return NULL;
   return gi;
 }
 
@@ -388,10 +381,10 @@ static bool boundary_expr(tj_rx_visitor_t *v, const tj_rx_expr_t *e, bool def) {
   if (!producer || producer == bd->cur_group) return true;
   group_info_t *pi = info_of(bd->bc, producer);
   if (!pi) return bd->ok = false;
-  if (tj_ptr_vec_find(&bd->cur->deps, pi) < 0 && !tj_ptr_vec_push(bd->bc->c->a, &bd->cur->deps, pi))
+  if (tj_ptr_vec_find(&bd->cur->deps, pi) < 0 && !tj_vec_push(&bd->cur->deps, pi))
     return bd->ok = false;
   if (pi->creator && tj_ptr_vec_find(&pi->creator->outputs, e) < 0 &&
-      !tj_ptr_vec_push(bd->bc->c->a, &pi->creator->outputs, e))
+      !tj_vec_push(&pi->creator->outputs, e))
     return bd->ok = false;
   return true;
 }
@@ -401,7 +394,7 @@ static bool emit(block_ctx_t *bc, const tj_rx_expr_t *var, const tj_rx_expr_t *v
   if (!b || !var || !value) return false;
   b->var = var;
   b->value = value;
-  return tj_ptr_vec_push(bc->c->a, &bc->out, b);
+  return tj_vec_push(&bc->out, b);
 }
 
 /* The call to the grouped function replaces the group's bindings; its results keep
@@ -437,25 +430,25 @@ static void emit_group(block_ctx_t *bc, group_info_t *gi) {
   if (bc->status) return;
   if (!gi->creator) {
     for (int i = 0; i < gi->bindings.n; i++)
-      if (!tj_ptr_vec_push(bc->c->a, &bc->out, gi->bindings.items[i])) bc->status = OOM();
+      if (!tj_vec_push(&bc->out, gi->bindings.items[i])) bc->status = OOM();
     return;
   }
   if (gi->creator->func && !emit_group_call(bc, gi->creator)) bc->status = OOM();
 }
 
 static tj_status_t *fuse_block(fuse_ctx_t *c, const tj_rx_block_t *blk, tj_rx_block_t *out_blk) {
-  block_ctx_t bc = {.c = c};
-  tj_ptr_vec_t creators = {0};
+  block_ctx_t bc = {.c = c, .info = TJ_PTR_MAP(c->a), .order = {.arena = c->a}, .out = {.arena = c->a}};
+  tj_ptr_vec_t creators = {.arena = c->a};
   /* Step 1: bindings per group, and a function creator for multi-binding groups. */
   for (int i = 0; i < blk->n_bindings; i++) {
     const tj_rx_binding_t *b = &blk->bindings[i];
     tj_fuse_group_t *g = group_of(c, b->var);
     group_info_t *gi = g ? info_of(&bc, g) : NULL;
-    if (!gi || !tj_ptr_vec_push(c->a, &gi->bindings, b) || !tj_ptr_vec_push(c->a, &bc.order, gi)) return OOM();
+    if (!gi || !tj_vec_push(&gi->bindings, b) || !tj_vec_push(&bc.order, gi)) return OOM();
     if (g->num_nodes > 1) {
       if (!gi->creator) {
-        gi->creator = TJ_ARENA_NEW(c->a, creator_t);
-        if (!gi->creator || !tj_ptr_vec_push(c->a, &creators, gi->creator)) return OOM();
+        gi->creator = new_creator(c->a);
+        if (!gi->creator || !tj_vec_push(&creators, gi->creator)) return OOM();
         tj_strbuf_init(&gi->creator->name);
         tj_strbuf_append(&gi->creator->name, "fused");
       }
@@ -500,8 +493,8 @@ static tj_status_t *fuse_block(fuse_ctx_t *c, const tj_rx_block_t *blk, tj_rx_bl
 
 static tj_status_t *fuse_function(fuse_ctx_t *c, const tj_rx_func_t *f, int opt_level, const tj_rx_func_t **out) {
   tj_fwd_graph_init(&c->graph, c->a);
-  memset(&c->node_of, 0, sizeof(c->node_of));
-  memset(&c->model_params, 0, sizeof(c->model_params));
+  c->node_of = TJ_PTR_MAP(c->a);
+  c->model_params = TJ_PTR_MAP(c->a);
   c->n_const_params = 0;
   *out = f;
   if (!f->body || f->body->kind != TJ_RX_SEQ) return NULL;

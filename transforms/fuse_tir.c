@@ -15,7 +15,8 @@
 
 #include "ir/visit.h"
 #include "support/strbuf.h"
-#include "transforms/fuse_util.h"
+#include "support/map.h"
+#include "support/vec.h"
 #include "transforms/transforms.h"
 
 #define OOM() tj_status_new(TJ_ERR_OUT_OF_MEMORY, "FuseTIR: out of memory")
@@ -125,7 +126,7 @@ typedef struct fuser {
   const tj_rx_func_t *f;
   plan_t plan;
   const tj_buffer_t **param_bufs; /* per plan entry */
-  tj_ptr_map_t values;        /* Relax var -> rvalue_t */
+  tj_map_t values;        /* Relax var -> rvalue_t */
   tj_ptr_vec_t allocs;        /* const tj_buffer_t * */
   tj_ptr_vec_t bodies;        /* const tj_tir_stmt_t * */
   const char *binding_name;   /* for messages */
@@ -169,7 +170,7 @@ static tj_status_t *init_param_values(fuser_t *fu) {
         if (fu->plan.entries[e].param == i) entry = e;
       v = new_value(fu, NULL, entry);
     }
-    if (!v || !tj_ptr_map_put(fu->a, &fu->values, p, v)) return OOM();
+    if (!v || !tj_map_put(&fu->values, p, v)) return OOM();
   }
   return NULL;
 }
@@ -257,18 +258,18 @@ static const tj_tir_expr_t *fold(tj_arena_t *a, const tj_tir_expr_t *e) {
 typedef struct renew_ctx {
   fuser_t *fu;
   const subst_map_t *subst;
-  tj_ptr_map_t vars;    /* callee var -> fresh var */
-  tj_ptr_map_t buffers; /* callee buffer -> fused buffer */
+  tj_map_t vars;    /* callee var -> fresh var */
+  tj_map_t buffers; /* callee buffer -> fused buffer */
 } renew_ctx_t;
 
 static const tj_tir_expr_t *renew_var(tj_tir_mutator_t *m, const tj_tir_expr_t *var) {
   renew_ctx_t *rc = m->ctx;
   const tj_tir_expr_t *v = subst_lookup(rc->subst, var);
   if (v) return v;
-  v = tj_ptr_map_get(&rc->vars, var);
+  v = tj_map_get(&rc->vars, var);
   if (v) return v;
   v = tj_tir_var(m->arena, var->var.name, var->dtype);
-  if (!v || !tj_ptr_map_put(m->arena, &rc->vars, var, (void *)v)) {
+  if (!v || !tj_map_put(&rc->vars, var, (void *)v)) {
     m->failed = true;
     return NULL;
   }
@@ -286,7 +287,7 @@ static const tj_tir_expr_t *renew_expr(tj_tir_mutator_t *m, const tj_tir_expr_t 
  * buffer): a fresh copy, its shape rewritten like the code. */
 static const tj_buffer_t *renew_buffer(tj_tir_mutator_t *m, const tj_buffer_t *b) {
   renew_ctx_t *rc = m->ctx;
-  const tj_buffer_t *r = tj_ptr_map_get(&rc->buffers, b);
+  const tj_buffer_t *r = tj_map_get(&rc->buffers, b);
   if (r) return r;
   tj_buffer_t *nb = (tj_buffer_t *)tj_buffer_copy(m->arena, b);
   const tj_tir_expr_t **shape = TJ_ARENA_ARRAY(m->arena, const tj_tir_expr_t *, b->ndim + 1);
@@ -303,7 +304,7 @@ static const tj_buffer_t *renew_buffer(tj_tir_mutator_t *m, const tj_buffer_t *b
     nb->strides = strides;
   }
   if (b->elem_offset) nb->elem_offset = tj_tir_mutate_expr(m, b->elem_offset);
-  if (m->failed || !tj_ptr_map_put(m->arena, &rc->buffers, b, nb)) {
+  if (m->failed || !tj_map_put(&rc->buffers, b, nb)) {
     m->failed = true;
     return NULL;
   }
@@ -328,7 +329,7 @@ static bool bind_shape_vars(tj_arena_t *a, subst_map_t *s, const tj_buffer_t *pa
   for (int i = 0; i < param->ndim && i < ndim; i++) {
     const tj_tir_expr_t *d = param->shape[i];
     if (d->kind != TJ_TIR_VAR || subst_lookup(s, d)) continue;
-    if (!tj_ptr_vec_push(a, &s->vars, d) || !tj_ptr_vec_push(a, &s->values, dims[i])) return false;
+    if (!tj_vec_push(&s->vars, d) || !tj_vec_push(&s->values, dims[i])) return false;
   }
   return true;
 }
@@ -393,7 +394,7 @@ static tj_status_t *param_buffer(fuser_t *fu, rvalue_t *v, const tj_buffer_t *ca
 
 static tj_status_t *resolve_arg(fuser_t *fu, const tj_rx_expr_t *arg, const tj_buffer_t *callee_buf,
                                 const tj_buffer_t **out) {
-  rvalue_t *v = tj_ptr_map_get(&fu->values, arg);
+  rvalue_t *v = tj_map_get(&fu->values, arg);
   if (!v || v->is_tuple || (!v->buf && v->entry < 0))
     return tj_status_new(TJ_ERR_UNSUPPORTED,
                          "FuseTIR: fused function '%s': binding '%s': argument '%s' is not a tensor made inside "
@@ -516,8 +517,8 @@ static tj_status_t *plan_call(fuser_t *fu, const tj_call_tir_view_t *view, call_
                            "FuseTIR: fused function '%s': binding '%s': scalar parameter '%s' of '%s' has no value "
                            "in the call's tir_vars",
                            fu->fname, fu->binding_name, callee->params[i]->var.name, cp->callee_name);
-    if (!tj_ptr_vec_push(fu->a, &cp->subst.vars, callee->params[i]) ||
-        !tj_ptr_vec_push(fu->a, &cp->subst.values, tv->shape_expr.values[n_scalar++]))
+    if (!tj_vec_push(&cp->subst.vars, callee->params[i]) ||
+        !tj_vec_push(&cp->subst.values, tv->shape_expr.values[n_scalar++]))
       return OOM();
   }
   for (int i = 0; i < cp->n_in; i++) {
@@ -537,7 +538,7 @@ static tj_status_t *plan_call(fuser_t *fu, const tj_call_tir_view_t *view, call_
 }
 
 static tj_status_t *inline_call(fuser_t *fu, const tj_rx_binding_t *b, const tj_call_tir_view_t *view) {
-  call_plan_t cp = {0};
+  call_plan_t cp = {.subst = {.vars = {.arena = fu->a}, .values = {.arena = fu->a}}};
   const tj_rx_expr_t *callee_ref = view->callee;
   cp.callee_name = callee_ref->kind == TJ_RX_GLOBAL_VAR ? callee_ref->var.name : callee_ref->string_imm;
   cp.callee = callee_ref->kind == TJ_RX_GLOBAL_VAR ? tj_module_find_prim(fu->mod, cp.callee_name) : NULL;
@@ -554,14 +555,14 @@ static tj_status_t *inline_call(fuser_t *fu, const tj_rx_binding_t *b, const tj_
                          fu->fname, fu->binding_name, cp.callee_name);
   TJ_RETURN_IF_ERROR(plan_call(fu, view, &cp));
   /* Root allocations first, then this call's intermediates (TVM's order). */
-  renew_ctx_t rc = {.fu = fu, .subst = &cp.subst};
+  renew_ctx_t rc = {.fu = fu, .subst = &cp.subst, .vars = TJ_PTR_MAP(fu->a), .buffers = TJ_PTR_MAP(fu->a)};
   tj_tir_mutator_t m = {
       .arena = fu->a, .expr = renew_expr, .buffer = renew_buffer, .var = renew_var, .ctx = &rc};
   for (int i = 0; i < cp.n_in; i++)
-    if (!tj_ptr_map_put(fu->a, &rc.buffers, cp.params[i], (void *)cp.targets[i])) return OOM();
+    if (!tj_map_put(&rc.buffers, cp.params[i], (void *)cp.targets[i])) return OOM();
   for (int i = 0; i < root->n_alloc_buffers; i++) {
     const tj_buffer_t *nb = renew_buffer(&m, root->alloc_buffers[i]);
-    if (!nb || !tj_ptr_vec_push(fu->a, &fu->allocs, nb)) return OOM();
+    if (!nb || !tj_vec_push(&fu->allocs, nb)) return OOM();
   }
   rvalue_t *result = cp.n_out > 1 || (view->out_sinfo && view->out_sinfo->kind == TJ_SINFO_TUPLE)
                          ? new_tuple_value(fu, cp.n_out)
@@ -570,8 +571,8 @@ static tj_status_t *inline_call(fuser_t *fu, const tj_rx_binding_t *b, const tj_
     const tj_buffer_t *out = NULL;
     TJ_RETURN_IF_ERROR(output_buffer(fu, &cp, j, output_sinfo(view->out_sinfo, j), &out));
     cp.targets[cp.n_in + j] = out;
-    if (!tj_ptr_vec_push(fu->a, &fu->allocs, out) ||
-        !tj_ptr_map_put(fu->a, &rc.buffers, cp.params[cp.n_in + j], (void *)out))
+    if (!tj_vec_push(&fu->allocs, out) ||
+        !tj_map_put(&rc.buffers, cp.params[cp.n_in + j], (void *)out))
       return OOM();
     rvalue_t *v = new_value(fu, out, -1);
     if (!v) return OOM();
@@ -582,8 +583,8 @@ static tj_status_t *inline_call(fuser_t *fu, const tj_rx_binding_t *b, const tj_
   }
   TJ_RETURN_IF_ERROR(check_call_buffers(fu, &cp));
   const tj_tir_stmt_t *body = tj_tir_mutate_stmt(&m, root->body);
-  if (m.failed || !body || !tj_ptr_vec_push(fu->a, &fu->bodies, body)) return OOM();
-  if (!result || !tj_ptr_map_put(fu->a, &fu->values, b->var, result)) return OOM();
+  if (m.failed || !body || !tj_vec_push(&fu->bodies, body)) return OOM();
+  if (!result || !tj_map_put(&fu->values, b->var, result)) return OOM();
   return NULL;
 }
 
@@ -599,16 +600,16 @@ static tj_status_t *fuse_binding(fuser_t *fu, const tj_rx_binding_t *b) {
                          fu->fname, fu->binding_name);
   if (tj_rx_as_call_tir(value, &view)) return inline_call(fu, b, &view);
   if (tj_rx_is_var(value)) {
-    v = tj_ptr_map_get(&fu->values, value);
+    v = tj_map_get(&fu->values, value);
   } else if (value->kind == TJ_RX_TUPLE_GET_ITEM) {
-    rvalue_t *t = tj_ptr_map_get(&fu->values, value->get_item.tuple);
+    rvalue_t *t = tj_map_get(&fu->values, value->get_item.tuple);
     if (t && t->is_tuple && value->get_item.index >= 0 && value->get_item.index < t->n)
       v = t->fields[value->get_item.index];
   } else if (value->kind == TJ_RX_TUPLE) {
     v = new_tuple_value(fu, value->tuple.n);
     if (!v) return OOM();
     for (int i = 0; i < value->tuple.n; i++)
-      if (!(v->fields[i] = tj_ptr_map_get(&fu->values, value->tuple.fields[i]))) v = NULL;
+      if (!(v->fields[i] = tj_map_get(&fu->values, value->tuple.fields[i]))) v = NULL;
   } else {
     return tj_status_new(TJ_ERR_UNSUPPORTED,
                          "FuseTIR: fused function '%s': binding '%s': a %s cannot be fused; only call_tir, tuples "
@@ -622,7 +623,7 @@ static tj_status_t *fuse_binding(fuser_t *fu, const tj_rx_binding_t *b) {
                          "FuseTIR: fused function '%s': binding '%s': its value does not refer to a tensor of the "
                          "function",
                          fu->fname, fu->binding_name);
-  return tj_ptr_map_put(fu->a, &fu->values, b->var, v) ? NULL : OOM();
+  return tj_map_put(&fu->values, b->var, v) ? NULL : OOM();
 }
 
 /* ---------------- building the PrimFunc ---------------- */
@@ -652,7 +653,7 @@ static const char *unique_block_name(tj_arena_t *a, name_count_t *nc, const char
     nc->counts.items[base] = (const void *)c;
     unique = tj_arena_printf(a, "%s_%ld", name, (long)c);
   }
-  if (!unique || !tj_ptr_vec_push(a, &nc->names, unique) || !tj_ptr_vec_push(a, &nc->counts, (const void *)0))
+  if (!unique || !tj_vec_push(&nc->names, unique) || !tj_vec_push(&nc->counts, (const void *)0))
     return NULL;
   return unique;
 }
@@ -698,12 +699,12 @@ static void remove_alloc(tj_ptr_vec_t *allocs, const void *buf) {
 }
 
 static tj_status_t *output_buffers(fuser_t *fu, const tj_rx_expr_t *result, tj_ptr_vec_t *outs) {
-  rvalue_t *v = tj_ptr_map_get(&fu->values, result);
+  rvalue_t *v = tj_map_get(&fu->values, result);
   if (!v && result->kind == TJ_RX_TUPLE) {
     v = new_tuple_value(fu, result->tuple.n);
     if (!v) return OOM();
     for (int i = 0; i < result->tuple.n; i++)
-      if (!(v->fields[i] = tj_ptr_map_get(&fu->values, result->tuple.fields[i]))) v = NULL;
+      if (!(v->fields[i] = tj_map_get(&fu->values, result->tuple.fields[i]))) v = NULL;
   }
   int n = v ? (v->is_tuple ? v->n : 1) : 0;
   for (int i = 0; v && i < n; i++) {
@@ -715,7 +716,7 @@ static tj_status_t *output_buffers(fuser_t *fu, const tj_rx_expr_t *result, tj_p
                            "(returning a parameter or the same tensor twice is not supported)",
                            fu->fname, i);
     remove_alloc(&fu->allocs, f->buf); /* an output is a param, not an allocation */
-    if (!tj_ptr_vec_push(fu->a, outs, f->buf)) return OOM();
+    if (!tj_vec_push(outs, f->buf)) return OOM();
   }
   if (!v) return tj_status_new(TJ_ERR_UNSUPPORTED, "FuseTIR: fused function '%s': its result is not a tensor or a "
                                "tuple of tensors made inside it", fu->fname);
@@ -742,7 +743,7 @@ static tj_status_t *build_prim_func(fuser_t *fu, const tj_ptr_vec_t *outs, const
   }
   for (int i = 0; i < n_params; i++)
     if (!params[i]) return OOM();
-  finish_ctx_t fc = {0};
+  finish_ctx_t fc = {.names = {.names = {.arena = a}, .counts = {.arena = a}}};
   tj_tir_mutator_t m = {.arena = a, .stmt = finish_stmt, .ctx = &fc};
   const tj_tir_stmt_t *seq = tj_tir_seq(a, fu->bodies.n, (const tj_tir_stmt_t *const *)fu->bodies.items);
   const tj_tir_stmt_t *body = seq ? tj_tir_mutate_stmt(&m, seq) : NULL;
@@ -765,7 +766,8 @@ static tj_status_t *build_prim_func(fuser_t *fu, const tj_ptr_vec_t *outs, const
 
 static tj_status_t *fuse_function(tj_arena_t *a, const tj_module_t *mod, const char *name, const tj_rx_func_t *f,
                                   plan_t *out_plan, const tj_prim_func_t **out) {
-  fuser_t fu = {.a = a, .mod = mod, .fname = name, .f = f};
+  fuser_t fu = {.a = a, .mod = mod, .fname = name, .f = f, .values = TJ_PTR_MAP(a), .allocs = {.arena = a},
+                .bodies = {.arena = a}};
   TJ_RETURN_IF_ERROR(make_plan(a, name, f, &fu.plan));
   fu.param_bufs = TJ_ARENA_ARRAY(a, const tj_buffer_t *, fu.plan.n + 1);
   if (!fu.param_bufs) return OOM();
@@ -776,7 +778,7 @@ static tj_status_t *fuse_function(tj_arena_t *a, const tj_module_t *mod, const c
   for (int bi = 0; bi < body->seq.n_blocks; bi++)
     for (int i = 0; i < body->seq.blocks[bi].n_bindings; i++)
       TJ_RETURN_IF_ERROR(fuse_binding(&fu, &body->seq.blocks[bi].bindings[i]));
-  tj_ptr_vec_t outs = {0};
+  tj_ptr_vec_t outs = {.arena = a};
   TJ_RETURN_IF_ERROR(output_buffers(&fu, body->seq.body, &outs));
   *out_plan = fu.plan;
   return build_prim_func(&fu, &outs, out);
@@ -808,7 +810,7 @@ static bool push_binding(tj_arena_t *a, tj_ptr_vec_t *out, const tj_rx_expr_t *v
   tj_rx_binding_t *b = TJ_ARENA_NEW(a, tj_rx_binding_t);
   if (!b || !var || !value) return false;
   *b = (tj_rx_binding_t){var, value, match_cast};
-  return tj_ptr_vec_push(a, out, b);
+  return tj_vec_push(out, b);
 }
 
 /* `lv = fused(args)` becomes `lv = R.call_tir(fused, (tensor args), out_sinfo)`, with
@@ -842,7 +844,7 @@ static tj_status_t *rewrite_call(caller_ctx_t *cc, const fused_info_t *fi, const
 }
 
 static tj_status_t *rewrite_block(caller_ctx_t *cc, const tj_rx_block_t *blk, tj_rx_block_t *out_blk) {
-  tj_ptr_vec_t out = {0};
+  tj_ptr_vec_t out = {.arena = cc->a};
   bool changed = false;
   for (int i = 0; i < blk->n_bindings; i++) {
     const tj_rx_binding_t *b = &blk->bindings[i];
@@ -850,7 +852,7 @@ static tj_status_t *rewrite_block(caller_ctx_t *cc, const tj_rx_block_t *blk, tj
     if (fi) {
       TJ_RETURN_IF_ERROR(rewrite_call(cc, fi, b, blk->is_dataflow, &out));
       changed = true;
-    } else if (!tj_ptr_vec_push(cc->a, &out, b)) {
+    } else if (!tj_vec_push(&out, b)) {
       return OOM();
     }
   }
