@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ir/op.h"
+#include "ir/rx_mutator.h"
 #include "ir/struct_equal.h"
 #include "transforms/legalize/legalize.h"
 #include "transforms/transforms.h"
@@ -42,8 +43,6 @@ struct tj_lg_pass {
   tj_arena_t *arena;
   const tj_module_t *mod; /* the module being built: input functions + added PrimFuncs */
   const tj_legalize_options_t *opts;
-  int n_remap, cap_remap;
-  const tj_rx_expr_t **remap_from, **remap_to;
   tj_status_t *error;
 };
 
@@ -68,33 +67,6 @@ tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const t
   if (!*out_gvar) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory adding '%s'", name_hint);
   p->mod = m;
   return NULL;
-}
-
-/* ---------------- var remapping ---------------- */
-
-static bool remap_add(tj_lg_pass_t *p, const tj_rx_expr_t *from, const tj_rx_expr_t *to) {
-  if (p->n_remap == p->cap_remap) {
-    int cap = p->cap_remap ? p->cap_remap * 2 : 32;
-    const tj_rx_expr_t **f = TJ_ARENA_ARRAY(p->arena, const tj_rx_expr_t *, cap);
-    const tj_rx_expr_t **t = TJ_ARENA_ARRAY(p->arena, const tj_rx_expr_t *, cap);
-    if (!f || !t) return false;
-    if (p->n_remap) {
-      memcpy(f, p->remap_from, sizeof(*f) * (size_t)p->n_remap);
-      memcpy(t, p->remap_to, sizeof(*t) * (size_t)p->n_remap);
-    }
-    p->remap_from = f;
-    p->remap_to = t;
-    p->cap_remap = cap;
-  }
-  p->remap_from[p->n_remap] = from;
-  p->remap_to[p->n_remap++] = to;
-  return true;
-}
-
-static const tj_rx_expr_t *remap_lookup(const tj_lg_pass_t *p, const tj_rx_expr_t *v) {
-  for (int i = p->n_remap - 1; i >= 0; i--)
-    if (p->remap_from[i] == v) return p->remap_to[i];
-  return v;
 }
 
 /* ---------------- legalizing one call ---------------- */
@@ -180,138 +152,17 @@ static const tj_rx_expr_t *legalize_call(tj_lg_pass_t *p, const tj_rx_expr_t *ca
 
 /* ---------------- the rewrite ---------------- */
 
-static const tj_rx_expr_t *rewrite(tj_lg_pass_t *p, const tj_rx_expr_t *e);
-static const tj_rx_func_t *rewrite_func(tj_lg_pass_t *p, const tj_rx_func_t *f);
-
-static bool sinfo_same(const tj_sinfo_t *x, const tj_sinfo_t *y) {
-  if (x == y) return true;
-  if (!x || !y || x->kind != y->kind) return false;
-  if (x->kind == TJ_SINFO_TENSOR) {
-    if (!tj_dtype_eq(x->tensor.dtype, y->tensor.dtype) || x->tensor.ndim != y->tensor.ndim) return false;
-    if (!x->tensor.shape || !y->tensor.shape) return x->tensor.shape == y->tensor.shape;
-    for (int i = 0; i < x->tensor.ndim; i++) {
-      int64_t a, b;
-      const tj_tir_expr_t *dx = x->tensor.shape[i], *dy = y->tensor.shape[i];
-      if (tj_tir_is_const_int(dx, &a) && tj_tir_is_const_int(dy, &b)) {
-        if (a != b) return false;
-      } else if (dx != dy && !tj_struct_equal_tir_expr(dx, dy)) {
-        return false;
-      }
-    }
-    return true;
+/* Calls are legalized post-order, after their arguments (the shared rewriter re-creates
+ * binding vars whose struct info changes and remaps their uses). */
+static const tj_rx_expr_t *legalize_post(tj_rx_mutator_t *m, const tj_rx_expr_t *e) {
+  tj_lg_pass_t *p = m->ctx;
+  if (e->kind != TJ_RX_CALL) return e;
+  const tj_rx_expr_t *r = legalize_call(p, e);
+  if (!r && p->error) {
+    tj_rx_mutator_fail(m, p->error);
+    p->error = NULL;
   }
-  return tj_struct_equal_sinfo(x, y);
-}
-
-static const tj_rx_expr_t *rewrite_call(tj_lg_pass_t *p, const tj_rx_expr_t *e) {
-  const tj_rx_expr_t *callee = e->call.callee->kind == TJ_RX_OP ? e->call.callee : rewrite(p, e->call.callee);
-  const tj_rx_expr_t **args = TJ_ARENA_ARRAY(p->arena, const tj_rx_expr_t *, e->call.n_args + 1);
-  if (!args || !callee) return NULL;
-  bool changed = callee != e->call.callee;
-  for (int i = 0; i < e->call.n_args; i++) {
-    args[i] = rewrite(p, e->call.args[i]);
-    if (!args[i]) return NULL;
-    changed |= args[i] != e->call.args[i];
-  }
-  const tj_rx_expr_t *c = e;
-  if (changed) {
-    c = tj_rx_call(p->arena, callee, e->call.n_args, args, e->call.attrs, e->call.n_sinfo_args, e->call.sinfo_args);
-    c = c ? tj_rx_with_sinfo(p->arena, c, e->sinfo) : NULL;
-    if (!c) return NULL;
-  }
-  return legalize_call(p, c);
-}
-
-static const tj_rx_expr_t *rewrite_seq(tj_lg_pass_t *p, const tj_rx_expr_t *e) {
-  tj_rx_block_t *blocks = TJ_ARENA_ARRAY(p->arena, tj_rx_block_t, e->seq.n_blocks + 1);
-  if (!blocks) return NULL;
-  for (int b = 0; b < e->seq.n_blocks; b++) {
-    const tj_rx_block_t *ob = &e->seq.blocks[b];
-    tj_rx_binding_t *bs = TJ_ARENA_ARRAY(p->arena, tj_rx_binding_t, ob->n_bindings + 1);
-    if (!bs) return NULL;
-    for (int i = 0; i < ob->n_bindings; i++) {
-      const tj_rx_binding_t *obd = &ob->bindings[i];
-      bs[i] = *obd;
-      bs[i].value = rewrite(p, obd->value);
-      if (!bs[i].value) return NULL;
-      const tj_sinfo_t *ns = bs[i].value->sinfo;
-      /* ReEmitBinding: a var whose value changed struct info is re-created. */
-      if (!obd->match_cast && ns && !sinfo_same(ns, obd->var->sinfo)) {
-        const tj_rx_expr_t *nv = obd->var->kind == TJ_RX_DATAFLOW_VAR
-                                     ? tj_rx_dataflow_var(p->arena, obd->var->var.name, ns)
-                                     : tj_rx_var(p->arena, obd->var->var.name, ns);
-        if (!nv || !remap_add(p, obd->var, nv)) return NULL;
-        bs[i].var = nv;
-      }
-    }
-    blocks[b].is_dataflow = ob->is_dataflow;
-    blocks[b].n_bindings = ob->n_bindings;
-    blocks[b].bindings = bs;
-  }
-  const tj_rx_expr_t *body = rewrite(p, e->seq.body);
-  return body ? tj_rx_seq(p->arena, e->seq.n_blocks, blocks, body) : NULL;
-}
-
-static const tj_rx_expr_t *rewrite(tj_lg_pass_t *p, const tj_rx_expr_t *e) {
-  if (!e || p->error) return NULL;
-  switch (e->kind) {
-    case TJ_RX_VAR:
-    case TJ_RX_DATAFLOW_VAR:
-      return remap_lookup(p, e);
-    case TJ_RX_TUPLE: {
-      const tj_rx_expr_t **f = TJ_ARENA_ARRAY(p->arena, const tj_rx_expr_t *, e->tuple.n + 1);
-      if (!f) return NULL;
-      bool changed = false;
-      for (int i = 0; i < e->tuple.n; i++) {
-        if (!(f[i] = rewrite(p, e->tuple.fields[i]))) return NULL;
-        changed |= f[i] != e->tuple.fields[i];
-      }
-      if (!changed) return e;
-      const tj_sinfo_t **fs = TJ_ARENA_ARRAY(p->arena, const tj_sinfo_t *, e->tuple.n + 1);
-      const tj_rx_expr_t *t = tj_rx_tuple(p->arena, e->tuple.n, f);
-      if (!fs || !t) return NULL;
-      bool all = true;
-      for (int i = 0; i < e->tuple.n; i++) all &= (fs[i] = f[i]->sinfo) != NULL;
-      return tj_rx_with_sinfo(p->arena, t, all ? tj_sinfo_tuple(p->arena, e->tuple.n, fs) : e->sinfo);
-    }
-    case TJ_RX_TUPLE_GET_ITEM: {
-      const tj_rx_expr_t *t = rewrite(p, e->get_item.tuple);
-      if (!t || t == e->get_item.tuple) return t;
-      const tj_rx_expr_t *g = tj_rx_get_item(p->arena, t, e->get_item.index);
-      return g ? tj_rx_with_sinfo(p->arena, g, e->sinfo) : NULL;
-    }
-    case TJ_RX_CALL:
-      return rewrite_call(p, e);
-    case TJ_RX_SEQ:
-      return rewrite_seq(p, e);
-    case TJ_RX_IF: {
-      const tj_rx_expr_t *c = rewrite(p, e->if_.cond), *t = rewrite(p, e->if_.then_branch),
-                         *f = rewrite(p, e->if_.else_branch);
-      if (!c || !t || !f) return NULL;
-      if (c == e->if_.cond && t == e->if_.then_branch && f == e->if_.else_branch) return e;
-      const tj_rx_expr_t *r = tj_rx_if(p->arena, c, t, f);
-      return r ? tj_rx_with_sinfo(p->arena, r, e->sinfo) : NULL;
-    }
-    case TJ_RX_FUNCTION: {
-      const tj_rx_func_t *f = rewrite_func(p, e->function);
-      if (!f) return NULL;
-      const tj_rx_expr_t *r = f == e->function ? e : tj_rx_function_expr(p->arena, f);
-      return r ? tj_rx_with_sinfo(p->arena, r, e->sinfo) : NULL;
-    }
-    default:
-      return e;
-  }
-}
-
-static const tj_rx_func_t *rewrite_func(tj_lg_pass_t *p, const tj_rx_func_t *f) {
-  const tj_rx_expr_t *body = rewrite(p, f->body);
-  if (!body) return NULL;
-  if (body == f->body) return f;
-  tj_rx_func_t *nf = TJ_ARENA_NEW(p->arena, tj_rx_func_t);
-  if (!nf) return NULL;
-  *nf = *f;
-  nf->body = body;
-  return nf;
+  return r;
 }
 
 tj_status_t *tj_legalize_ops_with(const tj_pass_context_t *ctx, const tj_module_t *in,
@@ -324,10 +175,12 @@ tj_status_t *tj_legalize_ops_with(const tj_pass_context_t *ctx, const tj_module_
   for (int i = 0; i < in->n_funcs; i++) {
     const tj_func_entry_t *e = &in->funcs[i];
     if (e->is_prim) continue;
-    p.n_remap = 0;
-    const tj_rx_func_t *nf = rewrite_func(&p, e->relax);
-    if (p.error) return p.error;
-    if (!nf) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory rewriting '%s'", e->name);
+    tj_rx_mutator_t rw;
+    tj_rx_mutator_init(&rw, p.arena, "LegalizeOps");
+    rw.post = legalize_post;
+    rw.ctx = &p;
+    const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, e->relax);
+    if (rw.error) return rw.error;
     if (nf == e->relax) continue;
     tj_func_entry_t ne = *e;
     ne.relax = nf;
