@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ir/op.h"
+#include "ir/rx_mutator.h"
 #include "ir/sinfo.h"
 #include "ir/visit.h"
 #include "transforms/transforms.h"
@@ -41,57 +42,16 @@ typedef struct tmp_state {
   tj_dtype_t out_dtype;
   int n_fp16_names;
   const char *const *fp16_names;
-  /* var -> ntype (phase A) and var -> current var (phase B): open-addressing maps. */
-  struct ptrmap {
-    int cap, n;
-    const void **keys;
-    const void **values;
-  } need, remap;
-  /* The block being built. */
-  tj_rx_binding_t *out;
-  int n_out, cap_out;
-  int name_counter;
-  tj_status_t *err;
+  tj_map_t need;         /* var -> ntype (phase A) */
+  tj_rx_mutator_t rw;    /* phase B: var remap, block builder, first error */
+  bool cast_back_uses;   /* var uses are cast back to their original dtype */
+  const tj_rx_func_t *f; /* the function being rewritten */
+  const tj_rx_expr_t *const *param_base; /* its params after the pass (NULL = unchanged) */
 } tmp_state_t;
-
-typedef struct ptrmap ptrmap_t;
 
 static tj_status_t *oom(void) { return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "ToMixedPrecision: out of memory"); }
 
-static void fail(tmp_state_t *st, tj_status_t *s) {
-  if (!st->err) st->err = s;
-  else tj_status_free(s);
-}
-
-static size_t ptr_hash(const void *p, int cap) { return (((uintptr_t)p >> 4) * 2654435761u) & (size_t)(cap - 1); }
-
-static const void *map_get(const ptrmap_t *m, const void *key) {
-  if (m->cap == 0) return NULL;
-  for (size_t i = ptr_hash(key, m->cap);; i = (i + 1) & (size_t)(m->cap - 1)) {
-    if (m->keys[i] == key) return m->values[i];
-    if (!m->keys[i]) return NULL;
-  }
-}
-
-static bool map_put(tmp_state_t *st, ptrmap_t *m, const void *key, const void *value) {
-  if (2 * (m->n + 1) > m->cap) {
-    ptrmap_t bigger = {m->cap ? 2 * m->cap : 64, 0, NULL, NULL};
-    bigger.keys = TJ_ARENA_ARRAY(st->a, const void *, bigger.cap);
-    bigger.values = TJ_ARENA_ARRAY(st->a, const void *, bigger.cap);
-    if (!bigger.keys || !bigger.values) return fail(st, oom()), false;
-    for (int i = 0; i < m->cap; i++)
-      if (m->keys[i] && m->values[i]) map_put(st, &bigger, m->keys[i], m->values[i]);
-    *m = bigger;
-  }
-  for (size_t i = ptr_hash(key, m->cap);; i = (i + 1) & (size_t)(m->cap - 1)) {
-    if (m->keys[i] == key || !m->keys[i]) {
-      if (!m->keys[i]) m->n++;
-      m->keys[i] = key;
-      m->values[i] = value; /* NULL value = erased */
-      return true;
-    }
-  }
-}
+static void fail(tmp_state_t *st, tj_status_t *s) { tj_rx_mutator_fail(&st->rw, s); }
 
 /* Struct info of an expression; tuples built by the parser may not carry it. */
 static const tj_sinfo_t *sinfo_of(tmp_state_t *st, const tj_rx_expr_t *e) {
@@ -163,8 +123,8 @@ static const ntype_t *ntype_combine(tmp_state_t *st, const ntype_t *a, const nty
 
 static void require_var(tmp_state_t *st, const tj_rx_expr_t *var, const ntype_t *msg) {
   if (!msg) return;
-  const ntype_t *old = map_get(&st->need, var);
-  map_put(st, &st->need, var, old ? ntype_combine(st, old, msg, true) : msg);
+  const ntype_t *old = tj_map_get(&st->need, var);
+  if (!tj_map_put(&st->need, var, (void *)(old ? ntype_combine(st, old, msg, true) : msg))) fail(st, oom());
 }
 
 /* Tuple expressions pass the message field by field; constants can be cast freely. */
@@ -198,10 +158,10 @@ static void visit_uses_f32(tmp_state_t *st, const tj_rx_expr_t *e) {
 }
 
 static const ntype_t *lhs_need(tmp_state_t *st, const tj_rx_expr_t *var) {
-  const ntype_t *t = map_get(&st->need, var);
+  const ntype_t *t = tj_map_get(&st->need, var);
   if (!t) {
     t = ntype_from(st, var->sinfo, UNKNOWN_DTYPE);
-    map_put(st, &st->need, var, t);
+    if (t && !tj_map_put(&st->need, var, (void *)t)) fail(st, oom());
   }
   return t;
 }
@@ -240,22 +200,11 @@ static void collect_function(tmp_state_t *st, const tj_rx_func_t *f) {
 /* ---------------- phase B: forward rewrite ---------------- */
 
 static const tj_rx_expr_t *remapped(tmp_state_t *st, const tj_rx_expr_t *var) {
-  const tj_rx_expr_t *r = map_get(&st->remap, var);
-  return r ? r : var;
-}
-
-static const tj_sinfo_t *infer(tmp_state_t *st, const tj_rx_expr_t *e) {
-  const tj_sinfo_t *s = NULL;
-  tj_status_t *err = tj_rx_infer_sinfo(&st->ictx, e, &s);
-  if (err) return fail(st, err), NULL;
-  return s;
+  return tj_rx_mutator_lookup(&st->rw, var);
 }
 
 static const tj_rx_expr_t *with_inferred(tmp_state_t *st, const tj_rx_expr_t *e) {
-  if (!e) return fail(st, oom()), NULL;
-  if (e->sinfo) return e;
-  const tj_sinfo_t *s = infer(st, e);
-  return s ? tj_rx_with_sinfo(st->a, e, s) : NULL;
+  return tj_rx_with_inferred(&st->rw, e);
 }
 
 static const tj_rx_expr_t *astype(tmp_state_t *st, const tj_rx_expr_t *e, tj_dtype_t dtype) {
@@ -270,7 +219,7 @@ static const tj_rx_expr_t *astype(tmp_state_t *st, const tj_rx_expr_t *e, tj_dty
 /* TVM's RewriteExpr: every float16/float32 tensor leaf whose dtype differs from the
  * message gets an astype; tuple-typed non-tuple exprs are split with get-items. */
 static const tj_rx_expr_t *rewrite_expr(tmp_state_t *st, const tj_rx_expr_t *e, const ntype_t *to) {
-  if (!e || !to || st->err) return e;
+  if (!e || !to || st->rw.error) return e;
   const tj_sinfo_t *s = e->sinfo;
   if (to->n < 0) {
     if (!tj_sinfo_is_tensor(s) || tj_dtype_is_void(to->dtype) || tj_dtype_eq(s->tensor.dtype, to->dtype)) return e;
@@ -287,7 +236,7 @@ static const tj_rx_expr_t *rewrite_expr(tmp_state_t *st, const tj_rx_expr_t *e, 
     fields[i] = rewrite_expr(st, f, &to->fields[i]);
     changed |= fields[i] != f;
   }
-  if (!changed || st->err) return e;
+  if (!changed || st->rw.error) return e;
   return with_inferred(st, tj_rx_tuple(st->a, to->n, fields));
 }
 
@@ -295,142 +244,29 @@ static const tj_rx_expr_t *cast_back(tmp_state_t *st, const tj_rx_expr_t *now, c
   return rewrite_expr(st, now, ntype_from(st, original->sinfo, TJ_VOID));
 }
 
-static const char *fresh_name(tmp_state_t *st) {
-  int k = st->name_counter++;
-  return k == 0 ? "lv" : tj_arena_printf(st->a, "lv%d", k);
-}
+static const tj_rx_expr_t *normalize(tmp_state_t *st, const tj_rx_expr_t *e) { return tj_rx_normalize(&st->rw, e); }
 
-static bool emit(tmp_state_t *st, const tj_rx_expr_t *var, const tj_rx_expr_t *value, const tj_sinfo_t *match_cast) {
-  if (st->n_out == st->cap_out) {
-    int cap = st->cap_out ? 2 * st->cap_out : 16;
-    tj_rx_binding_t *grown = TJ_ARENA_ARRAY(st->a, tj_rx_binding_t, cap);
-    if (!grown) return fail(st, oom()), false;
-    if (st->n_out) memcpy(grown, st->out, sizeof *grown * (size_t)st->n_out);
-    st->out = grown;
-    st->cap_out = cap;
-  }
-  st->out[st->n_out++] = (tj_rx_binding_t){var, value, match_cast};
-  return true;
-}
-
-static const tj_rx_expr_t *normalize(tmp_state_t *st, const tj_rx_expr_t *e);
-
-/* A new dataflow binding for a normalised value. */
 static const tj_rx_expr_t *emit_fresh(tmp_state_t *st, const tj_rx_expr_t *value) {
-  if (!value || st->err) return NULL;
-  const tj_rx_expr_t *var = tj_rx_dataflow_var(st->a, fresh_name(st), value->sinfo);
-  if (!var) return fail(st, oom()), NULL;
-  return emit(st, var, value, NULL) ? var : NULL;
+  return tj_rx_emit_fresh(&st->rw, value);
 }
 
-/* Call arguments must be leaves or tuples of leaves: nested calls and get-items get
- * their own bindings (TVM's normaliser). */
-static const tj_rx_expr_t *normalize_arg(tmp_state_t *st, const tj_rx_expr_t *e) {
-  if (!e || st->err) return e;
-  if (e->kind == TJ_RX_CALL || e->kind == TJ_RX_TUPLE_GET_ITEM) return emit_fresh(st, normalize(st, e));
-  if (e->kind == TJ_RX_TUPLE) return normalize(st, e);
-  return e;
+/* Var uses: remapped (TVM's VarReplacer), and cast back to the original dtype when
+ * the use is outside a rewritten call. */
+static const tj_rx_expr_t *use_var(tj_rx_mutator_t *m, const tj_rx_expr_t *var) {
+  tmp_state_t *st = m->ctx;
+  const tj_rx_expr_t *r = tj_rx_mutator_lookup(m, var);
+  return !st->cast_back_uses || r == var ? r : cast_back(st, r, var);
 }
 
-static const tj_rx_expr_t *normalize(tmp_state_t *st, const tj_rx_expr_t *e) {
-  if (!e || st->err) return e;
-  if (e->kind == TJ_RX_CALL) {
-    const tj_rx_expr_t **args = TJ_ARENA_ARRAY(st->a, const tj_rx_expr_t *, e->call.n_args + 1);
-    if (!args) return fail(st, oom()), NULL;
-    bool changed = false;
-    for (int i = 0; i < e->call.n_args; i++) {
-      args[i] = normalize_arg(st, e->call.args[i]);
-      changed |= args[i] != e->call.args[i];
-    }
-    if (st->err) return NULL;
-    if (!changed) return with_inferred(st, e);
-    return with_inferred(st, tj_rx_call(st->a, e->call.callee, e->call.n_args, args, e->call.attrs,
-                                        e->call.n_sinfo_args, e->call.sinfo_args));
-  }
-  if (e->kind == TJ_RX_TUPLE) {
-    const tj_rx_expr_t **fields = TJ_ARENA_ARRAY(st->a, const tj_rx_expr_t *, e->tuple.n + 1);
-    if (!fields) return fail(st, oom()), NULL;
-    bool changed = false;
-    for (int i = 0; i < e->tuple.n; i++) {
-      fields[i] = normalize_arg(st, e->tuple.fields[i]);
-      changed |= fields[i] != e->tuple.fields[i];
-    }
-    if (st->err) return NULL;
-    return with_inferred(st, changed ? tj_rx_tuple(st->a, e->tuple.n, fields) : e);
-  }
-  if (e->kind == TJ_RX_TUPLE_GET_ITEM) {
-    const tj_rx_expr_t *t = normalize_arg(st, e->get_item.tuple);
-    if (st->err) return NULL;
-    return with_inferred(st, t == e->get_item.tuple ? e : tj_rx_get_item(st->a, t, e->get_item.index));
-  }
-  return with_inferred(st, e);
+static const tj_rx_expr_t *map_uses(tmp_state_t *st, const tj_rx_expr_t *e, bool cast_back_uses) {
+  st->cast_back_uses = cast_back_uses;
+  const tj_rx_expr_t *r = tj_rx_mutate_expr(&st->rw, e);
+  st->cast_back_uses = false;
+  return r;
 }
 
-/* Rebuilds `e` with every var use mapped by `use`: plain remap (TVM's VarReplacer)
- * or remap plus cast back to the original dtype (a use outside a rewritten call). */
-typedef const tj_rx_expr_t *(*use_fn)(tmp_state_t *st, const tj_rx_expr_t *var);
-
-static const tj_rx_expr_t *use_plain(tmp_state_t *st, const tj_rx_expr_t *var) { return remapped(st, var); }
-
-static const tj_rx_expr_t *use_cast_back(tmp_state_t *st, const tj_rx_expr_t *var) {
-  const tj_rx_expr_t *r = remapped(st, var);
-  return r == var ? var : cast_back(st, r, var);
-}
-
-static const tj_rx_expr_t *map_uses(tmp_state_t *st, const tj_rx_expr_t *e, use_fn use) {
-  if (!e || st->err) return e;
-  switch (e->kind) {
-    case TJ_RX_VAR:
-    case TJ_RX_DATAFLOW_VAR: return use(st, e);
-    case TJ_RX_TUPLE: {
-      const tj_rx_expr_t **fields = TJ_ARENA_ARRAY(st->a, const tj_rx_expr_t *, e->tuple.n + 1);
-      if (!fields) return fail(st, oom()), e;
-      bool changed = false;
-      for (int i = 0; i < e->tuple.n; i++) {
-        fields[i] = map_uses(st, e->tuple.fields[i], use);
-        changed |= fields[i] != e->tuple.fields[i];
-      }
-      return changed ? tj_rx_tuple(st->a, e->tuple.n, fields) : e;
-    }
-    case TJ_RX_TUPLE_GET_ITEM: {
-      const tj_rx_expr_t *t = map_uses(st, e->get_item.tuple, use);
-      return t == e->get_item.tuple ? e : tj_rx_get_item(st->a, t, e->get_item.index);
-    }
-    case TJ_RX_CALL: {
-      const tj_rx_expr_t **args = TJ_ARENA_ARRAY(st->a, const tj_rx_expr_t *, e->call.n_args + 1);
-      if (!args) return fail(st, oom()), e;
-      bool changed = false;
-      for (int i = 0; i < e->call.n_args; i++) {
-        args[i] = map_uses(st, e->call.args[i], use);
-        changed |= args[i] != e->call.args[i];
-      }
-      const tj_rx_expr_t *callee = map_uses(st, e->call.callee, use);
-      changed |= callee != e->call.callee;
-      return changed ? tj_rx_call(st->a, callee, e->call.n_args, args, e->call.attrs, e->call.n_sinfo_args,
-                                  e->call.sinfo_args)
-                     : e;
-    }
-    default: return e;
-  }
-}
-
-/* Emits `var = value`, giving the var new struct info (and a remap) when the value's
- * differs, as TVM's ReEmitBinding does. */
 static void reemit(tmp_state_t *st, const tj_rx_binding_t *b, const tj_rx_expr_t *value) {
-  if (!value || st->err) return;
-  const tj_rx_expr_t *var = remapped(st, b->var);
-  if (value == b->value && var == b->var) {
-    emit(st, b->var, b->value, b->match_cast);
-    return;
-  }
-  if (!b->match_cast && value->sinfo && !tj_sinfo_equal_static(value->sinfo, var->sinfo)) {
-    const tj_rx_expr_t *nv = b->var->kind == TJ_RX_DATAFLOW_VAR ? tj_rx_dataflow_var(st->a, b->var->var.name, value->sinfo)
-                                                                : tj_rx_var(st->a, b->var->var.name, value->sinfo);
-    if (!nv) return fail(st, oom());
-    map_put(st, &st->remap, b->var, nv);
-    var = nv;
-  }
-  emit(st, var, value, b->match_cast);
+  tj_rx_reemit(&st->rw, b, value);
 }
 
 static bool constant_fits_f16(const tj_rx_expr_t *c) {
@@ -477,7 +313,7 @@ static void rewrite_op_call(tmp_state_t *st, const tj_rx_binding_t *b, int polic
   if (!args) return fail(st, oom());
   bool changed = false;
   for (int i = 0; i < n; i++) {
-    args[i] = map_uses(st, call->call.args[i], use_plain);
+    args[i] = map_uses(st, call->call.args[i], false);
     changed |= args[i] != call->call.args[i];
   }
   const tj_rx_expr_t *value;
@@ -494,7 +330,7 @@ static void rewrite_op_call(tmp_state_t *st, const tj_rx_binding_t *b, int polic
     return reemit(st, b, normalize(st, call_with_args(st, call, args)));
   }
   for (int i = 0; i < n; i++) args[i] = with_inferred(st, args[i]);
-  if (st->err) return;
+  if (st->rw.error) return;
   tj_dtype_t target = TJ_F16;
   const tj_rx_expr_t *nc = call_with_args(st, call, args);
   if (policy == TJ_MP_ALWAYS) {
@@ -522,23 +358,23 @@ static void rewrite_binding(tmp_state_t *st, const tj_rx_binding_t *b) {
   int policy = b->match_cast ? -1 : tj_op_call_mp_policy(value);
   if (policy >= 0) return rewrite_op_call(st, b, policy);
   if (!b->match_cast && (value->kind == TJ_RX_TUPLE || value->kind == TJ_RX_TUPLE_GET_ITEM)) {
-    const tj_rx_expr_t *nv = normalize(st, map_uses(st, value, use_plain));
+    const tj_rx_expr_t *nv = normalize(st, map_uses(st, value, false));
     if (nv && b->var->kind != TJ_RX_DATAFLOW_VAR) nv = normalize(st, cast_back(st, nv, b->var));
     return reemit(st, b, nv);
   }
-  reemit(st, b, normalize(st, map_uses(st, value, use_cast_back)));
+  reemit(st, b, normalize(st, map_uses(st, value, true)));
 }
 
 /* Stores float16-only vars as float16 right after their definition. */
 static void cast_if_fp16_only(tmp_state_t *st, const tj_rx_expr_t *var) {
-  const ntype_t *need = map_get(&st->need, var);
+  const ntype_t *need = tj_map_get(&st->need, var);
   if (!need) return;
   const tj_rx_expr_t *cur = remapped(st, var);
   const ntype_t *to = ntype_combine(st, ntype_from(st, cur->sinfo, TJ_VOID), need, false);
   const tj_rx_expr_t *r = rewrite_expr(st, cur, to);
-  if (r != cur && !st->err) {
+  if (r != cur && !st->rw.error) {
     const tj_rx_expr_t *v = emit_fresh(st, normalize(st, r));
-    if (v) map_put(st, &st->remap, var, v);
+    if (v) tj_rx_mutator_remap(&st->rw, var, v);
   }
 }
 
@@ -548,46 +384,38 @@ static bool is_fp16_input(const tmp_state_t *st, const tj_rx_expr_t *param) {
   return false;
 }
 
-static const tj_rx_block_t *rewrite_block(tmp_state_t *st, const tj_rx_func_t *f, const tj_rx_block_t *blk,
-                                          const tj_rx_expr_t *const *param_base) {
-  st->out = NULL;
-  st->n_out = st->cap_out = 0;
+/* The top-level blocks of a function; blocks nested in values (If branches) get the
+ * shared rewriter's default (remap only). */
+static void rewrite_block(tj_rx_mutator_t *m, const tj_rx_block_t *blk) {
+  tmp_state_t *st = m->ctx;
+  const tj_rx_func_t *f = st->f;
+  m->block = NULL;
   if (blk->is_dataflow) {
     for (int i = 0; i < f->n_params; i++) cast_if_fp16_only(st, f->params[i]);
-    for (int i = 0; i < blk->n_bindings && !st->err; i++) {
+    for (int i = 0; i < blk->n_bindings && !st->rw.error; i++) {
       rewrite_binding(st, &blk->bindings[i]);
       cast_if_fp16_only(st, blk->bindings[i].var);
     }
     /* The float16 copies of params are local to the block; a signature change stays. */
-    for (int i = 0; i < f->n_params; i++) map_put(st, &st->remap, f->params[i], param_base[i]);
+    for (int i = 0; i < f->n_params; i++) tj_rx_mutator_remap(m, f->params[i], st->param_base[i]);
   } else {
-    for (int i = 0; i < blk->n_bindings && !st->err; i++) {
+    for (int i = 0; i < blk->n_bindings && !st->rw.error; i++) {
       const tj_rx_binding_t *b = &blk->bindings[i];
-      const tj_rx_expr_t *v = map_uses(st, b->value, use_plain);
+      const tj_rx_expr_t *v = map_uses(st, b->value, false);
       reemit(st, b, v == b->value ? v : with_inferred(st, v));
     }
   }
-  tj_rx_block_t *nb = TJ_ARENA_NEW(st->a, tj_rx_block_t);
-  if (!nb) return fail(st, oom()), NULL;
-  nb->is_dataflow = blk->is_dataflow;
-  nb->n_bindings = st->n_out;
-  nb->bindings = st->out;
-  return nb;
-}
-
-static bool same_block(const tj_rx_block_t *a, const tj_rx_block_t *b) {
-  if (a->n_bindings != b->n_bindings) return false;
-  for (int i = 0; i < a->n_bindings; i++)
-    if (a->bindings[i].var != b->bindings[i].var || a->bindings[i].value != b->bindings[i].value) return false;
-  return true;
+  m->block = rewrite_block;
 }
 
 static const tj_rx_func_t *rewrite_function(tmp_state_t *st, const tj_rx_func_t *f) {
   const tj_rx_expr_t *body = f->body;
   if (!body || body->kind != TJ_RX_SEQ) return f;
-  st->need = (ptrmap_t){0};
-  st->remap = (ptrmap_t){0};
-  st->name_counter = 0;
+  st->need = TJ_PTR_MAP(st->a);
+  tj_rx_mutator_init(&st->rw, st->a, "ToMixedPrecision");
+  st->rw.infer = &st->ictx;
+  st->rw.var = use_var;
+  st->rw.ctx = st;
   collect_function(st, f);
 
   const tj_rx_expr_t **params = TJ_ARENA_ARRAY(st->a, const tj_rx_expr_t *, f->n_params + 1);
@@ -604,7 +432,7 @@ static const tj_rx_func_t *rewrite_function(tmp_state_t *st, const tj_rx_func_t 
       s16->tensor.dtype = TJ_F16;
       params[i] = tj_rx_var(st->a, p->var.name, s16);
       if (!params[i]) return fail(st, oom()), NULL;
-      map_put(st, &st->remap, p, params[i]);
+      tj_rx_mutator_remap(&st->rw, p, params[i]);
       changed = true;
     }
   }
@@ -612,13 +440,18 @@ static const tj_rx_func_t *rewrite_function(tmp_state_t *st, const tj_rx_func_t 
   tj_rx_block_t *blocks = TJ_ARENA_ARRAY(st->a, tj_rx_block_t, body->seq.n_blocks + 1);
   if (!param_base || !blocks) return fail(st, oom()), NULL;
   for (int i = 0; i < f->n_params; i++) param_base[i] = params[i] == f->params[i] ? NULL : params[i];
+  st->f = f;
+  st->param_base = param_base;
   for (int bi = 0; bi < body->seq.n_blocks; bi++) {
-    const tj_rx_block_t *nb = rewrite_block(st, f, &body->seq.blocks[bi], param_base);
-    if (!nb || st->err) return NULL;
+    st->rw.block = rewrite_block;
+    const tj_rx_block_t *nb = tj_rx_mutate_block(&st->rw, &body->seq.blocks[bi]);
+    st->rw.block = NULL;
+    if (!nb || st->rw.error) return NULL;
     blocks[bi] = *nb;
-    changed |= !same_block(nb, &body->seq.blocks[bi]);
+    changed |= nb != &body->seq.blocks[bi];
   }
-  const tj_rx_expr_t *result = map_uses(st, body->seq.body, use_plain);
+  const tj_rx_expr_t *result = map_uses(st, body->seq.body, false);
+  if (!result) return NULL;
   changed |= result != body->seq.body;
   if (!changed) return f;
   result = with_inferred(st, result);
@@ -655,7 +488,7 @@ tj_status_t *tj_to_mixed_precision(const tj_pass_context_t *ctx, const tj_module
     funcs[i] = in->funcs[i];
     if (funcs[i].is_prim) continue;
     const tj_rx_func_t *nf = rewrite_function(&st, in->funcs[i].relax);
-    if (st.err) return tj_status_annotate(st.err, "in function '%s'", in->funcs[i].name);
+    if (st.rw.error) return tj_status_annotate(st.rw.error, "in function '%s'", in->funcs[i].name);
     changed |= nf != in->funcs[i].relax;
     funcs[i].relax = nf;
   }
