@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ir/op.h"
+#include "ir/rx_mutator.h"
 #include "ir/visit.h"
 #include "ir/struct_equal.h"
 #include "support/strbuf.h"
@@ -47,6 +48,7 @@ typedef struct fuse_ctx {
   tj_fwd_graph_t graph;
   tj_map_t node_of; /* expr -> node index + 1 */
   tj_map_t model_params; /* params at index >= num_input */
+  const tj_rx_func_t *func; /* the function being fused */
   tj_fuse_group_t **groups;
   int n_const_params;
 } fuse_ctx_t;
@@ -250,40 +252,6 @@ static bool append_binding(fuse_ctx_t *c, creator_t *cr, const tj_rx_binding_t *
   return ok && tj_vec_push(&cr->bindings, b);
 }
 
-/* Rewrites a binding value of the group with the new params and inner vars. */
-static const tj_rx_expr_t *subst(fuse_ctx_t *c, const tj_map_t *map, const tj_rx_expr_t *e) {
-  const tj_rx_expr_t *m = tj_map_get(map, e);
-  if (m) return m;
-  switch (e->kind) {
-    case TJ_RX_TUPLE: {
-      const tj_rx_expr_t **fields = TJ_ARENA_ARRAY(c->a, const tj_rx_expr_t *, e->tuple.n + 1);
-      if (!fields) return NULL;
-      for (int i = 0; i < e->tuple.n; i++)
-        if (!(fields[i] = subst(c, map, e->tuple.fields[i]))) return NULL;
-      tj_rx_expr_t *t = tj_rx_expr_copy(c->a, e);
-      if (t) t->tuple.fields = fields;
-      return t;
-    }
-    case TJ_RX_TUPLE_GET_ITEM: {
-      const tj_rx_expr_t *tuple = subst(c, map, e->get_item.tuple);
-      tj_rx_expr_t *t = tuple ? tj_rx_expr_copy(c->a, e) : NULL;
-      if (t) t->get_item.tuple = tuple;
-      return t;
-    }
-    case TJ_RX_CALL: {
-      const tj_rx_expr_t **args = TJ_ARENA_ARRAY(c->a, const tj_rx_expr_t *, e->call.n_args + 1);
-      if (!args) return NULL;
-      for (int i = 0; i < e->call.n_args; i++)
-        if (!(args[i] = subst(c, map, e->call.args[i]))) return NULL;
-      tj_rx_expr_t *t = tj_rx_expr_copy(c->a, e);
-      if (t) t->call.args = args;
-      return t;
-    }
-    default:
-      return e;
-  }
-}
-
 static const tj_rx_expr_t *new_var_like(fuse_ctx_t *c, const tj_rx_expr_t *v, bool dataflow) {
   return dataflow ? tj_rx_dataflow_var(c->a, v->var.name, v->sinfo) : tj_rx_var(c->a, v->var.name, v->sinfo);
 }
@@ -291,9 +259,11 @@ static const tj_rx_expr_t *new_var_like(fuse_ctx_t *c, const tj_rx_expr_t *v, bo
 static tj_status_t *create_function(fuse_ctx_t *c, creator_t *cr) {
   if (cr->outputs.n == 0) return NULL; /* dead group (TVM warns and drops it) */
   tj_arena_t *a = c->a;
-  tj_map_t map = TJ_PTR_MAP(a);
+  /* The group's values are rewritten with params for outside inputs and new inner vars. */
+  tj_rx_mutator_t rw;
+  tj_rx_mutator_init(&rw, a, "FuseOps");
   for (int i = 0; i < cr->args.n; i++)
-    if (!tj_map_put(&map, cr->args.items[i], (void *)cr->params.items[i])) return OOM();
+    if (!tj_rx_mutator_remap(&rw, cr->args.items[i], cr->params.items[i])) return rw.error;
   tj_rx_binding_t *bindings = TJ_ARENA_ARRAY(a, tj_rx_binding_t, cr->bindings.n);
   const tj_rx_expr_t **outs = TJ_ARENA_ARRAY(a, const tj_rx_expr_t *, cr->outputs.n);
   if (!bindings || !outs) return OOM();
@@ -301,8 +271,9 @@ static tj_status_t *create_function(fuse_ctx_t *c, creator_t *cr) {
     const tj_rx_binding_t *b = cr->bindings.items[i];
     int out_idx = tj_ptr_vec_find(&cr->outputs, b->var);
     const tj_rx_expr_t *var = new_var_like(c, b->var, out_idx < 0);
-    const tj_rx_expr_t *value = subst(c, &map, b->value);
-    if (!var || !value || !tj_map_put(&map, b->var, (void *)var)) return OOM();
+    const tj_rx_expr_t *value = tj_rx_mutate_expr(&rw, b->value);
+    if (rw.error) return rw.error;
+    if (!var || !tj_rx_mutator_remap(&rw, b->var, var)) return var ? rw.error : OOM();
     bindings[i] = (tj_rx_binding_t){var, value, b->match_cast};
     if (out_idx >= 0) outs[out_idx] = var;
   }
@@ -352,8 +323,7 @@ typedef struct block_ctx {
   fuse_ctx_t *c;
   tj_map_t info;   /* group -> group_info_t */
   tj_ptr_vec_t order;  /* group_info_t * in first-binding order (may repeat) */
-  tj_ptr_vec_t out;    /* emitted tj_rx_binding_t * */
-  tj_status_t *status;
+  tj_rx_mutator_t *rw; /* the block builder the new bindings go to */
 } block_ctx_t;
 
 static group_info_t *info_of(block_ctx_t *bc, tj_fuse_group_t *g) {
@@ -390,11 +360,7 @@ static bool boundary_expr(tj_rx_visitor_t *v, const tj_rx_expr_t *e, bool def) {
 }
 
 static bool emit(block_ctx_t *bc, const tj_rx_expr_t *var, const tj_rx_expr_t *value) {
-  tj_rx_binding_t *b = TJ_ARENA_NEW(bc->c->a, tj_rx_binding_t);
-  if (!b || !var || !value) return false;
-  b->var = var;
-  b->value = value;
-  return tj_vec_push(&bc->out, b);
+  return tj_rx_emit(bc->rw, var, value, NULL);
 }
 
 /* The call to the grouped function replaces the group's bindings; its results keep
@@ -424,20 +390,22 @@ static bool emit_group_call(block_ctx_t *bc, creator_t *cr) {
 }
 
 static void emit_group(block_ctx_t *bc, group_info_t *gi) {
-  if (gi->visited || bc->status) return;
+  if (gi->visited || bc->rw->error) return;
   gi->visited = true;
   for (int i = 0; i < gi->deps.n; i++) emit_group(bc, (group_info_t *)gi->deps.items[i]);
-  if (bc->status) return;
+  if (bc->rw->error) return;
   if (!gi->creator) {
-    for (int i = 0; i < gi->bindings.n; i++)
-      if (!tj_vec_push(&bc->out, gi->bindings.items[i])) bc->status = OOM();
+    for (int i = 0; i < gi->bindings.n; i++) {
+      const tj_rx_binding_t *b = gi->bindings.items[i];
+      tj_rx_emit(bc->rw, b->var, b->value, b->match_cast);
+    }
     return;
   }
-  if (gi->creator->func && !emit_group_call(bc, gi->creator)) bc->status = OOM();
+  if (gi->creator->func && !emit_group_call(bc, gi->creator)) tj_rx_mutator_oom(bc->rw);
 }
 
-static tj_status_t *fuse_block(fuse_ctx_t *c, const tj_rx_block_t *blk, tj_rx_block_t *out_blk) {
-  block_ctx_t bc = {.c = c, .info = TJ_PTR_MAP(c->a), .order = {.arena = c->a}, .out = {.arena = c->a}};
+static tj_status_t *fuse_block(fuse_ctx_t *c, tj_rx_mutator_t *rw, const tj_rx_block_t *blk) {
+  block_ctx_t bc = {.c = c, .info = TJ_PTR_MAP(c->a), .order = {.arena = c->a}, .rw = rw};
   tj_ptr_vec_t creators = {.arena = c->a};
   /* Step 1: bindings per group, and a function creator for multi-binding groups. */
   for (int i = 0; i < blk->n_bindings; i++) {
@@ -482,13 +450,21 @@ static tj_status_t *fuse_block(fuse_ctx_t *c, const tj_rx_block_t *blk, tj_rx_bl
   for (int i = 0; i < creators.n; i++) tj_strbuf_free(&((creator_t *)creators.items[i])->name);
   if (st) return st;
   /* Step 4: re-emit in a topological order of group dependencies. */
-  for (int i = 0; i < bc.order.n && !bc.status; i++) emit_group(&bc, (group_info_t *)bc.order.items[i]);
-  if (bc.status) return bc.status;
-  tj_rx_binding_t *bindings = TJ_ARENA_ARRAY(c->a, tj_rx_binding_t, bc.out.n + 1);
-  if (!bindings) return OOM();
-  for (int i = 0; i < bc.out.n; i++) bindings[i] = *(const tj_rx_binding_t *)bc.out.items[i];
-  *out_blk = (tj_rx_block_t){blk->is_dataflow, bc.out.n, bindings};
+  for (int i = 0; i < bc.order.n && !rw->error; i++) emit_group(&bc, (group_info_t *)bc.order.items[i]);
   return NULL;
+}
+
+/* The function's own dataflow blocks are partitioned; anything else (ordinary blocks,
+ * blocks nested in If branches, which are not in the graph) is kept. */
+static void fuse_block_hook(tj_rx_mutator_t *rw, const tj_rx_block_t *blk) {
+  fuse_ctx_t *c = rw->ctx;
+  const tj_rx_expr_t *body = c->func->body;
+  if (blk->is_dataflow && blk >= body->seq.blocks && blk < body->seq.blocks + body->seq.n_blocks) {
+    tj_status_t *st = fuse_block(c, rw, blk);
+    if (st) tj_rx_mutator_fail(rw, st);
+    return;
+  }
+  for (int i = 0; i < blk->n_bindings && !rw->error; i++) tj_rx_mutator_default_binding(rw, &blk->bindings[i]);
 }
 
 static tj_status_t *fuse_function(fuse_ctx_t *c, const tj_rx_func_t *f, int opt_level, const tj_rx_func_t **out) {
@@ -500,19 +476,13 @@ static tj_status_t *fuse_function(fuse_ctx_t *c, const tj_rx_func_t *f, int opt_
   if (!f->body || f->body->kind != TJ_RX_SEQ) return NULL;
   TJ_RETURN_IF_ERROR(build_graph(c, f));
   if (!tj_partition_graph(&c->graph, opt_level, c->pc->fuse_max_depth, &c->groups)) return OOM();
-  const tj_rx_expr_t *body = f->body;
-  tj_rx_block_t *blocks = TJ_ARENA_ARRAY(c->a, tj_rx_block_t, body->seq.n_blocks + 1);
-  if (!blocks) return OOM();
-  for (int i = 0; i < body->seq.n_blocks; i++) {
-    blocks[i] = body->seq.blocks[i];
-    if (blocks[i].is_dataflow) TJ_RETURN_IF_ERROR(fuse_block(c, &body->seq.blocks[i], &blocks[i]));
-  }
-  tj_rx_func_t *nf = TJ_ARENA_NEW(c->a, tj_rx_func_t);
-  tj_rx_expr_t *seq = tj_rx_expr_copy(c->a, body);
-  if (!nf || !seq) return OOM();
-  seq->seq.blocks = blocks;
-  *nf = *f;
-  nf->body = seq;
+  tj_rx_mutator_t rw;
+  tj_rx_mutator_init(&rw, c->a, "FuseOps");
+  rw.block = fuse_block_hook;
+  rw.ctx = c;
+  c->func = f;
+  const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, f);
+  if (rw.error) return rw.error;
   *out = nf;
   return NULL;
 }

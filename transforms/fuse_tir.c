@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/rx_mutator.h"
 #include "ir/visit.h"
 #include "support/strbuf.h"
 #include "support/map.h"
@@ -805,19 +806,10 @@ static const fused_info_t *find_fused(const caller_ctx_t *cc, const tj_rx_expr_t
   return NULL;
 }
 
-static bool push_binding(tj_arena_t *a, tj_ptr_vec_t *out, const tj_rx_expr_t *var, const tj_rx_expr_t *value,
-                         const tj_sinfo_t *match_cast) {
-  tj_rx_binding_t *b = TJ_ARENA_NEW(a, tj_rx_binding_t);
-  if (!b || !var || !value) return false;
-  *b = (tj_rx_binding_t){var, value, match_cast};
-  return tj_vec_push(out, b);
-}
-
 /* `lv = fused(args)` becomes `lv = R.call_tir(fused, (tensor args), out_sinfo)`, with
  * tuple arguments split into get-item bindings and unused arguments dropped. */
-static tj_status_t *rewrite_call(caller_ctx_t *cc, const fused_info_t *fi, const tj_rx_binding_t *b, bool dataflow,
-                                 tj_ptr_vec_t *out) {
-  tj_arena_t *a = cc->a;
+static tj_status_t *rewrite_call(tj_rx_mutator_t *m, const fused_info_t *fi, const tj_rx_binding_t *b) {
+  tj_arena_t *a = m->arena;
   const tj_rx_expr_t *call = b->value;
   const tj_rx_expr_t **args = TJ_ARENA_ARRAY(a, const tj_rx_expr_t *, fi->plan.n + 1);
   if (!args) return OOM();
@@ -833,54 +825,19 @@ static tj_status_t *rewrite_call(caller_ctx_t *cc, const fused_info_t *fi, const
       args[i] = arg->tuple.fields[pe->field];
     } else {
       const tj_rx_expr_t *item = tj_rx_with_sinfo(a, tj_rx_get_item(a, arg, pe->field), pe->sinfo);
-      const tj_rx_expr_t *var = dataflow ? tj_rx_dataflow_var(a, "lv", pe->sinfo) : tj_rx_var(a, "lv", pe->sinfo);
-      if (!push_binding(a, out, var, item, NULL)) return OOM();
-      args[i] = var;
+      if (!(args[i] = tj_rx_emit_named(m, "lv", item))) return NULL;
     }
   }
   const tj_sinfo_t *out_sinfo = call->sinfo ? call->sinfo : b->var->sinfo ? b->var->sinfo : fi->relax->ret_sinfo;
-  const tj_rx_expr_t *new_call = tj_rx_make_call_tir(a, call->call.callee, fi->plan.n, args, out_sinfo, NULL);
-  return push_binding(a, out, b->var, new_call, b->match_cast) ? NULL : OOM();
-}
-
-static tj_status_t *rewrite_block(caller_ctx_t *cc, const tj_rx_block_t *blk, tj_rx_block_t *out_blk) {
-  tj_ptr_vec_t out = {.arena = cc->a};
-  bool changed = false;
-  for (int i = 0; i < blk->n_bindings; i++) {
-    const tj_rx_binding_t *b = &blk->bindings[i];
-    const fused_info_t *fi = find_fused(cc, b->value);
-    if (fi) {
-      TJ_RETURN_IF_ERROR(rewrite_call(cc, fi, b, blk->is_dataflow, &out));
-      changed = true;
-    } else if (!tj_vec_push(&out, b)) {
-      return OOM();
-    }
-  }
-  *out_blk = *blk;
-  if (!changed) return NULL;
-  tj_rx_binding_t *bindings = TJ_ARENA_ARRAY(cc->a, tj_rx_binding_t, out.n + 1);
-  if (!bindings) return OOM();
-  for (int i = 0; i < out.n; i++) bindings[i] = *(const tj_rx_binding_t *)out.items[i];
-  out_blk->n_bindings = out.n;
-  out_blk->bindings = bindings;
+  tj_rx_emit(m, b->var, tj_rx_make_call_tir(a, call->call.callee, fi->plan.n, args, out_sinfo, NULL), b->match_cast);
   return NULL;
 }
 
-static tj_status_t *rewrite_caller(caller_ctx_t *cc, const tj_rx_func_t *f, const tj_rx_func_t **out) {
-  *out = f;
-  const tj_rx_expr_t *body = f->body;
-  if (!body || body->kind != TJ_RX_SEQ) return NULL;
-  tj_rx_block_t *blocks = TJ_ARENA_ARRAY(cc->a, tj_rx_block_t, body->seq.n_blocks + 1);
-  if (!blocks) return OOM();
-  for (int i = 0; i < body->seq.n_blocks; i++) TJ_RETURN_IF_ERROR(rewrite_block(cc, &body->seq.blocks[i], &blocks[i]));
-  tj_rx_expr_t *seq = tj_rx_expr_copy(cc->a, body);
-  tj_rx_func_t *nf = TJ_ARENA_NEW(cc->a, tj_rx_func_t);
-  if (!seq || !nf) return OOM();
-  seq->seq.blocks = blocks;
-  *nf = *f;
-  nf->body = seq;
-  *out = nf;
-  return NULL;
+static void caller_binding(tj_rx_mutator_t *m, const tj_rx_binding_t *b) {
+  const fused_info_t *fi = find_fused(m->ctx, b->value);
+  if (!fi) return tj_rx_mutator_default_binding(m, b);
+  tj_status_t *st = rewrite_call(m, fi, b);
+  if (st) tj_rx_mutator_fail(m, st);
 }
 
 static bool is_primitive(const tj_func_entry_t *e) {
@@ -906,8 +863,13 @@ tj_status_t *tj_fuse_tir(const tj_pass_context_t *ctx, const tj_module_t *in, co
   caller_ctx_t cc = {a, n_fused, fused};
   for (int i = 0; i < in->n_funcs && n_fused; i++) {
     if (funcs[i].is_prim) continue;
-    TJ_RETURN_IF_ERROR(tj_status_annotate(rewrite_caller(&cc, funcs[i].relax, &funcs[i].relax),
-                                          "FuseTIR: in function '%s'", funcs[i].name));
+    tj_rx_mutator_t rw;
+    tj_rx_mutator_init(&rw, a, "FuseTIR");
+    rw.binding = caller_binding;
+    rw.ctx = &cc;
+    const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, funcs[i].relax);
+    if (rw.error) return tj_status_annotate(rw.error, "FuseTIR: in function '%s'", funcs[i].name);
+    funcs[i].relax = nf;
   }
   tj_module_t *m = tj_module_new(a, in->n_funcs, funcs, in->attrs);
   if (!m) return OOM();
