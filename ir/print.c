@@ -21,60 +21,8 @@
 #include "ir/struct_equal.h"
 #include "ir/visit.h"
 #include "support/alloc.h"
-
-/* ------------------------------------------------------------------------------------ */
-/* A pointer -> pointer map (node -> printed name).                                      */
-
-typedef struct pmap {
-  const void **keys;
-  const void **vals;
-  size_t cap, n;
-} pmap_t;
-
-static size_t pmap_slot(const void *p, size_t cap) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x & (cap - 1);
-}
-
-static const void *pmap_get(const pmap_t *m, const void *key) {
-  if (!m->cap) return NULL;
-  for (size_t i = pmap_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-    if (m->keys[i] == key) return m->vals[i];
-    if (!m->keys[i]) return NULL;
-  }
-}
-
-static bool pmap_put(pmap_t *m, const void *key, const void *val) {
-  if ((m->n + 1) * 2 > m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    pmap_t big = {tj_calloc(cap, sizeof(void *)), tj_calloc(cap, sizeof(void *)), cap, 0};
-    if (!big.keys || !big.vals) {
-      tj_free(big.keys);
-      tj_free(big.vals);
-      return false;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->keys[i]) pmap_put(&big, m->keys[i], m->vals[i]);
-    tj_free(m->keys);
-    tj_free(m->vals);
-    *m = big;
-  }
-  size_t i = pmap_slot(key, m->cap);
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-  if (!m->keys[i]) m->n++;
-  m->keys[i] = key;
-  m->vals[i] = val;
-  return true;
-}
-
-static void pmap_free(pmap_t *m) {
-  tj_free(m->keys);
-  tj_free(m->vals);
-  memset(m, 0, sizeof *m);
-}
+#include "support/map.h"
+#include "support/vec.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* Printer state                                                                         */
@@ -93,9 +41,8 @@ typedef struct pr {
   bool standalone; /* printing a fragment: undefined vars print their name hints */
 
   int level; /* scope depth */
-  live_name_t *names;
-  int n_names, cap_names;
-  pmap_t docs; /* var/buffer/relax var -> its name (or "A.data" for buffer data vars) */
+  TJ_VEC(live_name_t) names;
+  tj_map_t docs; /* var/buffer/relax var -> its name (or "A.data" for buffer data vars) */
 
   const tj_module_t *mod;
   const char *module_name;
@@ -105,8 +52,7 @@ typedef struct pr {
   int fn_level;            /* scope of the current function */
   tj_strbuf_t *tir_decls;  /* pending `n = T.int64()` lines, flushed before the next function-level stmt */
   int fn_indent;
-  const tj_tir_stmt_t **loops; /* enclosing loops, for T.axis.remap */
-  int n_loops, cap_loops;
+  TJ_VEC(const tj_tir_stmt_t *) loops; /* enclosing loops, for T.axis.remap */
 
   /* Relax */
   bool relax_ctx;         /* PrimExprs print with Relax's literal style (plain int64) */
@@ -115,8 +61,8 @@ typedef struct pr {
   int rx_fn_indent;
   bool cls_printed;
   bool collect_func_vars; /* printing the signature: symbolic dims print as strings */
-  pmap_t func_vars;
-  pmap_t used_vars;       /* Relax vars used after their definition (TVM names void ones only then) */
+  tj_map_t func_vars;
+  tj_map_t used_vars;       /* Relax vars used after their definition (TVM names void ones only then) */
 } pr_t;
 
 static void pr_init(pr_t *p, tj_strbuf_t *sb) {
@@ -128,11 +74,11 @@ static void pr_init(pr_t *p, tj_strbuf_t *sb) {
 }
 
 static void pr_done(pr_t *p) {
-  pmap_free(&p->docs);
-  pmap_free(&p->func_vars);
-  pmap_free(&p->used_vars);
-  tj_free(p->names);
-  tj_free(p->loops);
+  tj_map_free(&p->docs);
+  tj_map_free(&p->func_vars);
+  tj_map_free(&p->used_vars);
+  tj_vec_free(&p->names);
+  tj_vec_free(&p->loops);
   if (p->arena) tj_arena_free(p->arena);
 }
 
@@ -191,8 +137,8 @@ static const char *dtype_name(tj_dtype_t d, char *buf) { return tj_dtype_str(d, 
 /* ---- names ---------------------------------------------------------------------------- */
 
 static bool name_live(const pr_t *p, const char *name) {
-  for (int i = 0; i < p->n_names; i++)
-    if (strcmp(p->names[i].name, name) == 0) return true;
+  for (int i = 0; i < p->names.n; i++)
+    if (strcmp(p->names.items[i].name, name) == 0) return true;
   return false;
 }
 
@@ -200,9 +146,9 @@ static int scope_push(pr_t *p) { return ++p->level; }
 
 static void scope_pop(pr_t *p, int level) {
   int j = 0;
-  for (int i = 0; i < p->n_names; i++)
-    if (p->names[i].level < level) p->names[j++] = p->names[i];
-  p->n_names = j;
+  for (int i = 0; i < p->names.n; i++)
+    if (p->names.items[i].level < level) p->names.items[j++] = p->names.items[i];
+  p->names.n = j;
   p->level = level - 1;
 }
 
@@ -230,18 +176,11 @@ static const char *unique_name(pr_t *p, const char *hint, const char *dflt) {
 /* Defines node under a fresh unique name in the scope `level`; returns the name. */
 static const char *define_at(pr_t *p, const void *node, const char *hint, const char *dflt, int level) {
   const char *name = unique_name(p, hint, dflt);
-  if (p->n_names == p->cap_names) {
-    int cap = p->cap_names ? p->cap_names * 2 : 64;
-    live_name_t *n = tj_realloc(p->names, sizeof *n * (size_t)cap);
-    if (!n) {
-      p->failed = true;
-      return name;
-    }
-    p->names = n;
-    p->cap_names = cap;
+  if (!tj_vec_push(&p->names, ((live_name_t){name, level}))) {
+    p->failed = true;
+    return name;
   }
-  p->names[p->n_names++] = (live_name_t){name, level};
-  if (node && !pmap_put(&p->docs, node, name)) p->failed = true;
+  if (node && !tj_map_put(&p->docs, node, (void *)name)) p->failed = true;
   return name;
 }
 
@@ -249,7 +188,7 @@ static const char *define(pr_t *p, const void *node, const char *hint, const cha
   return define_at(p, node, hint, dflt, p->level);
 }
 
-static const char *doc_of(const pr_t *p, const void *node) { return pmap_get(&p->docs, node); }
+static const char *doc_of(const pr_t *p, const void *node) { return tj_map_get(&p->docs, node); }
 
 /* ------------------------------------------------------------------------------------ */
 /* TIR expressions                                                                       */
@@ -560,7 +499,7 @@ static const char *declare_free_var(pr_t *p, const tj_tir_expr_t *v) {
     tj_strbuf_t *sb = p->rx_decls;
     for (int i = 0; i < p->rx_fn_indent; i++) tj_strbuf_append(sb, INDENT);
     var_creation(p, sb, name, v->dtype);
-    if (p->collect_func_vars && !pmap_put(&p->func_vars, v, v)) p->failed = true;
+    if (p->collect_func_vars && !tj_map_put(&p->func_vars, v, (void *)v)) p->failed = true;
     return name;
   }
   if (p->tir_decls) {
@@ -609,7 +548,7 @@ static const char *define_buffer(pr_t *p, const tj_buffer_t *b) {
   const char *name = define(p, b, b->name, "buf");
   if (b->data) {
     const char *data = tj_arena_printf(p->arena, "%s.data", name);
-    if (!data || !pmap_put(&p->docs, b->data, data)) p->failed = true;
+    if (!data || !tj_map_put(&p->docs, b->data, (void *)data)) p->failed = true;
   }
   return name;
 }
@@ -786,17 +725,7 @@ static void tir_body(pr_t *p, const tj_tir_stmt_t *s, int ind) {
 }
 
 static void loops_push(pr_t *p, const tj_tir_stmt_t *loop) {
-  if (p->n_loops == p->cap_loops) {
-    int cap = p->cap_loops ? p->cap_loops * 2 : 16;
-    const tj_tir_stmt_t **l = tj_realloc(p->loops, sizeof *l * (size_t)cap);
-    if (!l) {
-      p->failed = true;
-      return;
-    }
-    p->loops = l;
-    p->cap_loops = cap;
-  }
-  p->loops[p->n_loops++] = loop;
+  if (!tj_vec_push(&p->loops, loop)) p->failed = true;
 }
 
 static bool uses_any_var(const tj_tir_expr_t *e, int n, const tj_tir_expr_t *const *vars);
@@ -859,7 +788,7 @@ static void tir_for(pr_t *p, const tj_tir_stmt_t *s, int ind) {
     vars[n++] = l->loop.var;
   }
   int lvl = scope_push(p);
-  int saved_loops = p->n_loops;
+  int saved_loops = p->loops.n;
   indent(p, ind);
   if (n > 1) {
     out(p, "for ");
@@ -899,7 +828,7 @@ static void tir_for(pr_t *p, const tj_tir_stmt_t *s, int ind) {
     out(p, "):\n");
     tir_body(p, s->loop.body, ind + 1);
   }
-  p->n_loops = saved_loops;
+  p->loops.n = saved_loops;
   scope_pop(p, lvl);
 }
 
@@ -924,8 +853,8 @@ static void tir_region(pr_t *p, const tj_buffer_region_t *r) {
 /* Index of the enclosing loop over `v` whose range equals the iter var's domain. */
 static bool remappable(pr_t *p, const tj_iter_var_t *iv, const tj_tir_expr_t *value) {
   if (!value || value->kind != TJ_TIR_VAR) return false;
-  for (int i = p->n_loops - 1; i >= 0; i--) {
-    const tj_tir_stmt_t *l = p->loops[i];
+  for (int i = p->loops.n - 1; i >= 0; i--) {
+    const tj_tir_stmt_t *l = p->loops.items[i];
     if (l->loop.var != value) continue;
     return tj_struct_equal_tir_expr(l->loop.min, iv->dom.min) && tj_struct_equal_tir_expr(l->loop.extent, iv->dom.extent);
   }
@@ -1387,7 +1316,7 @@ static bool uses_func_var(const pr_t *p, const tj_tir_expr_t *e);
 static bool uses_func_var(const pr_t *p, const tj_tir_expr_t *e) {
   if (!e) return false;
   switch (e->kind) {
-    case TJ_TIR_VAR: return pmap_get(&p->func_vars, e) != NULL;
+    case TJ_TIR_VAR: return tj_map_get(&p->func_vars, e) != NULL;
     case TJ_TIR_INT_IMM:
     case TJ_TIR_FLOAT_IMM:
     case TJ_TIR_STRING_IMM: return false;
@@ -1825,7 +1754,7 @@ static void rx_binding(pr_t *p, const tj_rx_binding_t *b, int ind) {
     rx_expr(p, v);
   }
   bool void_stmt = !b->match_cast && is_void_sinfo(b->var->sinfo) && is_void_sinfo(v->sinfo) &&
-                   !pmap_get(&p->used_vars, b->var);
+                   !tj_map_get(&p->used_vars, b->var);
   tj_strbuf_t ann;
   tj_strbuf_init(&ann);
   if (!void_stmt && b->var->sinfo && (b->match_cast || !hide_annotation(b))) {
@@ -1940,7 +1869,7 @@ static void rx_signature(pr_t *p, const char *name, const tj_rx_func_t *f, tj_st
 
 static bool note_use(tj_rx_visitor_t *v, const tj_rx_expr_t *e, bool def) {
   pr_t *p = v->ctx;
-  if (!def && tj_rx_is_var(e) && !pmap_put(&p->used_vars, e, e)) p->failed = true;
+  if (!def && tj_rx_is_var(e) && !tj_map_put(&p->used_vars, e, (void *)e)) p->failed = true;
   return true;
 }
 
@@ -1995,7 +1924,7 @@ static void rx_func(pr_t *p, const char *name, const tj_rx_func_t *f, int ind, b
   if (outermost) {
     p->rx_decls = NULL;
     p->cls_printed = saved_cls;
-    pmap_free(&p->func_vars);
+    tj_map_free(&p->func_vars);
   }
   scope_pop(p, lvl);
 }

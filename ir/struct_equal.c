@@ -31,73 +31,13 @@
 
 #include "ir/print.h"
 #include "support/alloc.h"
-
-/* ------------------------------------------------------------------------------------ */
-/* A pointer -> pointer open-addressing map.                                             */
-
-typedef struct ptrmap {
-  const void **keys;
-  const void **vals;
-  size_t cap, n;
-  bool oom;
-} ptrmap_t;
-
-static size_t ptr_slot(const void *p, size_t cap) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x & (cap - 1);
-}
-
-static const void *ptrmap_get(const ptrmap_t *m, const void *key) {
-  if (!m->cap) return NULL;
-  for (size_t i = ptr_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-    if (m->keys[i] == key) return m->vals[i];
-    if (!m->keys[i]) return NULL;
-  }
-}
-
-static bool ptrmap_put(ptrmap_t *m, const void *key, const void *val);
-
-static bool ptrmap_grow(ptrmap_t *m) {
-  size_t cap = m->cap ? m->cap * 2 : 64;
-  ptrmap_t bigger = {tj_calloc(cap, sizeof(void *)), tj_calloc(cap, sizeof(void *)), cap, 0, false};
-  if (!bigger.keys || !bigger.vals) {
-    tj_free(bigger.keys);
-    tj_free(bigger.vals);
-    m->oom = true;
-    return false;
-  }
-  for (size_t i = 0; i < m->cap; i++)
-    if (m->keys[i]) ptrmap_put(&bigger, m->keys[i], m->vals[i]);
-  tj_free(m->keys);
-  tj_free(m->vals);
-  *m = bigger;
-  return true;
-}
-
-static bool ptrmap_put(ptrmap_t *m, const void *key, const void *val) {
-  if ((m->n + 1) * 2 > m->cap && !ptrmap_grow(m)) return false;
-  size_t i = ptr_slot(key, m->cap);
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-  if (!m->keys[i]) m->n++;
-  m->keys[i] = key;
-  m->vals[i] = val;
-  return true;
-}
-
-static void ptrmap_free(ptrmap_t *m) {
-  tj_free(m->keys);
-  tj_free(m->vals);
-  memset(m, 0, sizeof *m);
-}
+#include "support/map.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* Equality context: the var/buffer correspondence, the definition mode and the path.   */
 
 typedef struct eq {
-  ptrmap_t fwd, rev; /* a-side node -> b-side node, and back (vars, buffers, Relax vars) */
+  tj_map_t fwd, rev; /* a-side node -> b-side node, and back (vars, buffers, Relax vars) */
   bool def;          /* inside a definition: unmapped vars become bound here */
   unsigned flags;    /* TJ_SEQ_* */
   char *why;
@@ -115,8 +55,8 @@ static void eq_init(eq_t *q, char *why, size_t why_len) {
 }
 
 static void eq_done(eq_t *q) {
-  ptrmap_free(&q->fwd);
-  ptrmap_free(&q->rev);
+  tj_map_free(&q->fwd);
+  tj_map_free(&q->rev);
 }
 
 /* Appends "seg: " to the path; returns the mark to restore. */
@@ -175,11 +115,11 @@ static bool str_eq(const char *a, const char *b) {
 
 /* Maps a definition a -> b, or checks an existing mapping. */
 static bool bind(eq_t *q, const void *a, const void *b, const char *what, const char *na, const char *nb) {
-  const void *m = ptrmap_get(&q->fwd, a);
+  const void *m = tj_map_get(&q->fwd, a);
   if (m) return m == b || differ(q, "%s '%s' vs '%s' (bound to different definitions)", what, na, nb);
-  if (ptrmap_get(&q->rev, b))
+  if (tj_map_get(&q->rev, b))
     return differ(q, "%s '%s' vs '%s' (the second is already bound elsewhere)", what, na, nb);
-  if (!ptrmap_put(&q->fwd, a, b) || !ptrmap_put(&q->rev, b, a)) return differ(q, "out of memory");
+  if (!tj_map_put(&q->fwd, a, (void *)b) || !tj_map_put(&q->rev, b, (void *)a)) return differ(q, "out of memory");
   return true;
 }
 
@@ -192,11 +132,11 @@ static const char *counterpart_name(const char *what, const void *node) {
 
 /* A use: the recorded counterpart, else (outside definitions) the same free node. */
 static bool use(eq_t *q, const void *a, const void *b, const char *what, const char *na, const char *nb) {
-  const void *m = ptrmap_get(&q->fwd, a);
+  const void *m = tj_map_get(&q->fwd, a);
   if (m)
     return m == b || differ(q, "%s '%s' vs '%s' (the first corresponds to '%s')", what, na, nb, counterpart_name(what, m));
   if (q->def) return bind(q, a, b, what, na, nb);
-  if (ptrmap_get(&q->rev, b)) return differ(q, "%s '%s' is free but '%s' is bound", what, na, nb);
+  if (tj_map_get(&q->rev, b)) return differ(q, "%s '%s' is free but '%s' is bound", what, na, nb);
   return a == b || differ(q, "free %s '%s' vs '%s' (different nodes)", what, na, nb);
 }
 
@@ -362,7 +302,7 @@ static bool elem_offset_eq(eq_t *q, const tj_tir_expr_t *a, const tj_tir_expr_t 
 
 /* A buffer definition: everything but the name, with free vars bound (TVM DefEqual). */
 static bool buffer_def(eq_t *q, const tj_buffer_t *a, const tj_buffer_t *b) {
-  const void *m0 = ptrmap_get(&q->fwd, a);
+  const void *m0 = tj_map_get(&q->fwd, a);
   if (m0) return m0 == b || differ(q, "buffer '%s' vs '%s' (bound to different definitions)", a->name, b->name);
   size_t m = path_push(q, "buffer '%s'", a->name);
   bool saved = q->def;
@@ -861,7 +801,7 @@ bool tj_struct_equal_module_ex(const tj_module_t *a, const tj_module_t *b, unsig
 /* Hashing: same walk order as the equality above.                                       */
 
 typedef struct hs {
-  ptrmap_t index; /* bound node -> definition index + 1 */
+  tj_map_t index; /* bound node -> definition index + 1 */
   uintptr_t next;
   bool def;
 } hs_t;
@@ -890,16 +830,16 @@ static uint64_t hash_double(double v) {
 }
 
 static uint64_t hs_def(hs_t *h, const void *p) {
-  uintptr_t idx = (uintptr_t)ptrmap_get(&h->index, p);
+  uintptr_t idx = (uintptr_t)tj_map_get(&h->index, p);
   if (!idx) {
     idx = ++h->next;
-    ptrmap_put(&h->index, p, (const void *)idx);
+    tj_map_put(&h->index, p, (void *)(const void *)idx);
   }
   return mix(0xdef, idx);
 }
 
 static uint64_t hs_use(hs_t *h, const void *p) {
-  uintptr_t idx = (uintptr_t)ptrmap_get(&h->index, p);
+  uintptr_t idx = (uintptr_t)tj_map_get(&h->index, p);
   if (idx) return mix(0xdef, idx);
   if (h->def) return hs_def(h, p);
   return mix(0xf4ee, (uint64_t)(uintptr_t)p);
@@ -974,7 +914,7 @@ static uint64_t hash_tir_expr(hs_t *h, const tj_tir_expr_t *e) {
 }
 
 static uint64_t hash_buffer_def(hs_t *h, const tj_buffer_t *b) {
-  if (ptrmap_get(&h->index, b)) return hs_use(h, b);
+  if (tj_map_get(&h->index, b)) return hs_use(h, b);
   bool saved = h->def;
   h->def = true;
   uint64_t acc = mix(hash_dtype(b->dtype), (uint64_t)b->ndim);
@@ -1076,7 +1016,7 @@ uint64_t tj_struct_hash_prim_func(const tj_prim_func_t *f) {
   }
   acc = mix(acc, hash_attrs(f->attrs));
   acc = mix(acc, hash_tir_stmt(&h, f->body));
-  ptrmap_free(&h.index);
+  tj_map_free(&h.index);
   return acc;
 }
 
@@ -1189,6 +1129,6 @@ static uint64_t hash_rx_expr(hs_t *h, const tj_rx_expr_t *e) {
 uint64_t tj_struct_hash_rx_func(const tj_rx_func_t *f) {
   hs_t h = {0};
   uint64_t v = hash_rx_func(&h, f);
-  ptrmap_free(&h.index);
+  tj_map_free(&h.index);
   return v;
 }

@@ -30,63 +30,17 @@
 
 /* ---------- pointer map ---------- */
 
-void tj_verify_ptrset_init(tj_verify_ptrset_t *s) { memset(s, 0, sizeof *s); }
+void tj_verify_ptrset_init(tj_verify_ptrset_t *s) { *s = (tj_verify_ptrset_t){.map = TJ_PTR_MAP(NULL)}; }
 
-void tj_verify_ptrset_free(tj_verify_ptrset_t *s) {
-  tj_free(s->keys);
-  tj_free(s->values);
-  memset(s, 0, sizeof *s);
-}
-
-static int slot_of(const tj_verify_ptrset_t *s, const void *key) {
-  uintptr_t h = (uintptr_t)key;
-  h ^= h >> 17;
-  h *= 0x9E3779B97F4A7C15ull;
-  int i = (int)(h >> 7) & (s->cap - 1);
-  while (s->keys[i] && s->keys[i] != key) i = (i + 1) & (s->cap - 1);
-  return i;
-}
-
-static bool grow(tj_verify_ptrset_t *s) {
-  int cap = s->cap ? s->cap * 2 : 64;
-  tj_verify_ptrset_t bigger = {.cap = cap};
-  bigger.keys = tj_calloc((size_t)cap, sizeof *bigger.keys);
-  bigger.values = tj_calloc((size_t)cap, sizeof *bigger.values);
-  if (!bigger.keys || !bigger.values) {
-    tj_free(bigger.keys);
-    tj_free(bigger.values);
-    s->failed = true;
-    return false;
-  }
-  for (int i = 0; i < s->cap; i++)
-    if (s->keys[i]) {
-      int j = slot_of(&bigger, s->keys[i]);
-      bigger.keys[j] = s->keys[i];
-      bigger.values[j] = s->values[i];
-      bigger.n++;
-    }
-  tj_free(s->keys);
-  tj_free(s->values);
-  bigger.failed = s->failed;
-  *s = bigger;
-  return true;
-}
+void tj_verify_ptrset_free(tj_verify_ptrset_t *s) { tj_map_free(&s->map); }
 
 void tj_verify_ptrset_put(tj_verify_ptrset_t *s, const void *key, int value) {
-  if (!key) return;
-  if ((s->n + 1) * 2 > s->cap && !grow(s)) return;
-  int i = slot_of(s, key);
-  if (!s->keys[i]) {
-    s->keys[i] = key;
-    s->n++;
-  }
-  s->values[i] = value;
+  if (key && !tj_map_put(&s->map, key, (void *)(intptr_t)value)) s->failed = true;
 }
 
 int tj_verify_ptrset_get(const tj_verify_ptrset_t *s, const void *key, int dflt) {
-  if (!key || !s->cap) return dflt;
-  int i = slot_of(s, key);
-  return s->keys[i] ? s->values[i] : dflt;
+  void *v;
+  return tj_map_find(&s->map, key, &v) ? (int)(intptr_t)v : dflt;
 }
 
 const tj_func_entry_t *tj_verify_find_func(const tj_module_t *m, const char *name) {

@@ -7,6 +7,7 @@
 
 #include "ir/module.h"
 #include "ir/op.h"
+#include "support/map.h"
 #include "support/strbuf.h"
 
 /* Every problem found, one line each, in program order. */
@@ -54,11 +55,9 @@ void tj_verify_relax_func(tj_verify_report_t *r, const char *name, const tj_rx_f
 /* One PrimFunc (verify_tir.c). */
 void tj_verify_prim_func(tj_verify_report_t *r, const char *name, const tj_prim_func_t *f);
 
-/* A small open-addressing map from pointers to ints (verify.c). */
+/* A pointer -> int map over support/map.h, remembering an allocation failure. */
 struct tj_verify_ptrset {
-  const void **keys;
-  int *values;
-  int cap, n;
+  tj_map_t map;
   bool failed;
 };
 void tj_verify_ptrset_init(tj_verify_ptrset_t *s);

@@ -9,6 +9,7 @@
 #include "ir/verify_internal.h"
 #include "ir/visit.h"
 #include "support/alloc.h"
+#include "support/vec.h"
 
 enum var_state { ABSENT = 0, IN_SCOPE, DATAFLOW_CLOSED, OUT_OF_SCOPE };
 
@@ -17,8 +18,7 @@ typedef struct rx_ctx {
   tj_verify_ptrset_t state;     /* var -> var_state */
   tj_verify_ptrset_t all_defs;  /* every var defined anywhere in the function */
   tj_verify_ptrset_t *all_params;
-  const tj_rx_expr_t **defined; /* definition stack, for closing scopes */
-  int n_defined, cap_defined;
+  TJ_VEC(const tj_rx_expr_t *) defined; /* definition stack, for closing scopes */
   tj_verify_site_t site;
   const char *binding_name;     /* names nested functions */
   bool in_dataflow;
@@ -31,24 +31,14 @@ static const char *var_name(const tj_rx_expr_t *v) { return (v && v->var.name) ?
   tj_verify_problem((c)->r, "%s: %s: " fmt, (c)->site.func, (c)->site.where, __VA_ARGS__)
 
 static void push_defined(rx_ctx_t *c, const tj_rx_expr_t *v) {
-  if (c->n_defined == c->cap_defined) {
-    int cap = c->cap_defined ? c->cap_defined * 2 : 64;
-    const tj_rx_expr_t **d = tj_realloc(c->defined, sizeof *d * (size_t)cap);
-    if (!d) {
-      c->failed = true;
-      return;
-    }
-    c->defined = d;
-    c->cap_defined = cap;
-  }
-  c->defined[c->n_defined++] = v;
+  if (!tj_vec_push(&c->defined, v)) c->failed = true;
 }
 
 /* Ends the visibility of everything defined since `mark`: dataflow vars only (end of
  * a dataflow block, R.output vars stay visible), or all (end of a branch/function). */
 static void close_scope(rx_ctx_t *c, int mark, bool dataflow_only) {
-  for (int i = mark; i < c->n_defined; i++) {
-    const tj_rx_expr_t *v = c->defined[i];
+  for (int i = mark; i < c->defined.n; i++) {
+    const tj_rx_expr_t *v = c->defined.items[i];
     int st = tj_verify_ptrset_get(&c->state, v, ABSENT);
     if (dataflow_only) {
       if (v->kind == TJ_RX_DATAFLOW_VAR && st == IN_SCOPE) tj_verify_ptrset_put(&c->state, v, DATAFLOW_CLOSED);
@@ -56,7 +46,7 @@ static void close_scope(rx_ctx_t *c, int mark, bool dataflow_only) {
       tj_verify_ptrset_put(&c->state, v, OUT_OF_SCOPE);
     }
   }
-  if (!dataflow_only) c->n_defined = mark;
+  if (!dataflow_only) c->defined.n = mark;
 }
 
 static void define_var(rx_ctx_t *c, const tj_rx_expr_t *v) {
@@ -218,7 +208,7 @@ static void check_seq(rx_ctx_t *c, const tj_rx_expr_t *seq, const char *body_whe
   const char *outer_where = c->site.where;
   for (int bi = 0; bi < seq->seq.n_blocks; bi++) {
     const tj_rx_block_t *blk = &seq->seq.blocks[bi];
-    int mark = c->n_defined;
+    int mark = c->defined.n;
     c->in_dataflow = blk->is_dataflow;
     for (int i = 0; i < blk->n_bindings; i++) check_binding(c, &blk->bindings[i]);
     if (blk->is_dataflow) close_scope(c, mark, true);
@@ -237,7 +227,7 @@ static void check_branch(rx_ctx_t *c, const tj_rx_expr_t *branch) {
     PROBLEM(c, "%s", "an If branch is missing");
     return;
   }
-  int mark = c->n_defined;
+  int mark = c->defined.n;
   bool outer_dataflow = c->in_dataflow;
   c->in_dataflow = false;
   if (branch->kind == TJ_RX_SEQ) check_seq(c, branch, NULL);
@@ -283,7 +273,7 @@ static void check_func(rx_ctx_t *c, const char *name, const tj_rx_func_t *f) {
   bool outer_dataflow = c->in_dataflow;
   c->site.func = name;
   c->in_dataflow = false;
-  int mark = c->n_defined;
+  int mark = c->defined.n;
   check_params(c, f);
   c->site.where = "return value";
   if (!f->body) PROBLEM(c, "%s", "the function has no body");
@@ -308,7 +298,7 @@ void tj_verify_relax_func(tj_verify_report_t *r, const char *name, const tj_rx_f
   tj_rx_visit_func(&pre, f);
   check_func(&c, name, f);
   if (c.failed || c.state.failed || c.all_defs.failed) r->out_of_memory = true;
-  tj_free(c.defined);
+  tj_vec_free(&c.defined);
   tj_verify_ptrset_free(&c.state);
   tj_verify_ptrset_free(&c.all_defs);
 }
