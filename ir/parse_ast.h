@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/vec.h"
 #include "support/arena.h"
 #include "support/status.h"
 
@@ -112,11 +113,9 @@ void tj_py_parse(tj_parse_src_t *src, const tj_tok_t *toks, int n_toks, const tj
 const char *tj_py_dotted(tj_parse_src_t *src, const tj_py_t *e);
 const char *tj_py_kind_name(tj_py_kind_t kind);
 
-/* A growable pointer array in the scratch arena. */
-typedef struct tj_ptrvec {
-  const void **items;
-  int n, cap;
-} tj_ptrvec_t;
+/* The parser's pointer arrays are support/vec.h vectors in the scratch arena; this
+ * push turns an allocation failure into the parser's out-of-memory exit. */
+typedef tj_ptr_vec_t tj_ptrvec_t;
 void tj_ptrvec_push(tj_parse_src_t *src, tj_ptrvec_t *v, const void *p);
 
 #endif

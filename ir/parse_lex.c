@@ -59,14 +59,8 @@ void *tj_parse_check(tj_parse_src_t *src, const void *p) {
 }
 
 void tj_ptrvec_push(tj_parse_src_t *src, tj_ptrvec_t *v, const void *p) {
-  if (v->n == v->cap) {
-    int cap = v->cap ? v->cap * 2 : 8;
-    const void **items = tj_parse_check(src, tj_arena_alloc(src->scratch, sizeof(void *) * (size_t)cap));
-    if (v->n) memcpy(items, v->items, sizeof(void *) * (size_t)v->n);
-    v->items = items;
-    v->cap = cap;
-  }
-  v->items[v->n++] = p;
+  v->arena = src->scratch;
+  tj_parse_check(src, tj_vec_push(v, p) ? v->items : NULL);
 }
 
 /* ---- tokenizer ---- */
@@ -81,8 +75,7 @@ typedef struct lexer {
   tj_src_pos_t bracket_pos[TJ_PARSE_MAX_DEPTH];
   int indents[TJ_PARSE_MAX_DEPTH];
   int n_indents;
-  tj_tok_t *toks;
-  int n, cap;
+  TJ_VEC(tj_tok_t) toks; /* in the scratch arena */
 } lexer_t;
 
 static tj_src_pos_t here(const lexer_t *lx) {
@@ -95,14 +88,9 @@ static int peekc(const lexer_t *lx, size_t k) {
 }
 
 static tj_tok_t *push(lexer_t *lx, tj_tok_kind_t kind, tj_src_pos_t pos) {
-  if (lx->n == lx->cap) {
-    int cap = lx->cap ? lx->cap * 2 : 256;
-    tj_tok_t *t = tj_parse_check(lx->src, tj_arena_alloc(lx->src->scratch, sizeof(tj_tok_t) * (size_t)cap));
-    if (lx->n) memcpy(t, lx->toks, sizeof(tj_tok_t) * (size_t)lx->n);
-    lx->toks = t;
-    lx->cap = cap;
-  }
-  tj_tok_t *t = &lx->toks[lx->n++];
+  lx->toks.arena = lx->src->scratch;
+  tj_parse_check(lx->src, tj_vec_reserve(&lx->toks, 1) ? lx->toks.items : NULL);
+  tj_tok_t *t = &lx->toks.items[lx->toks.n++];
   memset(t, 0, sizeof *t);
   t->kind = kind;
   t->pos = pos;
@@ -325,8 +313,8 @@ static void lex_name(lexer_t *lx) {
 }
 
 static bool last_is_line_end(const lexer_t *lx) {
-  return lx->n == 0 || lx->toks[lx->n - 1].kind == TJ_TK_NEWLINE || lx->toks[lx->n - 1].kind == TJ_TK_INDENT ||
-         lx->toks[lx->n - 1].kind == TJ_TK_DEDENT;
+  return lx->toks.n == 0 || lx->toks.items[lx->toks.n - 1].kind == TJ_TK_NEWLINE || lx->toks.items[lx->toks.n - 1].kind == TJ_TK_INDENT ||
+         lx->toks.items[lx->toks.n - 1].kind == TJ_TK_DEDENT;
 }
 
 /* One step of the main loop: consumes whitespace, a comment, a newline or a token. */
@@ -381,6 +369,6 @@ void tj_lex(tj_parse_src_t *src, tj_tok_t **out_toks, int *out_n) {
     push(lx, TJ_TK_DEDENT, end);
   }
   push(lx, TJ_TK_EOF, end);
-  *out_toks = lx->toks;
-  *out_n = lx->n;
+  *out_toks = lx->toks.items;
+  *out_n = lx->toks.n;
 }
