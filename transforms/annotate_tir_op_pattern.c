@@ -6,6 +6,7 @@
 
 #include "ir/visit.h"
 #include "support/alloc.h"
+#include "support/vec.h"
 #include "transforms/graph.h"
 #include "transforms/transforms.h"
 
@@ -153,25 +154,14 @@ typedef struct analyzer {
   tj_op_pattern_t kind;
   const tj_prim_func_t *func;
   const tj_tir_stmt_t *store;     /* the block's store (the last one) */
-  const tj_tir_expr_t **loads;
-  int n_loads, cap_loads;
+  TJ_VEC(const tj_tir_expr_t *) loads; /* heap */
   bool oom;
 } analyzer_t;
 
 static bool analyzer_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
   analyzer_t *an = v->ctx;
   if (e->kind != TJ_TIR_BUFFER_LOAD) return true;
-  if (an->n_loads == an->cap_loads) {
-    int cap = an->cap_loads ? an->cap_loads * 2 : 16;
-    const tj_tir_expr_t **p = tj_realloc(an->loads, sizeof(*p) * (size_t)cap);
-    if (!p) {
-      an->oom = true;
-      return true;
-    }
-    an->loads = p;
-    an->cap_loads = cap;
-  }
-  an->loads[an->n_loads++] = e;
+  if (!tj_vec_push(&an->loads, e)) an->oom = true;
   return true;
 }
 
@@ -202,8 +192,8 @@ static bool is_output_block(const analyzer_t *an, const tj_block_t *b) {
 static tj_op_pattern_t index_pair_pattern(const analyzer_t *an) {
   tj_op_pattern_t p = TJ_PATTERN_ELEMWISE;
   bool has_elemwise = false;
-  for (int i = 0; i < an->n_loads; i++) {
-    const tj_tir_expr_t *load = an->loads[i];
+  for (int i = 0; i < an->loads.n; i++) {
+    const tj_tir_expr_t *load = an->loads.items[i];
     if (is_elemwise_pair(an->store, load)) {
       has_elemwise = true;
     } else if (is_broadcast_pair(an->store, load)) {
@@ -234,8 +224,8 @@ static void analyze_reduction_block(analyzer_t *an, const tj_block_t *b) {
     an->kind = max_pattern(an->kind, TJ_PATTERN_OUT_EWISE_FUSABLE);
   } else {
     tj_op_pattern_t p = TJ_PATTERN_COMM_REDUCE;
-    for (int i = 0; i < an->n_loads; i++)
-      if (!is_pure_reduce(n_reduce, reduce_vars, an->loads[i])) p = TJ_PATTERN_OUT_EWISE_FUSABLE; /* pooling */
+    for (int i = 0; i < an->loads.n; i++)
+      if (!is_pure_reduce(n_reduce, reduce_vars, an->loads.items[i])) p = TJ_PATTERN_OUT_EWISE_FUSABLE; /* pooling */
     an->kind = max_pattern(an->kind, p);
   }
   tj_free(reduce_vars);
@@ -247,7 +237,7 @@ static bool analyzer_block(tj_tir_visitor_t *v, const tj_block_t *b) {
     tj_tir_visit_stmt(v, b->body);
     return false;
   }
-  an->n_loads = 0;
+  an->loads.n = 0;
   an->store = NULL;
   tj_tir_visit_stmt(v, b->body);
   if (!an->store) {
@@ -271,7 +261,7 @@ tj_op_pattern_t tj_analyze_op_pattern(const tj_prim_func_t *f) {
   analyzer_t an = {.kind = TJ_PATTERN_ELEMWISE, .func = f};
   tj_tir_visitor_t v = {.expr = analyzer_expr, .stmt = analyzer_stmt, .block = analyzer_block, .ctx = &an};
   tj_tir_visit_stmt(&v, f->body);
-  tj_free(an.loads);
+  tj_vec_free(&an.loads);
   return an.oom ? TJ_PATTERN_OPAQUE : an.kind;
 }
 

@@ -7,36 +7,16 @@
 void tj_fwd_graph_init(tj_fwd_graph_t *g, tj_arena_t *arena) {
   memset(g, 0, sizeof(*g));
   g->arena = arena;
+  g->nodes.arena = arena;
 }
 
 int tj_fwd_graph_add_node(tj_fwd_graph_t *g, tj_op_pattern_t pattern, bool extern_ref) {
-  if (g->n_nodes == g->cap_nodes) {
-    int cap = g->cap_nodes ? g->cap_nodes * 2 : 32;
-    tj_fg_node_t *nodes = TJ_ARENA_ARRAY(g->arena, tj_fg_node_t, cap);
-    if (!nodes) return -1;
-    if (g->n_nodes) memcpy(nodes, g->nodes, sizeof(*nodes) * (size_t)g->n_nodes);
-    g->nodes = nodes;
-    g->cap_nodes = cap;
-  }
-  tj_fg_node_t *n = &g->nodes[g->n_nodes];
-  memset(n, 0, sizeof(*n));
-  n->pattern = pattern;
-  n->extern_ref = extern_ref;
-  return g->n_nodes++;
+  tj_fg_node_t n = {.pattern = pattern, .extern_ref = extern_ref, .outputs = {.arena = g->arena}};
+  return tj_vec_push(&g->nodes, n) ? g->nodes.n - 1 : -1;
 }
 
 bool tj_fwd_graph_add_edge(tj_fwd_graph_t *g, int from, int to, tj_op_pattern_t pattern) {
-  tj_fg_node_t *n = &g->nodes[from];
-  if (n->n_outputs == n->cap_outputs) {
-    int cap = n->cap_outputs ? n->cap_outputs * 2 : 4;
-    tj_fg_edge_t *e = TJ_ARENA_ARRAY(g->arena, tj_fg_edge_t, cap);
-    if (!e) return false;
-    if (n->n_outputs) memcpy(e, n->outputs, sizeof(*e) * (size_t)n->n_outputs);
-    n->outputs = e;
-    n->cap_outputs = cap;
-  }
-  n->outputs[n->n_outputs++] = (tj_fg_edge_t){to, pattern};
-  return true;
+  return tj_vec_push(&g->nodes.items[from].outputs, ((tj_fg_edge_t){to, pattern}));
 }
 
 /* ---------- post-dominator tree ---------- */
@@ -69,22 +49,22 @@ static dom_node_t *lca2(dom_node_t *l, dom_node_t *r, tj_op_pattern_t *pattern) 
 }
 
 static dom_node_t *lca_of_outputs(dom_node_t *tree, const tj_fg_node_t *n, tj_op_pattern_t *pattern) {
-  if (n->n_outputs == 0) return NULL;
-  dom_node_t *parent = &tree[n->outputs[0].node];
-  *pattern = pmax(*pattern, n->outputs[0].pattern);
-  for (int i = 1; i < n->n_outputs; i++) {
-    parent = lca2(parent, &tree[n->outputs[i].node], pattern);
-    *pattern = pmax(*pattern, n->outputs[i].pattern);
+  if (n->outputs.n == 0) return NULL;
+  dom_node_t *parent = &tree[n->outputs.items[0].node];
+  *pattern = pmax(*pattern, n->outputs.items[0].pattern);
+  for (int i = 1; i < n->outputs.n; i++) {
+    parent = lca2(parent, &tree[n->outputs.items[i].node], pattern);
+    *pattern = pmax(*pattern, n->outputs.items[i].pattern);
   }
   return parent;
 }
 
 static dom_node_t *post_dom_tree(const tj_fwd_graph_t *g) {
-  dom_node_t *tree = TJ_ARENA_ARRAY(g->arena, dom_node_t, g->n_nodes + 1);
+  dom_node_t *tree = TJ_ARENA_ARRAY(g->arena, dom_node_t, g->nodes.n + 1);
   if (!tree) return NULL;
-  for (int i = g->n_nodes - 1; i >= 0; i--) {
+  for (int i = g->nodes.n - 1; i >= 0; i--) {
     dom_node_t *t = &tree[i];
-    const tj_fg_node_t *n = &g->nodes[i];
+    const tj_fg_node_t *n = &g->nodes.items[i];
     t->gnode = i;
     if (n->extern_ref) {
       t->depth = 1;
@@ -139,7 +119,7 @@ static bool cond_elemwise_sink(tj_op_pattern_t k, bool is_sink) {
          k == TJ_PATTERN_OUT_EWISE_FUSABLE;
 }
 
-static void clear_visited(partitioner_t *p) { memset(p->visited, 0, (size_t)p->graph->n_nodes); }
+static void clear_visited(partitioner_t *p) { memset(p->visited, 0, (size_t)p->graph->nodes.n); }
 
 static bool check_path_rec(partitioner_t *p, int src, int sink, path_cond_fn cond) {
   if (p->visited[src]) return true;
@@ -147,17 +127,17 @@ static bool check_path_rec(partitioner_t *p, int src, int sink, path_cond_fn con
   tj_fuse_group_t *g = tj_fuse_group_root(p->groups[src]);
   if (!cond(g->pattern, src == sink)) return false;
   if (src == sink) return true;
-  const tj_fg_node_t *n = &p->graph->nodes[src];
-  for (int i = 0; i < n->n_outputs; i++)
-    if (!check_path_rec(p, n->outputs[i].node, sink, cond)) return false;
+  const tj_fg_node_t *n = &p->graph->nodes.items[src];
+  for (int i = 0; i < n->outputs.n; i++)
+    if (!check_path_rec(p, n->outputs.items[i].node, sink, cond)) return false;
   return true;
 }
 
 static bool check_path(partitioner_t *p, int src, int sink, path_cond_fn cond) {
   clear_visited(p);
-  const tj_fg_node_t *n = &p->graph->nodes[src];
-  for (int i = 0; i < n->n_outputs; i++)
-    if (!check_path_rec(p, n->outputs[i].node, sink, cond)) return false;
+  const tj_fg_node_t *n = &p->graph->nodes.items[src];
+  for (int i = 0; i < n->outputs.n; i++)
+    if (!check_path_rec(p, n->outputs.items[i].node, sink, cond)) return false;
   return true;
 }
 
@@ -179,8 +159,8 @@ static void commit_fuse_rec(partitioner_t *p, int src, int sink, tj_fuse_group_t
   if (src == sink || p->visited[src]) return;
   p->visited[src] = 1;
   merge_from_to(p->groups[src], target);
-  const tj_fg_node_t *n = &p->graph->nodes[src];
-  for (int i = 0; i < n->n_outputs; i++) commit_fuse_rec(p, n->outputs[i].node, sink, target);
+  const tj_fg_node_t *n = &p->graph->nodes.items[src];
+  for (int i = 0; i < n->outputs.n; i++) commit_fuse_rec(p, n->outputs.items[i].node, sink, target);
 }
 
 static void commit_fuse(partitioner_t *p, int src, int sink) {
@@ -192,8 +172,8 @@ static int count_nodes_upto_sink(partitioner_t *p, int src, int sink) {
   if (src == sink || p->visited[src]) return 0;
   p->visited[src] = 1;
   int sum = p->groups[src]->num_nodes;
-  const tj_fg_node_t *n = &p->graph->nodes[src];
-  for (int i = 0; i < n->n_outputs; i++) sum += count_nodes_upto_sink(p, n->outputs[i].node, sink);
+  const tj_fg_node_t *n = &p->graph->nodes.items[src];
+  for (int i = 0; i < n->outputs.n; i++) sum += count_nodes_upto_sink(p, n->outputs.items[i].node, sink);
   return sum;
 }
 
@@ -203,7 +183,7 @@ static int count_fused_nodes_with_new_child(partitioner_t *p, int child, int dom
 }
 
 static void run_fuse(partitioner_t *p, const dom_node_t *tree, int phase, int max_depth) {
-  for (int nid = 0; nid < p->graph->n_nodes; nid++) {
+  for (int nid = 0; nid < p->graph->nodes.n; nid++) {
     tj_fuse_group_t *g = p->groups[nid];
     const dom_node_t *dom = &tree[nid];
     if (g->pattern == TJ_PATTERN_OPAQUE || !dom->parent) continue;
@@ -240,16 +220,16 @@ static void run_fuse(partitioner_t *p, const dom_node_t *tree, int phase, int ma
 }
 
 bool tj_partition_graph(const tj_fwd_graph_t *g, int opt_level, int max_depth, tj_fuse_group_t ***out_groups) {
-  int n = g->n_nodes;
+  int n = g->nodes.n;
   tj_fuse_group_t **groups = TJ_ARENA_ARRAY(g->arena, tj_fuse_group_t *, n + 1);
   tj_fuse_group_t *storage = TJ_ARENA_ARRAY(g->arena, tj_fuse_group_t, n + 1);
   unsigned char *visited = TJ_ARENA_ARRAY(g->arena, unsigned char, n + 1);
   if (!groups || !storage || !visited) return false;
   for (int i = 0; i < n; i++) {
     groups[i] = &storage[i];
-    storage[i].pattern = g->nodes[i].pattern;
+    storage[i].pattern = g->nodes.items[i].pattern;
     storage[i].num_nodes = 1;
-    storage[i].anchor = g->nodes[i].pattern == TJ_PATTERN_OUT_EWISE_FUSABLE ? i : -1;
+    storage[i].anchor = g->nodes.items[i].pattern == TJ_PATTERN_OUT_EWISE_FUSABLE ? i : -1;
   }
   if (opt_level > 0 && n > 0) {
     dom_node_t *tree = post_dom_tree(g);

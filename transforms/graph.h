@@ -10,6 +10,7 @@
 
 #include "ir/tir.h"
 #include "support/arena.h"
+#include "support/vec.h"
 
 /* TVM's OpPatternKind; the order matters ("<=" comparisons throughout fusion). */
 typedef enum tj_op_pattern {
@@ -37,14 +38,12 @@ typedef struct tj_fg_edge {
 typedef struct tj_fg_node {
   tj_op_pattern_t pattern;
   bool extern_ref;
-  int n_outputs, cap_outputs;
-  tj_fg_edge_t *outputs; /* in insertion order */
+  TJ_VEC(tj_fg_edge_t) outputs; /* in insertion order, in the graph's arena */
 } tj_fg_node_t;
 
 typedef struct tj_fwd_graph {
   tj_arena_t *arena;
-  int n_nodes, cap_nodes;
-  tj_fg_node_t *nodes; /* index = post-DFS order */
+  TJ_VEC(tj_fg_node_t) nodes; /* index = post-DFS order */
 } tj_fwd_graph_t;
 
 void tj_fwd_graph_init(tj_fwd_graph_t *g, tj_arena_t *arena);

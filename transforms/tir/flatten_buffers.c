@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ir/visit.h"
+#include "support/vec.h"
 #include "transforms/tir/lower.h"
 
 typedef struct flat_pair {
@@ -13,8 +14,7 @@ typedef struct flat_pair {
 typedef struct flatten_ctx {
   const char *func_name;
   tj_status_t *error;
-  int n, cap;
-  flat_pair_t *pairs; /* arena-allocated, grown by doubling */
+  TJ_VEC(flat_pair_t) pairs; /* in the pass arena */
 } flatten_ctx_t;
 
 static void *fail(tj_tir_mutator_t *m, tj_status_t *status) {
@@ -82,24 +82,18 @@ static const tj_buffer_t *make_flat(tj_tir_mutator_t *m, const tj_buffer_t *b) {
 
 static const tj_buffer_t *flat_buffer(tj_tir_mutator_t *m, const tj_buffer_t *b) {
   flatten_ctx_t *c = m->ctx;
-  for (int i = 0; i < c->n; i++)
-    if (c->pairs[i].from == b || c->pairs[i].to == b) return c->pairs[i].to;
+  for (int i = 0; i < c->pairs.n; i++)
+    if (c->pairs.items[i].from == b || c->pairs.items[i].to == b) return c->pairs.items[i].to;
   if (b->n_axis_separators > 0)
     return fail(m, tj_status_new(TJ_ERR_UNSUPPORTED,
                                  "FlattenBuffers: '%s': buffer '%s' has axis_separators (multi-dimensional "
                                  "physical storage), which the CPU JIT does not support",
                                  c->func_name, b->name));
-  if (c->n == c->cap) {
-    int cap = c->cap ? c->cap * 2 : 16;
-    flat_pair_t *p = TJ_ARENA_ARRAY(m->arena, flat_pair_t, cap);
-    if (!p) return oom(m);
-    if (c->n) memcpy(p, c->pairs, sizeof(*p) * (size_t)c->n);
-    c->pairs = p;
-    c->cap = cap;
-  }
+  c->pairs.arena = m->arena;
+  if (!tj_vec_reserve(&c->pairs, 1)) return oom(m);
   const tj_buffer_t *nb = make_flat(m, b);
   if (!nb) return NULL;
-  c->pairs[c->n++] = (flat_pair_t){b, nb};
+  c->pairs.items[c->pairs.n++] = (flat_pair_t){b, nb};
   return nb;
 }
 

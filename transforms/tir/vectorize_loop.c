@@ -29,6 +29,7 @@
 
 #include "ir/struct_equal.h"
 #include "ir/visit.h"
+#include "support/vec.h"
 #include "transforms/tir/lower.h"
 
 typedef struct let_map {
@@ -446,26 +447,13 @@ typedef struct access {
 } access_t;
 
 typedef struct access_ctx {
-  tj_arena_t *a;
-  access_t *items;
-  int n, cap;
+  TJ_VEC(access_t) accesses; /* in the pass arena */
   bool oom;
 } access_ctx_t;
 
 static void add_access(access_ctx_t *c, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx, bool write) {
   if (c->oom || n != 1) return;
-  if (c->n == c->cap) {
-    int cap = c->cap ? c->cap * 2 : 16;
-    access_t *p = TJ_ARENA_ARRAY(c->a, access_t, cap);
-    if (!p) {
-      c->oom = true;
-      return;
-    }
-    if (c->n) memcpy(p, c->items, sizeof(*p) * (size_t)c->n);
-    c->items = p;
-    c->cap = cap;
-  }
-  c->items[c->n++] = (access_t){b->data, idx[0], write};
+  if (!tj_vec_push(&c->accesses, ((access_t){b->data, idx[0], write}))) c->oom = true;
 }
 
 static bool access_expr(tj_tir_visitor_t *vis, const tj_tir_expr_t *e) {
@@ -482,14 +470,15 @@ static bool access_stmt(tj_tir_visitor_t *vis, const tj_tir_stmt_t *s) {
 /* False when lanes could observe each other's writes: a written buffer is accessed at
  * two different indices (or a multi-dimensional access we cannot compare). */
 static bool accesses_lane_private(tj_arena_t *a, const tj_tir_stmt_t *body, bool *oom) {
-  access_ctx_t c = {.a = a};
+  access_ctx_t c = {.accesses = {.arena = a}};
   tj_tir_visitor_t vis = {.expr = access_expr, .stmt = access_stmt, .ctx = &c};
   tj_tir_visit_stmt(&vis, body);
   if (c.oom) return *oom = true, false;
-  for (int i = 0; i < c.n; i++) {
-    if (!c.items[i].write) continue;
-    for (int j = 0; j < c.n; j++)
-      if (c.items[j].data == c.items[i].data && !tj_struct_equal_tir_expr(c.items[i].index, c.items[j].index))
+  const access_t *acc = c.accesses.items;
+  for (int i = 0; i < c.accesses.n; i++) {
+    if (!acc[i].write) continue;
+    for (int j = 0; j < c.accesses.n; j++)
+      if (acc[j].data == acc[i].data && !tj_struct_equal_tir_expr(acc[i].index, acc[j].index))
         return false;
   }
   return true;
