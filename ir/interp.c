@@ -16,6 +16,7 @@
 
 #include "ir/attrs.h"
 #include "support/alloc.h"
+#include "support/map.h"
 
 #define INTERP_MAX_DIMS 16
 #define INTERP_MAX_ITER_VARS 64
@@ -56,8 +57,7 @@ typedef struct interp {
   const char *func;
   const char *block; /* innermost block being run, NULL outside blocks */
   tj_status_t *err;
-  entry_t **table;
-  size_t cap, count;
+  tj_map_t table; /* key -> entry_t * (heap) */
   chunk_t *chunks;
   uint64_t serial;
 } interp_t;
@@ -87,55 +87,21 @@ static void interp_oom(interp_t *ip) { interp_fail(ip, TJ_ERR_OUT_OF_MEMORY, "ou
 
 /* ---- the pointer table ---- */
 
-static size_t interp_hash(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 29;
-  x *= 0x9E3779B97F4A7C15ull;
-  return (size_t)(x >> 32);
-}
-
-static entry_t *interp_find(const interp_t *ip, const void *key) {
-  size_t mask = ip->cap - 1;
-  for (size_t i = interp_hash(key) & mask;; i = (i + 1) & mask) {
-    entry_t *e = ip->table[i];
-    if (!e) return NULL;
-    if (e->key == key) return e;
-  }
-}
-
-static bool interp_grow(interp_t *ip) {
-  size_t cap = ip->cap * 2;
-  entry_t **table = tj_calloc(cap, sizeof *table);
-  if (!table) return false;
-  for (size_t i = 0; i < ip->cap; i++) {
-    entry_t *e = ip->table[i];
-    if (!e) continue;
-    size_t j = interp_hash(e->key) & (cap - 1);
-    while (table[j]) j = (j + 1) & (cap - 1);
-    table[j] = e;
-  }
-  tj_free(ip->table);
-  ip->table = table;
-  ip->cap = cap;
-  return true;
-}
+static entry_t *interp_find(const interp_t *ip, const void *key) { return tj_map_get(&ip->table, key); }
 
 static entry_t *interp_entry(interp_t *ip, const void *key) {
   entry_t *e = interp_find(ip, key);
   if (e) return e;
-  if ((ip->count + 1) * 2 > ip->cap && !interp_grow(ip)) return interp_oom(ip), NULL;
   if (!ip->chunks || ip->chunks->used == INTERP_CHUNK) {
     chunk_t *c = tj_calloc(1, sizeof *c);
     if (!c) return interp_oom(ip), NULL;
     c->next = ip->chunks;
     ip->chunks = c;
   }
-  e = &ip->chunks->entries[ip->chunks->used++];
+  e = &ip->chunks->entries[ip->chunks->used];
+  if (!tj_map_put(&ip->table, key, e)) return interp_oom(ip), NULL;
+  ip->chunks->used++;
   e->key = key;
-  size_t mask = ip->cap - 1, i = interp_hash(key) & mask;
-  while (ip->table[i]) i = (i + 1) & mask;
-  ip->table[i] = e;
-  ip->count++;
   return e;
 }
 
@@ -146,7 +112,7 @@ static void interp_free_state(interp_t *ip) {
     for (int i = 0; i < c->used; i++) tj_free(c->entries[i].view);
     tj_free(c);
   }
-  tj_free(ip->table);
+  tj_map_free(&ip->table);
 }
 
 static saved_t interp_save(const entry_t *e) { return (saved_t){e->bound, e->val, e->mem, e->serial}; }
@@ -904,9 +870,6 @@ tj_status_t *tj_interp_run_named(const char *name, const tj_prim_func_t *f, int 
                                  const int64_t *scalars) {
   interp_t ip = {0};
   ip.func = name ? name : "prim_func";
-  ip.cap = 64;
-  ip.table = tj_calloc(ip.cap, sizeof *ip.table);
-  if (!ip.table) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", ip.func);
   interp_bind_params(&ip, f, n_args, buffers, scalars);
   if (!ip.err) interp_exec(&ip, f->body);
   interp_free_state(&ip);
