@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ir/parse_ir.h"
+#include "ir/struct_equal.h"
 
 static const tj_tir_stmt_t *parse_body(tj_pctx_t *c, const tj_py_t *const *items, int n);
 
@@ -288,21 +289,6 @@ typedef struct detector {
   tj_ptrvec_t loops;         /* loop stmts inside the block (relaxed) */
 } detector_t;
 
-static bool expr_equal(const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || !tj_dtype_eq(a->dtype, b->dtype)) return false;
-  switch (a->kind) {
-    case TJ_TIR_INT_IMM: return a->int_imm == b->int_imm;
-    case TJ_TIR_FLOAT_IMM: return a->float_imm == b->float_imm;
-    case TJ_TIR_VAR: return false;
-    case TJ_TIR_CAST: case TJ_TIR_NOT: return expr_equal(a->unary.operand, b->unary.operand);
-    default:
-      if (tj_tir_kind_is_binary(a->kind) || a->kind == TJ_TIR_MIN || a->kind == TJ_TIR_MAX)
-        return expr_equal(a->binary.a, b->binary.a) && expr_equal(a->binary.b, b->binary.b);
-      return false;
-  }
-}
-
 static const tj_tir_stmt_t *relaxed_loop(detector_t *d, const tj_tir_expr_t *var) {
   for (int i = 0; i < d->loops.n; i++) {
     const tj_tir_stmt_t *l = d->loops.items[i];
@@ -383,7 +369,7 @@ static void widen(detector_t *d, const tj_buffer_t *buf, int dim, tj_range_t *r,
   tj_src_pos_t p = {0, 0, 0};
   int64_t o1, o2, o4, ext = 0;
   const tj_tir_expr_t *b1 = split_offset(r->min, &o1), *b2 = split_offset(lo, &o2), *b4 = split_offset(hi, &o4);
-  bool same = tj_tir_is_const_int(r->extent, &ext) && (b1 == b2 || expr_equal(b1, b2)) && (b1 == b4 || expr_equal(b1, b4));
+  bool same = tj_tir_is_const_int(r->extent, &ext) && (b1 == b2 || tj_struct_equal_tir_expr(b1, b2)) && (b1 == b4 || tj_struct_equal_tir_expr(b1, b4));
   int64_t o3 = o1 + ext - 1;
   if (!same) {
     r->min = TJ_CHK(c, tj_tir_int(c->arena, buf->shape[dim]->dtype, 0));
@@ -431,7 +417,7 @@ static void record(detector_t *d, tj_ptrvec_t *list, const tj_buffer_t *buf, int
     return;
   }
   for (int i = 0; i < n; i++) {
-    if (acc->point && !relaxed && expr_equal(acc->first[i], idx[i])) continue;
+    if (acc->point && !relaxed && tj_struct_equal_tir_expr(acc->first[i], idx[i])) continue;
     const tj_tir_expr_t *lo = idx[i], *hi = idx[i];
     if (mentions_relaxed(d, idx[i]) && !bound(d, idx[i], &lo, &hi)) {
       acc->ranges[i].min = TJ_CHK(c, tj_tir_int(c->arena, buf->shape[i]->dtype, 0));
@@ -441,7 +427,7 @@ static void record(detector_t *d, tj_ptrvec_t *list, const tj_buffer_t *buf, int
     widen(d, buf, i, &acc->ranges[i], lo, hi);
   }
   bool same = true;
-  for (int i = 0; i < n; i++) same &= expr_equal(acc->first[i], idx[i]);
+  for (int i = 0; i < n; i++) same &= tj_struct_equal_tir_expr(acc->first[i], idx[i]);
   acc->point = acc->point && same && !relaxed;
 }
 

@@ -6,31 +6,14 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "ir/struct_equal.h"
+
 static tj_sinfo_check_t worst(tj_sinfo_check_t a, tj_sinfo_check_t b) { return a > b ? a : b; }
 
 /* ---------- TIR value equality ---------- */
 
 bool tj_sinfo_prim_expr_equal(const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
-  if (a == b) return true;
-  if (!a || !b) return false;
-  int64_t x, y;
-  if (tj_tir_is_const_int(a, &x) && tj_tir_is_const_int(b, &y)) return x == y;
-  if (a->kind != b->kind) return false;
-  switch (a->kind) {
-    case TJ_TIR_FLOAT_IMM:
-      return a->float_imm == b->float_imm && tj_dtype_eq(a->dtype, b->dtype);
-    case TJ_TIR_VAR:
-      return false; /* identity only, checked above */
-    case TJ_TIR_NOT:
-      return tj_sinfo_prim_expr_equal(a->unary.operand, b->unary.operand);
-    case TJ_TIR_CAST:
-      return tj_dtype_eq(a->dtype, b->dtype) && tj_sinfo_prim_expr_equal(a->unary.operand, b->unary.operand);
-    default:
-      if (tj_tir_kind_is_binary(a->kind))
-        return tj_sinfo_prim_expr_equal(a->binary.a, b->binary.a) &&
-               tj_sinfo_prim_expr_equal(a->binary.b, b->binary.b);
-      return false;
-  }
+  return tj_struct_equal_tir_expr_ex(a, b, TJ_SEQ_INT_VALUES);
 }
 
 /* TVM's PrimValueMatchCheck: equal constants pass, different constants fail L1,

@@ -199,6 +199,7 @@ static bool tir_expr_eq(eq_t *q, const tj_tir_expr_t *a, const tj_tir_expr_t *b)
 static bool tir_stmt_eq(eq_t *q, const tj_tir_stmt_t *a, const tj_tir_stmt_t *b);
 
 static bool tir_expr_at(eq_t *q, const tj_tir_expr_t *a, const tj_tir_expr_t *b, const char *fmt, int i) {
+  if (!q->why) return tir_expr_eq(q, a, b); /* no path wanted: skip the formatting */
   char seg[64];
   snprintf(seg, sizeof seg, fmt, i);
   size_t m = path_push(q, "%s", seg);
@@ -241,6 +242,11 @@ static bool tir_kinds_differ(eq_t *q, const tj_tir_expr_t *a, const tj_tir_expr_
 static bool tir_expr_eq(eq_t *q, const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
   if (!a || !b) return (!a && !b) || differ(q, "%s vs %s", a ? tj_tir_expr_kind_name(a->kind) : "nothing",
                                             b ? tj_tir_expr_kind_name(b->kind) : "nothing");
+  /* The same node is equal to itself while nothing is mapped yet (standalone
+   * expressions); a mapping could pair a var inside it with another node. */
+  if (a == b && !q->why && !q->def && q->fwd.n == 0) return true;
+  int64_t x, y;
+  if ((q->flags & TJ_SEQ_INT_VALUES) && tj_tir_is_const_int(a, &x) && tj_tir_is_const_int(b, &y)) return x == y;
   if (a->kind != b->kind) return tir_kinds_differ(q, a, b);
   if (a->kind == TJ_TIR_VAR) {
     if (!dtype_eq(q, a->dtype, b->dtype)) return false;
@@ -728,8 +734,13 @@ bool tj_struct_equal_rx_func(const tj_rx_func_t *a, const tj_rx_func_t *b, char 
 }
 
 bool tj_struct_equal_tir_expr(const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
+  return tj_struct_equal_tir_expr_ex(a, b, 0);
+}
+
+bool tj_struct_equal_tir_expr_ex(const tj_tir_expr_t *a, const tj_tir_expr_t *b, unsigned flags) {
   eq_t q;
   eq_init(&q, NULL, 0);
+  q.flags = flags;
   bool ok = tir_expr_eq(&q, a, b);
   eq_done(&q);
   return ok;

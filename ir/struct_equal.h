@@ -26,6 +26,11 @@ bool tj_struct_equal_sinfo(const tj_sinfo_t *a, const tj_sinfo_t *b);
  * 'T_add'), so the functions above ignore block names. The _ex variants take
  * TJ_SEQ_BLOCK_NAMES to compare them too (tests of FuseTIR's block naming). */
 enum { TJ_SEQ_BLOCK_NAMES = 1u };
+/* Integer literals compare by value whatever their dtype (shape dims: `4` as int32
+ * and as int64 are the same extent), as struct info equality wants. */
+enum { TJ_SEQ_INT_VALUES = 2u };
+/* The one TIR expression equality; flags: TJ_SEQ_INT_VALUES. */
+bool tj_struct_equal_tir_expr_ex(const tj_tir_expr_t *a, const tj_tir_expr_t *b, unsigned flags);
 bool tj_struct_equal_module_ex(const tj_module_t *a, const tj_module_t *b, unsigned flags, char *why, size_t why_len);
 bool tj_struct_equal_prim_func_ex(const tj_prim_func_t *a, const tj_prim_func_t *b, unsigned flags, char *why,
                                   size_t why_len);

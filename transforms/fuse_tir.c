@@ -312,13 +312,6 @@ static const tj_buffer_t *renew_buffer(tj_tir_mutator_t *m, const tj_buffer_t *b
   return nb;
 }
 
-static bool same_dim(const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
-  int64_t a, b;
-  if (x == y) return true;
-  if (tj_tir_is_const_int(x, &a) && tj_tir_is_const_int(y, &b)) return a == b;
-  return x->kind == TJ_TIR_VAR && y->kind == TJ_TIR_VAR && x == y;
-}
-
 static bool provably_different(const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
   int64_t a, b;
   return tj_tir_is_const_int(x, &a) && tj_tir_is_const_int(y, &b) && a != b;
@@ -432,7 +425,7 @@ static tj_status_t *check_call_buffers(fuser_t *fu, call_plan_t *cp) {
     for (int d = 0; d < param->ndim; d++) {
       const tj_tir_expr_t *want = subst_dim(fu->a, &cp->subst, param->shape[d]);
       if (!want) return OOM();
-      if (!same_dim(want, have->shape[d]) && provably_different(want, have->shape[d])) {
+      if (provably_different(want, have->shape[d])) {
         char why[64];
         snprintf(why, sizeof why, "dimension %d differs", d);
         return mismatch(fu, cp->callee_name, role, idx, cp->arg_names[k], have, param, why);
