@@ -5,6 +5,7 @@
 
 #include "ir/parse_ir.h"
 #include "ir/struct_equal.h"
+#include "ir/visit.h"
 
 static const tj_tir_stmt_t *parse_body(tj_pctx_t *c, const tj_py_t *const *items, int n);
 
@@ -929,27 +930,12 @@ static const tj_tir_stmt_t *parse_body(tj_pctx_t *c, const tj_py_t *const *items
 
 /* ---- PrimFunc ---- */
 
-static bool contains_block(const tj_tir_stmt_t *s) {
-  if (!s) return false;
-  switch (s->kind) {
-    case TJ_TIR_BLOCK_REALIZE: return true;
-    case TJ_TIR_FOR: return contains_block(s->loop.body);
-    case TJ_TIR_LET_STMT: return contains_block(s->let.body);
-    case TJ_TIR_IF: return contains_block(s->if_.then_stmt) || contains_block(s->if_.else_stmt);
-    case TJ_TIR_ALLOCATE: return contains_block(s->allocate.body);
-    case TJ_TIR_SEQ:
-      for (int i = 0; i < s->seq.n; i++)
-        if (contains_block(s->seq.stmts[i])) return true;
-      return false;
-    default: return false;
-  }
-}
 
 /* ScriptComplete: the implicit root block. */
 static const tj_tir_stmt_t *wrap_root(tj_pctx_t *c, tj_tblock_t *fn, const tj_tir_stmt_t *body) {
   bool insert = fn->allocs.n > 0 ||
                 (body->kind == TJ_TIR_BLOCK_REALIZE && body->realize.block->n_iter_vars > 0) ||
-                (body->kind != TJ_TIR_BLOCK_REALIZE && contains_block(body));
+                (body->kind != TJ_TIR_BLOCK_REALIZE && tj_tir_stmt_contains_block(body));
   if (!insert) return body;
   tj_tblock_t root = {0};
   root.allocs = fn->allocs;

@@ -1143,21 +1143,6 @@ static void tir_stmt(pr_t *p, const tj_tir_stmt_t *s, int ind, bool concise) {
 /* TVM's implicit root block: printed as a comment, its allocations at function level. */
 static const tj_block_t *implicit_root(const tj_prim_func_t *f);
 
-static bool stmt_contains_block(const tj_tir_stmt_t *s) {
-  if (!s) return false;
-  switch (s->kind) {
-    case TJ_TIR_BLOCK_REALIZE: return true;
-    case TJ_TIR_FOR: return stmt_contains_block(s->loop.body);
-    case TJ_TIR_LET_STMT: return stmt_contains_block(s->let.body);
-    case TJ_TIR_IF: return stmt_contains_block(s->if_.then_stmt) || stmt_contains_block(s->if_.else_stmt);
-    case TJ_TIR_ALLOCATE: return stmt_contains_block(s->allocate.body);
-    case TJ_TIR_SEQ:
-      for (int i = 0; i < s->seq.n; i++)
-        if (stmt_contains_block(s->seq.stmts[i])) return true;
-      return false;
-    default: return false;
-  }
-}
 
 static const tj_block_t *implicit_root(const tj_prim_func_t *f) {
   const tj_tir_stmt_t *r = f->body;
@@ -1170,7 +1155,7 @@ static const tj_block_t *implicit_root(const tj_prim_func_t *f) {
   const tj_tir_stmt_t *body = b->body;
   bool inner_realize = body && body->kind == TJ_TIR_BLOCK_REALIZE;
   if (b->n_alloc_buffers || (inner_realize && body->realize.block->n_iter_vars) ||
-      (!inner_realize && stmt_contains_block(body)))
+      (!inner_realize && tj_tir_stmt_contains_block(body)))
     return b;
   return NULL;
 }

@@ -275,24 +275,9 @@ static void check_stmt(tir_ctx_t *c, const tj_tir_stmt_t *s) {
   }
 }
 
-static bool has_block(const tj_tir_stmt_t *s) {
-  if (!s) return false;
-  switch (s->kind) {
-    case TJ_TIR_BLOCK_REALIZE: return true;
-    case TJ_TIR_FOR: return has_block(s->loop.body);
-    case TJ_TIR_LET_STMT: return has_block(s->let.body);
-    case TJ_TIR_IF: return has_block(s->if_.then_stmt) || has_block(s->if_.else_stmt);
-    case TJ_TIR_ALLOCATE: return has_block(s->allocate.body);
-    case TJ_TIR_SEQ:
-      for (int i = 0; i < s->seq.n; i++)
-        if (s->seq.stmts && has_block(s->seq.stmts[i])) return true;
-      return false;
-    default: return false;
-  }
-}
 
 static void check_root(tir_ctx_t *c, const tj_prim_func_t *f) {
-  if (!has_block(f->body)) return;
+  if (!tj_tir_stmt_contains_block(f->body)) return;
   const tj_tir_stmt_t *s = f->body;
   bool rooted = s->kind == TJ_TIR_BLOCK_REALIZE && s->realize.block && s->realize.block->n_iter_vars == 0;
   if (!rooted) TIR_PROBLEM(c, "%s", "the body has blocks but is not a root block");

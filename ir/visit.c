@@ -97,7 +97,7 @@ void tj_tir_visit_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
       tj_tir_visit_stmt(v, s->if_.else_stmt);
       break;
     case TJ_TIR_SEQ:
-      for (int i = 0; i < s->seq.n; i++) tj_tir_visit_stmt(v, s->seq.stmts[i]);
+      for (int i = 0; s->seq.stmts && i < s->seq.n; i++) tj_tir_visit_stmt(v, s->seq.stmts[i]);
       break;
     case TJ_TIR_EVALUATE:
       tj_tir_visit_expr(v, s->evaluate.value);
@@ -419,6 +419,37 @@ const tj_tir_stmt_t *tj_tir_mutate_stmt_children(tj_tir_mutator_t *m, const tj_t
   }
   FAIL_IF_NULL(m, r);
   return r;
+}
+
+tj_status_t *tj_tir_mutate_prim_func_body(tj_tir_mutator_t *m, const tj_prim_func_t *f, tj_status_t *const *hook_error,
+                                          const char *pass, const char *func_name, const tj_prim_func_t **out) {
+  const tj_tir_stmt_t *body = m->failed ? NULL : tj_tir_mutate_stmt(m, f->body);
+  if (hook_error && *hook_error) return *hook_error;
+  tj_prim_func_t *nf = body && !m->failed && body != f->body ? TJ_ARENA_NEW(m->arena, tj_prim_func_t) : NULL;
+  if (body == f->body && !m->failed) return *out = f, NULL;
+  if (!nf) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: '%s': out of memory", pass, func_name ? func_name : "?");
+  *nf = *f;
+  nf->body = body;
+  *out = nf;
+  return NULL;
+}
+
+static bool find_block(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  bool *found = v->ctx;
+  if (s->kind == TJ_TIR_BLOCK_REALIZE) *found = true;
+  return !*found;
+}
+
+static bool skip_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  (void)v, (void)e;
+  return false;
+}
+
+bool tj_tir_stmt_contains_block(const tj_tir_stmt_t *s) {
+  bool found = false;
+  tj_tir_visitor_t v = {.expr = skip_expr, .stmt = find_block, .ctx = &found};
+  tj_tir_visit_stmt(&v, s);
+  return found;
 }
 
 /* ---- substitution ---- */

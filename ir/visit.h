@@ -10,6 +10,7 @@
 
 #include "ir/relax.h"
 #include "ir/tir.h"
+#include "support/status.h"
 
 /* ---------- TIR visitor ---------- */
 typedef struct tj_tir_visitor tj_tir_visitor_t;
@@ -46,6 +47,15 @@ const tj_tir_expr_t *tj_tir_mutate_expr_children(tj_tir_mutator_t *m, const tj_t
 const tj_tir_stmt_t *tj_tir_mutate_stmt_children(tj_tir_mutator_t *m, const tj_tir_stmt_t *s);
 const tj_block_t *tj_tir_mutate_block(tj_tir_mutator_t *m, const tj_block_t *b);
 const tj_buffer_t *tj_tir_mutate_buffer(tj_tir_mutator_t *m, const tj_buffer_t *b);
+
+/* Runs m over f's body, for passes that rewrite one PrimFunc: *out is f when nothing
+ * changed, else a copy with the new body. An error a hook left in *hook_error (may be
+ * NULL) wins; a failed mutation is "<pass>: '<func_name>': out of memory". */
+tj_status_t *tj_tir_mutate_prim_func_body(tj_tir_mutator_t *m, const tj_prim_func_t *f, tj_status_t *const *hook_error,
+                                          const char *pass, const char *func_name, const tj_prim_func_t **out);
+
+/* Whether a statement holds a block (T.block) outside of expressions. */
+bool tj_tir_stmt_contains_block(const tj_tir_stmt_t *s);
 
 /* Substitute variables: every use of vars[i] becomes values[i]. */
 const tj_tir_expr_t *tj_tir_substitute_expr(tj_arena_t *a, const tj_tir_expr_t *e, int n,

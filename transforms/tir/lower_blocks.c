@@ -100,12 +100,5 @@ tj_status_t *tj_tir_lower_blocks(tj_arena_t *arena, const tj_prim_func_t *f, con
                                  const tj_prim_func_t **out) {
   lower_blocks_ctx_t c = {name ? name : "?", NULL};
   tj_tir_mutator_t m = {.arena = arena, .stmt = lower_blocks_stmt, .ctx = &c};
-  const tj_tir_stmt_t *body = tj_tir_mutate_stmt(&m, f->body);
-  if (c.error) return c.error;
-  tj_prim_func_t *nf = TJ_ARENA_NEW(arena, tj_prim_func_t);
-  if (m.failed || !body || !nf) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LowerBlocks: out of memory");
-  *nf = *f;
-  nf->body = body;
-  *out = nf;
-  return NULL;
+  return tj_tir_mutate_prim_func_body(&m, f, &c.error, "LowerBlocks", c.func_name, out);
 }

@@ -215,12 +215,5 @@ tj_status_t *tj_tir_schedule_reductions(tj_arena_t *arena, const tj_prim_func_t 
                                         const tj_prim_func_t **out) {
   sched_ctx_t c = {false};
   tj_tir_mutator_t m = {.arena = arena, .stmt = schedule_stmt, .ctx = &c};
-  const tj_tir_stmt_t *body = tj_tir_mutate_stmt(&m, f->body);
-  tj_prim_func_t *nf = TJ_ARENA_NEW(arena, tj_prim_func_t);
-  if (c.oom || m.failed || !body || !nf)
-    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "ScheduleReductions: '%s': out of memory", name ? name : "?");
-  *nf = *f;
-  nf->body = body;
-  *out = nf;
-  return NULL;
+  return tj_tir_mutate_prim_func_body(&m, f, NULL, "ScheduleReductions", name, out);
 }

@@ -540,17 +540,5 @@ tj_status_t *tj_tir_vectorize_loops(tj_arena_t *arena, const tj_prim_func_t *f, 
                                     const tj_prim_func_t **out) {
   pass_ctx_t c = {.func_name = name ? name : "?"};
   tj_tir_mutator_t m = {.arena = arena, .stmt = vectorize_stmt, .ctx = &c};
-  const tj_tir_stmt_t *body = tj_tir_mutate_stmt(&m, f->body);
-  if (c.error) return c.error;
-  if (m.failed || !body) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "VectorizeLoop: '%s': out of memory", c.func_name);
-  if (body == f->body) {
-    *out = f;
-    return NULL;
-  }
-  tj_prim_func_t *nf = TJ_ARENA_NEW(arena, tj_prim_func_t);
-  if (!nf) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "VectorizeLoop: '%s': out of memory", c.func_name);
-  *nf = *f;
-  nf->body = body;
-  *out = nf;
-  return NULL;
+  return tj_tir_mutate_prim_func_body(&m, f, &c.error, "VectorizeLoop", c.func_name, out);
 }
