@@ -155,12 +155,14 @@ static const tj_tir_expr_t *map_var(tj_tir_mutator_t *m, const tj_tir_expr_t *va
 
 const tj_tir_expr_t *tj_tir_mutate_expr(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
   if (!e || m->failed) return e;
-  if (m->expr) {
-    const tj_tir_expr_t *r = m->expr(m, e);
-    if (r) return r;
-    if (m->failed) return NULL;
-  }
-  return tj_tir_mutate_expr_children(m, e);
+  const tj_tir_expr_t *r = m->expr ? m->expr(m, e) : NULL; /* NULL: the default */
+  return r ? r : m->failed ? NULL : tj_tir_mutate_expr_children(m, e);
+}
+
+const tj_tir_stmt_t *tj_tir_mutate_stmt(tj_tir_mutator_t *m, const tj_tir_stmt_t *s) {
+  if (!s || m->failed) return s;
+  const tj_tir_stmt_t *r = m->stmt ? m->stmt(m, s) : NULL; /* NULL: the default */
+  return r ? r : m->failed ? NULL : tj_tir_mutate_stmt_children(m, s);
 }
 
 const tj_tir_expr_t *tj_tir_mutate_expr_children(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
@@ -321,16 +323,6 @@ const tj_block_t *tj_tir_mutate_block(tj_tir_mutator_t *m, const tj_block_t *b) 
   if (m->failed) return NULL;
   if (nb->init != b->init || nb->body != b->body) changed = true;
   return changed ? nb : b;
-}
-
-const tj_tir_stmt_t *tj_tir_mutate_stmt(tj_tir_mutator_t *m, const tj_tir_stmt_t *s) {
-  if (!s || m->failed) return s;
-  if (m->stmt) {
-    const tj_tir_stmt_t *r = m->stmt(m, s);
-    if (r) return r;
-    if (m->failed) return NULL;
-  }
-  return tj_tir_mutate_stmt_children(m, s);
 }
 
 const tj_tir_stmt_t *tj_tir_mutate_stmt_children(tj_tir_mutator_t *m, const tj_tir_stmt_t *s) {

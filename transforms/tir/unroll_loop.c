@@ -8,11 +8,6 @@
 #include "ir/visit.h"
 #include "transforms/tir/lower.h"
 
-typedef struct unroll_ctx {
-  const char *func_name;
-  tj_status_t *error;
-} unroll_ctx_t;
-
 static int64_t count_stmts(const tj_tir_stmt_t *s) {
   if (!s) return 0;
   switch (s->kind) {
@@ -60,17 +55,12 @@ static const tj_tir_stmt_t *unroll_stmt(tj_tir_mutator_t *m, const tj_tir_stmt_t
     if (loop) loop->loop.annotations = s->loop.annotations;
     r = loop;
   }
-  if (!r) {
-    unroll_ctx_t *c = m->ctx;
-    if (!c->error) c->error = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "UnrollLoop: '%s': out of memory", c->func_name);
-    m->failed = true;
-  }
+  if (!r) m->failed = true; /* reported as out of memory by tj_tir_mutate_prim_func_body */
   return r;
 }
 
 tj_status_t *tj_tir_unroll_loops(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                  const tj_prim_func_t **out) {
-  unroll_ctx_t c = {.func_name = name ? name : "?"};
-  tj_tir_mutator_t m = {.arena = arena, .stmt = unroll_stmt, .ctx = &c};
-  return tj_tir_mutate_prim_func_body(&m, f, &c.error, "UnrollLoop", c.func_name, out);
+  tj_tir_mutator_t m = {.arena = arena, .stmt = unroll_stmt};
+  return tj_tir_mutate_prim_func_body(&m, f, NULL, "UnrollLoop", name, out);
 }

@@ -486,10 +486,6 @@ static bool accesses_lane_private(tj_arena_t *a, const tj_tir_stmt_t *body, bool
 
 /* ---- the pass ---- */
 
-typedef struct pass_ctx {
-  tj_status_t *error;
-  const char *func_name;
-} pass_ctx_t;
 
 static const tj_tir_stmt_t *serial(tj_arena_t *a, const tj_tir_stmt_t *loop, const tj_tir_stmt_t *body) {
   tj_tir_stmt_t *r = (tj_tir_stmt_t *)tj_tir_for(a, loop->loop.var, loop->loop.min, loop->loop.extent, TJ_FOR_SERIAL, body);
@@ -528,17 +524,12 @@ static const tj_tir_stmt_t *vectorize_stmt(tj_tir_mutator_t *m, const tj_tir_stm
   bool oom = false;
   const tj_tir_stmt_t *r = vectorize(m->arena, s, body, &oom);
   if (!r && !oom) r = serial(m->arena, s, body);
-  if (!r) {
-    pass_ctx_t *c = m->ctx;
-    if (!c->error) c->error = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "VectorizeLoop: '%s': out of memory", c->func_name);
-    m->failed = true;
-  }
+  if (!r) m->failed = true; /* reported as out of memory by tj_tir_mutate_prim_func_body */
   return r;
 }
 
 tj_status_t *tj_tir_vectorize_loops(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                     const tj_prim_func_t **out) {
-  pass_ctx_t c = {.func_name = name ? name : "?"};
-  tj_tir_mutator_t m = {.arena = arena, .stmt = vectorize_stmt, .ctx = &c};
-  return tj_tir_mutate_prim_func_body(&m, f, &c.error, "VectorizeLoop", c.func_name, out);
+  tj_tir_mutator_t m = {.arena = arena, .stmt = vectorize_stmt};
+  return tj_tir_mutate_prim_func_body(&m, f, NULL, "VectorizeLoop", name, out);
 }
