@@ -8,6 +8,7 @@
 
 #include "ir/sinfo.h"
 #include "ir/verify_internal.h"
+#include "support/vec.h"
 
 static const char *plural(int n) { return n == 1 ? "" : "s"; }
 
@@ -353,10 +354,8 @@ typedef struct prim_ctx {
   const char *where;
   tj_verify_ptrset_t var_use;   /* var -> 1 + index into uses */
   tj_verify_ptrset_t tuple_src; /* tuple-valued var -> 1 + index into calls */
-  buffer_use_t *uses;
-  int n_uses, cap_uses;
-  const tj_rx_expr_t **calls;   /* call_tir calls producing tuples */
-  int n_calls, cap_calls;
+  TJ_VEC(buffer_use_t) uses;                 /* in the report's scratch arena */
+  TJ_VEC(const tj_rx_expr_t *) calls;        /* call_tir calls producing tuples */
 } prim_ctx_t;
 
 static bool same_buffer_type(const tj_buffer_t *a, const tj_buffer_t *b) {
@@ -372,7 +371,7 @@ static void record_use(prim_ctx_t *c, const tj_rx_expr_t *var, const tj_buffer_t
   if (!tj_rx_is_var(var) || !b) return;
   int idx = tj_verify_ptrset_get(&c->var_use, var, 0);
   if (idx) {
-    const buffer_use_t *u = &c->uses[idx - 1];
+    const buffer_use_t *u = &c->uses.items[idx - 1];
     if (!same_buffer_type(u->buffer, b))
       tj_verify_problem(c->r, "%s: %s: var '%s' maps to buffer '%s' (%s) of '%s' and to buffer '%s' (%s) of '%s'",
                         c->func, c->where, var->var.name ? var->var.name : "?", u->buffer->name ? u->buffer->name : "?",
@@ -380,35 +379,19 @@ static void record_use(prim_ctx_t *c, const tj_rx_expr_t *var, const tj_buffer_t
                         tj_verify_fmt_buffer(c->r, b), callee);
     return;
   }
-  if (c->n_uses == c->cap_uses) {
-    int cap = c->cap_uses ? c->cap_uses * 2 : 32;
-    buffer_use_t *u = TJ_ARENA_ARRAY(c->r->scratch, buffer_use_t, cap);
-    if (!u) {
-      c->r->out_of_memory = true;
-      return;
-    }
-    if (c->n_uses) memcpy(u, c->uses, sizeof *u * (size_t)c->n_uses);
-    c->uses = u;
-    c->cap_uses = cap;
+  if (!tj_vec_push(&c->uses, ((buffer_use_t){b, callee}))) {
+    c->r->out_of_memory = true;
+    return;
   }
-  c->uses[c->n_uses] = (buffer_use_t){b, callee};
-  tj_verify_ptrset_put(&c->var_use, var, ++c->n_uses);
+  tj_verify_ptrset_put(&c->var_use, var, c->uses.n);
 }
 
 static void remember_tuple_call(prim_ctx_t *c, const tj_rx_expr_t *var, const tj_rx_expr_t *call) {
-  if (c->n_calls == c->cap_calls) {
-    int cap = c->cap_calls ? c->cap_calls * 2 : 16;
-    const tj_rx_expr_t **n = TJ_ARENA_ARRAY(c->r->scratch, const tj_rx_expr_t *, cap);
-    if (!n) {
-      c->r->out_of_memory = true;
-      return;
-    }
-    if (c->n_calls) memcpy(n, c->calls, sizeof *n * (size_t)c->n_calls);
-    c->calls = n;
-    c->cap_calls = cap;
+  if (!tj_vec_push(&c->calls, call)) {
+    c->r->out_of_memory = true;
+    return;
   }
-  c->calls[c->n_calls] = call;
-  tj_verify_ptrset_put(&c->tuple_src, var, ++c->n_calls);
+  tj_verify_ptrset_put(&c->tuple_src, var, c->calls.n);
 }
 
 /* The PrimFunc a well-formed call_tir calls, or NULL (problems are reported by
@@ -440,7 +423,7 @@ static void prim_binding(prim_ctx_t *c, const tj_rx_binding_t *b) {
   if (val && val->kind == TJ_RX_TUPLE_GET_ITEM) {
     int idx = tj_verify_ptrset_get(&c->tuple_src, val->get_item.tuple, 0);
     if (!idx) return;
-    const tj_prim_func_t *f = callee_of(c, c->calls[idx - 1], &v, &n_out);
+    const tj_prim_func_t *f = callee_of(c, c->calls.items[idx - 1], &v, &n_out);
     int k = val->get_item.index;
     if (f && k >= 0 && k < n_out) record_use(c, b->var, f->buffer_map[v.n_args + k], v.callee->var.name);
     return;
@@ -460,7 +443,7 @@ static void prim_binding(prim_ctx_t *c, const tj_rx_binding_t *b) {
 
 void tj_verify_primitive_func(tj_verify_report_t *r, const char *name, const tj_rx_func_t *f) {
   if (!f->body || f->body->kind != TJ_RX_SEQ) return;
-  prim_ctx_t c = {.r = r, .func = name};
+  prim_ctx_t c = {.r = r, .func = name, .uses = {.arena = r->scratch}, .calls = {.arena = r->scratch}};
   tj_verify_ptrset_init(&c.var_use);
   tj_verify_ptrset_init(&c.tuple_src);
   const tj_rx_expr_t *seq = f->body;

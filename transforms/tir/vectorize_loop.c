@@ -43,11 +43,9 @@ typedef struct vec {
   int lanes;
   bool fail;  /* not vectorizable: keep the loop serial */
   bool oom;
-  let_map_t *lets; /* let vars rebound to vector vars, innermost last */
-  int n_lets, cap_lets;
+  TJ_VEC(let_map_t) lets; /* let vars rebound to vector vars, innermost last */
   /* Vars of loops inside the vectorized one, and lets bound inside those loops. */
-  const tj_tir_expr_t **inner;
-  int n_inner, cap_inner;
+  TJ_VEC(const tj_tir_expr_t *) inner;
 } vec_t;
 
 static const tj_tir_expr_t *give_up(vec_t *v) {
@@ -68,29 +66,13 @@ static const tj_tir_expr_t *bcast(vec_t *v, const tj_tir_expr_t *e) {
 }
 
 static bool push_let(vec_t *v, const tj_tir_expr_t *from, const tj_tir_expr_t *to) {
-  if (v->n_lets == v->cap_lets) {
-    int cap = v->cap_lets ? v->cap_lets * 2 : 8;
-    let_map_t *p = TJ_ARENA_ARRAY(v->a, let_map_t, cap);
-    if (!check(v, p)) return false;
-    if (v->n_lets) memcpy(p, v->lets, sizeof(*p) * (size_t)v->n_lets);
-    v->lets = p;
-    v->cap_lets = cap;
-  }
-  v->lets[v->n_lets++] = (let_map_t){from, to};
-  return true;
+  if (tj_vec_push(&v->lets, ((let_map_t){from, to}))) return true;
+  return v->oom = v->fail = true, false;
 }
 
 static bool push_inner(vec_t *v, const tj_tir_expr_t *var) {
-  if (v->n_inner == v->cap_inner) {
-    int cap = v->cap_inner ? v->cap_inner * 2 : 8;
-    const tj_tir_expr_t **p = TJ_ARENA_ARRAY(v->a, const tj_tir_expr_t *, cap);
-    if (!check(v, p)) return false;
-    if (v->n_inner) memcpy(p, v->inner, sizeof(*p) * (size_t)v->n_inner);
-    v->inner = p;
-    v->cap_inner = cap;
-  }
-  v->inner[v->n_inner++] = var;
-  return true;
+  if (tj_vec_push(&v->inner, var)) return true;
+  return v->oom = v->fail = true, false;
 }
 
 typedef struct uses_ctx {
@@ -107,9 +89,9 @@ static bool uses_expr(tj_tir_visitor_t *vis, const tj_tir_expr_t *e) {
 }
 
 static bool uses_inner(const vec_t *v, const tj_tir_expr_t *e) {
-  uses_ctx_t c = {v->inner, v->n_inner, false};
+  uses_ctx_t c = {v->inner.items, v->inner.n, false};
   tj_tir_visitor_t vis = {.expr = uses_expr, .ctx = &c};
-  if (v->n_inner) tj_tir_visit_expr(&vis, e);
+  if (v->inner.n) tj_tir_visit_expr(&vis, e);
   return c.found;
 }
 
@@ -278,17 +260,17 @@ static const tj_tir_expr_t *vlet(vec_t *v, const tj_tir_expr_t *e) {
   const tj_tir_expr_t *val = vexpr(v, e->let.value);
   if (!val) return NULL;
   const tj_tir_expr_t *var = e->let.var;
-  int saved = v->n_lets;
-  int saved_inner = v->n_inner;
-  if (v->n_inner && !push_inner(v, e->let.var)) return NULL;
+  int saved = v->lets.n;
+  int saved_inner = v->inner.n;
+  if (v->inner.n && !push_inner(v, e->let.var)) return NULL;
   if (val != e->let.value) {
     if (e->let.var->dtype.lanes > 1) return give_up(v);
     var = check(v, tj_tir_var(v->a, e->let.var->var.name, val->dtype));
     if (!var || !push_let(v, e->let.var, var)) return NULL;
   }
   const tj_tir_expr_t *body = vexpr(v, e->let.body);
-  v->n_lets = saved;
-  v->n_inner = saved_inner;
+  v->lets.n = saved;
+  v->inner.n = saved_inner;
   if (!body) return NULL;
   if (var == e->let.var && body == e->let.body) return e;
   return check(v, tj_tir_let(v->a, var, val, body));
@@ -299,8 +281,8 @@ static const tj_tir_expr_t *vexpr(vec_t *v, const tj_tir_expr_t *e) {
   switch (e->kind) {
     case TJ_TIR_VAR:
       if (e == v->var) return v->ramp;
-      for (int i = v->n_lets - 1; i >= 0; i--)
-        if (v->lets[i].from == e) return v->lets[i].to;
+      for (int i = v->lets.n - 1; i >= 0; i--)
+        if (v->lets.items[i].from == e) return v->lets.items[i].to;
       return e;
     case TJ_TIR_NOT: case TJ_TIR_CAST: {
       const tj_tir_expr_t *x = vexpr(v, e->unary.operand);
@@ -372,17 +354,17 @@ static const tj_tir_stmt_t *vlet_stmt(vec_t *v, const tj_tir_stmt_t *s) {
   const tj_tir_expr_t *val = vexpr(v, s->let.value);
   if (!val) return NULL;
   const tj_tir_expr_t *var = s->let.var;
-  int saved = v->n_lets;
-  int saved_inner = v->n_inner;
-  if (v->n_inner && !push_inner(v, s->let.var)) return NULL;
+  int saved = v->lets.n;
+  int saved_inner = v->inner.n;
+  if (v->inner.n && !push_inner(v, s->let.var)) return NULL;
   if (val != s->let.value) {
     if (s->let.var->dtype.lanes > 1) return give_up(v), NULL;
     var = check(v, tj_tir_var(v->a, s->let.var->var.name, val->dtype));
     if (!var || !push_let(v, s->let.var, var)) return NULL;
   }
   const tj_tir_stmt_t *body = vstmt(v, s->let.body);
-  v->n_lets = saved;
-  v->n_inner = saved_inner;
+  v->lets.n = saved;
+  v->inner.n = saved_inner;
   if (!body) return NULL;
   if (var == s->let.var && body == s->let.body) return s;
   return check(v, tj_tir_let_stmt(v->a, var, val, body));
@@ -419,10 +401,10 @@ static const tj_tir_stmt_t *vstmt(vec_t *v, const tj_tir_stmt_t *s) {
       const tj_tir_expr_t *ext = min ? vexpr(v, s->loop.extent) : NULL;
       if (!ext) return NULL;
       if (min != s->loop.min || ext != s->loop.extent) return give_up(v), NULL;
-      int saved_inner = v->n_inner;
+      int saved_inner = v->inner.n;
       if (!push_inner(v, s->loop.var)) return NULL;
       const tj_tir_stmt_t *body = vstmt(v, s->loop.body);
-      v->n_inner = saved_inner;
+      v->inner.n = saved_inner;
       if (!body) return NULL;
       if (body == s->loop.body) return s;
       tj_tir_stmt_t *r = (tj_tir_stmt_t *)check(v, tj_tir_for(v->a, s->loop.var, min, ext, s->loop.kind, body));
@@ -508,7 +490,7 @@ static const tj_tir_stmt_t *vectorize(tj_arena_t *a, const tj_tir_stmt_t *loop, 
     return r;
   }
   if (!accesses_lane_private(a, body, oom)) return NULL;
-  vec_t v = {.a = a, .var = var, .lanes = (int)lanes};
+  vec_t v = {.a = a, .var = var, .lanes = (int)lanes, .lets = {.arena = a}, .inner = {.arena = a}};
   v.ramp = tj_tir_ramp(a, min, tj_tir_int(a, var->dtype, 1), (int)lanes);
   if (!v.ramp) return *oom = true, NULL;
   const tj_tir_stmt_t *r = vstmt(&v, body);
