@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "ir/op/common.h"
+#include "ir/struct_equal.h"
 
 #define LIN_MAX_TERMS 16
 
@@ -22,21 +23,7 @@ typedef struct lin {
 } lin_t;
 
 /* Structural equality of atoms: vars by identity, the rest by shape and values. */
-static bool atom_equal(const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || !tj_dtype_eq(a->dtype, b->dtype)) return false;
-  switch (a->kind) {
-    case TJ_TIR_INT_IMM: return a->int_imm == b->int_imm;
-    case TJ_TIR_FLOAT_IMM: return a->float_imm == b->float_imm;
-    case TJ_TIR_VAR: return false;
-    case TJ_TIR_CAST:
-    case TJ_TIR_NOT: return atom_equal(a->unary.operand, b->unary.operand);
-    default:
-      if (tj_tir_kind_is_binary(a->kind))
-        return atom_equal(a->binary.a, b->binary.a) && atom_equal(a->binary.b, b->binary.b);
-      return false;
-  }
-}
+static bool atom_equal(const tj_tir_expr_t *a, const tj_tir_expr_t *b) { return tj_struct_equal_tir_expr(a, b); }
 
 static void lin_add_atom(lin_t *l, const tj_tir_expr_t *atom, int64_t coef) {
   for (int i = 0; i < l->n; i++)

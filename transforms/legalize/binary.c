@@ -26,10 +26,9 @@ static const tj_tir_expr_t *pow_call(tj_arena_t *a, const tj_tir_expr_t *x, cons
   return tj_tir_call(a, x->dtype, "tir.pow", 2, args);
 }
 
+/* Broadcast extents: literals by value, the rest structurally. */
 static bool dim_equal(const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
-  int64_t a, b;
-  if (tj_tir_is_const_int(x, &a) && tj_tir_is_const_int(y, &b)) return a == b;
-  return x == y || tj_struct_equal_tir_expr(x, y);
+  return tj_struct_equal_tir_expr_ex(x, y, TJ_SEQ_INT_VALUES);
 }
 
 static bool is_one(const tj_tir_expr_t *e) {
