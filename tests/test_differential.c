@@ -16,6 +16,7 @@
 #include "ir/visit.h"
 #include "jit/jit.h"
 #include "support/alloc.h"
+#include "project.h"
 #include "testutil.h"
 #include "transforms/tir/lower.h"
 
