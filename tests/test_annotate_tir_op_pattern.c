@@ -1,4 +1,4 @@
-/* AnnotateTIROpPattern: TVM's block-by-block analysis (docs/tvm-semantics.md §3). */
+/* AnnotateTIROpPattern: TVM's block-by-block analysis (docs/semantics.md §3). */
 #include "fusion_ir.h"
 #include "transforms/graph.h"
 

@@ -1,4 +1,4 @@
-/* FuseOps: TVM's post-dominator fusion and grouped functions (docs/tvm-semantics.md §4). */
+/* FuseOps: TVM's post-dominator fusion and grouped functions (docs/semantics.md §4). */
 #include "fusion_ir.h"
 
 typedef struct fixture {

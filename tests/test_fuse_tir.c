@@ -1,4 +1,4 @@
-/* FuseTIR and DeadCodeElimination (docs/tvm-semantics.md §5), with regression tests
+/* FuseTIR and DeadCodeElimination (docs/semantics.md §5), with regression tests
  * for TVM's bug history (§9). */
 #include "fusion_ir.h"
 #include "ir/verify.h"

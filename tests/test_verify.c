@@ -1,5 +1,5 @@
-/* The verifier (ir/verify*.c): modules built with the constructors, then the
- * conformance well-formedness cases through the parser when ../shared is present. */
+/* The verifier (ir/verify*.c): modules built with the constructors and the seed. TVM's
+ * well-formedness cases are run by `tvmjit conformance` (tests/cli/conformance.sh). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
