@@ -3,7 +3,7 @@
  *   x(16,32,32,16) -> conv(w1)+relu -> conv(w2)+relu -> layer_norm(C, gamma, beta)
  *                  -> conv(w3)+relu
  * (3x3 convs, pad 1, stride 1, no bias; weights OHWI; layer_norm over the channels,
- * eps 1e-5), as ../shared/models/seed.rx and tests/models/seed_f32_ops.rx.
+ * eps 1e-5), as examples/seed/model.rx and tests/models/seed_f32_ops.rx.
  *
  * Each conv is one primitive with the relu as a fused eltwise post-op; layer_norm is
  * the layer_normalization primitive on the same memory seen as (N*H*W, C). The

@@ -4,7 +4,7 @@
     x(16,32,32,16) -> conv(w1)+relu -> conv(w2)+relu -> layer_norm(C, gamma, beta)
                    -> conv(w3)+relu
 (3x3 convs, pad 1, stride 1, no bias; weights OHWI in the inputs; layer_norm over the
-channels, eps 1e-5), as ../shared/models/seed.rx and tests/models/seed_f32_ops.rx.
+channels, eps 1e-5), as examples/seed/model.rx and tests/models/seed_f32_ops.rx.
 
 usage: torch_seed.py DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy]
   DIR holds data.npy weight1.npy weight2.npy weight3.npy gamma.npy beta.npy (float32,

@@ -3,7 +3,7 @@
  * (plain loops, Allocate), one scalar at a time. Slow and obviously correct; tests hold
  * the JIT's kernels against it.
  *
- * Semantics (docs/tvm-semantics.md §7):
+ * Semantics (docs/semantics.md §7):
  * - float16 values are rounded to binary16 (nearest even) after every operation and
  *   float32 values to binary32, so results match IEEE arithmetic in the stated dtype;
  *   exp/log/tanh/pow/sqrt are computed in double and rounded to the dtype;

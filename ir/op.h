@@ -22,7 +22,7 @@
  * and values of the wrong kind are TJ_ERR_INVALID_ARGUMENT naming the op and the
  * valid names.
  *
- * Mixed-precision policy (docs/tvm-semantics.md §1.2): each def's mp_policy; an op
+ * Mixed-precision policy (docs/semantics.md §1.2): each def's mp_policy; an op
  * without an entry, or an unknown op, is kNever. */
 #ifndef TJ_IR_OP_H
 #define TJ_IR_OP_H

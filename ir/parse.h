@@ -1,4 +1,4 @@
-/* The TVMScript reader (docs/tvm-semantics.md §7).
+/* The TVMScript reader (docs/semantics.md §7).
  *
  * Two steps, like TVM's own parser: the Python-subset text becomes a syntax tree
  * (ir/parse_lex.c, ir/parse_ast.c), which is evaluated into IR (ir/parse_tir*.c,

@@ -1,4 +1,4 @@
-/* TIR: expressions, statements, buffers and PrimFuncs (docs/tvm-semantics.md §7).
+/* TIR: expressions, statements, buffers and PrimFuncs (docs/semantics.md §7).
  *
  * Nodes are immutable once built and live in the arena of the compile context that
  * made them. Variables (TJ_TIR_VAR) and buffers have identity: two uses of the same

@@ -1,4 +1,4 @@
-/* The verifier: Relax well-formedness as TVM checks it (docs/tvm-semantics.md §6.1)
+/* The verifier: Relax well-formedness as TVM checks it (docs/semantics.md §6.1)
  * plus the checks TVM lacked when the seed bug happened (§6.2): call_tir arguments
  * and out_sinfo against the callee's buffers, TIR buffer scoping and dtype agreement,
  * and the FuseTIR invariant in Primitive functions. */

@@ -1,4 +1,4 @@
-/* Calls against their callee's signature (docs/tvm-semantics.md §6.2.1), the check
+/* Calls against their callee's signature (docs/semantics.md §6.2.1), the check
  * whose absence let the seed bug through: every call_tir argument and out_sinfo entry
  * against the callee PrimFunc's buffers, in dtype, ndim and each dim, with the
  * callee's size vars bound by their first use and checked at every later use. Also

@@ -1,4 +1,4 @@
-/* Relax structure (docs/tvm-semantics.md §6.1): definition before use, a single
+/* Relax structure (docs/semantics.md §6.1): definition before use, a single
  * definition per var, dataflow scoping, A-normal form, no If in dataflow blocks,
  * struct info present and binding annotations compatible with the value (at TVM's
  * level L0: kind, dtype and ndim; shapes may disagree, as TVM's parser allowed), and

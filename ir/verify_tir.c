@@ -1,4 +1,4 @@
-/* PrimFunc checks (docs/tvm-semantics.md §6.2.2): a root block when there are blocks,
+/* PrimFunc checks (docs/semantics.md §6.2.2): a root block when there are blocks,
  * every buffer used is in scope (param, root or block allocation, match buffer,
  * Allocate), every var is defined where it is used (params, size vars of matched
  * buffers, loop, iter and let vars), T.reads/T.writes name every buffer the block accesses (by buffer, not by

@@ -1,6 +1,6 @@
 /* Lowered kernel -> verified LLVM module -> optimised (default<Ox>, host target
  * machine) -> object file bytes. Every step runs in its own LLVMContext with the
- * caller's target machine, so threads can emit concurrently (llvm-notes §6). The
+ * caller's target machine, so threads can emit concurrently (docs/llvm.md §6). The
  * object bytes plus the kernel's canonical text are what a disk cache would store. */
 #include <stdio.h>
 #include <string.h>

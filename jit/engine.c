@@ -1,5 +1,5 @@
 /* The ORC LLJIT engine: one LLJIT per tj_jit_t, fed with object files (never IR, so
- * several threads can compile at once: llvm-notes §6). Kernel helpers are absolute
+ * several threads can compile at once: docs/llvm.md §6). Kernel helpers are absolute
  * symbols; libm and libgcc (half conversions when needed) come from the process.
  * Errors the execution session reports are captured, never printed. */
 #include <stdatomic.h>
@@ -142,7 +142,7 @@ void tj_jit_get_stats(const tj_jit_t *jit, tj_jit_stats_t *out_stats) {
 tj_status_t *tj_jit_add_object_locked(tj_jit_t *jit, const tj_jit_object_t *obj, void (**out_fn)(void)) {
   jit->session_error[0] = '\0';
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj->bytes, obj->size, obj->symbol);
-  /* Takes ownership of buf even on error (llvm-notes §4). */
+  /* Takes ownership of buf even on error (docs/llvm.md §4). */
   LLVMErrorRef err = LLVMOrcLLJITAddObjectFile(jit->lljit, LLVMOrcLLJITGetMainJITDylib(jit->lljit), buf);
   if (err) return tj_status_annotate(consume_error(err, "adding the object to the JIT"), "kernel '%s'", obj->symbol);
   LLVMOrcExecutorAddress addr = 0;

@@ -1,7 +1,7 @@
 /* The host target: LLVM native target initialisation (once per process), the host
  * triple, CPU name and full feature string, and target machines built from them.
  * Never a CPU name alone: that could enable features the host lacks (SIGILL), and
- * without the feature string half falls back to slow libcalls (llvm-notes §2). */
+ * without the feature string half falls back to slow libcalls (docs/llvm.md §2). */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

@@ -201,16 +201,15 @@ static inline void fi_block_names(const tj_prim_func_t *f, fi_names_t *out) {
   tj_tir_visit_stmt(&v, f->body);
 }
 
-/* ---- conformance cases (../shared/conformance) ---- */
+/* ---- parsing TVMScript and running passes ---- */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "ir/parse.h"
 #include "ir/struct_equal.h"
+#include "project.h"
 #include "testutil.h"
 #include "transforms/transforms.h"
-
-typedef enum fi_result { FI_PASS, FI_FAIL, FI_SKIP } fi_result_t;
 
 /* True once the TVMScript reader is linked in (it is written in parallel). */
 static inline bool fi_parser_available(void) {
@@ -267,143 +266,6 @@ static inline tj_status_t *fi_apply_pipeline(const tj_pass_context_t *ctx, const
   }
   *out = m;
   return NULL;
-}
-
-/* The value of `key=` in case.txt (copied into buf), or NULL. */
-static inline const char *fi_case_key(const char *text, const char *key, char *buf, size_t len) {
-  size_t kl = strlen(key);
-  for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-    if (strncmp(line, key, kl) == 0 && line[kl] == '=') {
-      size_t n = strcspn(line + kl + 1, "\n");
-      if (n >= len) n = len - 1;
-      memcpy(buf, line + kl + 1, n);
-      buf[n] = '\0';
-      return buf;
-    }
-  }
-  return NULL;
-}
-
-static inline char *fi_case_file(const char *dir, const char *file) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/conformance/%s/%s", tu_shared_dir(), dir, file);
-  return tu_read_file(path, NULL);
-}
-
-/* Runs one conformance case; `why` gets the reason when it does not pass. */
-static inline fi_result_t fi_run_case(const char *dir, char *why, size_t why_len) {
-  char *case_txt = fi_case_file(dir, "case.txt"), *before = fi_case_file(dir, "before.rx");
-  char *expected = fi_case_file(dir, "expected.rx"), *expect = fi_case_file(dir, "expect.txt");
-  char kind[64] = "", pipeline[256] = "", xform[256] = "";
-  fi_result_t res = FI_FAIL;
-  tj_arena_t *a = tj_arena_create();
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, a);
-  tj_module_t *m = NULL, *em = NULL;
-  const tj_module_t *out = NULL, *eout = NULL;
-  tj_status_t *st = NULL;
-  snprintf(why, why_len, "?");
-  if (!case_txt || !before || !fi_case_key(case_txt, "kind", kind, sizeof kind)) {
-    snprintf(why, why_len, "missing case files");
-    goto done;
-  }
-  if (!fi_case_key(case_txt, "pipeline", pipeline, sizeof pipeline))
-    fi_case_key(case_txt, "pass", pipeline, sizeof pipeline);
-  if ((st = tj_parse_module(a, dir, before, strlen(before), &m))) {
-    snprintf(why, why_len, "before.rx does not parse: %s", tj_status_text(st));
-    res = FI_SKIP;
-    goto done;
-  }
-  if (strcmp(kind, "op_pattern") == 0) {
-    char func[128] = "";
-    int want = -1;
-    const char *line = expect ? strstr(expect, "op_pattern ") : NULL;
-    if (!line || sscanf(line, "op_pattern %127s = %*s (%d)", func, &want) != 2) {
-      snprintf(why, why_len, "bad expect.txt");
-      goto done;
-    }
-    if ((st = tj_annotate_tir_op_pattern(&ctx, m, &out))) {
-      snprintf(why, why_len, "pass failed: %s", tj_status_text(st));
-      goto done;
-    }
-    const tj_prim_func_t *f = tj_module_find_prim(out, func);
-    int64_t got = f ? tj_attrs_get_int(f->attrs, "op_pattern", -1) : -2;
-    snprintf(why, why_len, "op_pattern of %s: got %lld, want %d", func, (long long)got, want);
-    res = got == want ? FI_PASS : FI_FAIL;
-    goto done;
-  }
-  st = fi_apply_pipeline(&ctx, m, pipeline, &out);
-  if (strcmp(kind, "pass_error") == 0) {
-    res = st ? FI_PASS : FI_FAIL;
-    snprintf(why, why_len, st ? "failed as expected: %s" : "the pipeline did not fail", st ? tj_status_text(st) : "");
-    goto done;
-  }
-  if (st) {
-    snprintf(why, why_len, "pipeline %s failed: %s", pipeline, tj_status_text(st));
-    goto done;
-  }
-  if (!expected) {
-    snprintf(why, why_len, "no expected.rx");
-    goto done;
-  }
-  tj_status_free(st);
-  if ((st = tj_parse_module(a, dir, expected, strlen(expected), &em))) {
-    snprintf(why, why_len, "expected.rx does not parse: %s", tj_status_text(st));
-    res = FI_SKIP;
-    goto done;
-  }
-  eout = em;
-  if (fi_case_key(case_txt, "expected_transform", xform, sizeof xform) &&
-      (st = fi_apply_pipeline(&ctx, em, xform, &eout))) {
-    snprintf(why, why_len, "expected_transform failed: %s", tj_status_text(st));
-    goto done;
-  }
-  res = tj_struct_equal_module(out, eout, why, why_len) ? FI_PASS : FI_FAIL;
-done:
-  tj_status_free(st);
-  tj_arena_free(a);
-  free(case_txt);
-  free(before);
-  free(expected);
-  free(expect);
-  return res;
-}
-
-/* Runs every case whose folder starts with `prefix`; a case listed in `exceptions`
- * (NULL-terminated "name: reason" strings) may fail. Returns the number of
- * unexpected failures; prints N/M. */
-static inline int fi_run_family(const char *prefix, const char *const *exceptions) {
-  if (!tu_shared_dir()) {
-    printf("%s: ../shared is absent, conformance skipped\n", prefix);
-    return 0;
-  }
-  if (!fi_parser_available() || !fi_struct_equal_available()) {
-    printf("%s: parser or structural equality not built yet, conformance skipped\n", prefix);
-    return 0;
-  }
-  char path[1024];
-  snprintf(path, sizeof path, "%s/conformance/MANIFEST.txt", tu_shared_dir());
-  char *manifest = tu_read_file(path, NULL);
-  if (!manifest) return 1;
-  int n = 0, pass = 0, bad = 0;
-  for (char *line = strtok(manifest, "\n"); line; line = strtok(NULL, "\n")) {
-    if (strncmp(line, prefix, strlen(prefix)) != 0) continue;
-    char why[1024];
-    fi_result_t r = fi_run_case(line, why, sizeof why);
-    n++;
-    bool excepted = false;
-    for (int i = 0; exceptions && exceptions[i]; i++)
-      if (strncmp(exceptions[i], line, strlen(line)) == 0 && exceptions[i][strlen(line)] == ':') excepted = true;
-    if (r == FI_PASS) {
-      pass++;
-    } else {
-      printf("  %s %s: %s\n", r == FI_SKIP ? "SKIP (not a fusion problem)" : excepted ? "EXCEPTION" : "FAIL", line, why);
-      if (r == FI_FAIL && !excepted) bad++;
-    }
-  }
-  printf("%s conformance: %d/%d pass\n", prefix, pass, n);
-  free(manifest);
-  return bad;
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include "runtime/npy.h"
 #include "runtime/npz.h"
 #include "support/alloc.h"
+#include "project.h"
 #include "testutil.h"
 
 /* ---- builders ---- */
@@ -431,21 +432,11 @@ typedef struct seed {
   tj_npz_t *params;
 } seed_t;
 
-/* Loads the seed module and its inputs; false (test skipped) when ../shared is absent. */
-static bool load_seed(seed_t *s) {
-  const char *shared = tu_shared_dir();
-  if (!shared) {
-    fprintf(stderr, "test_interp: ../shared is absent; skipping the seed functions\n");
-    return false;
-  }
-  char path[2048];
-  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
-  TU_OK(tj_parse_file(A, path, &s->module));
-  snprintf(path, sizeof path, "%s/examples/seed/data.npy", tu_source_dir());
-  TU_OK(tj_npy_load(path, &s->data));
-  snprintf(path, sizeof path, "%s/examples/seed/params.npz", tu_source_dir());
-  TU_OK(tj_npz_load(path, &s->params));
-  return true;
+/* Loads the seed module (examples/seed/model.rx) and its inputs. */
+static void load_seed(seed_t *s) {
+  TU_OK(tj_parse_file(A, tu_project_path(TU_SEED_MODEL), &s->module));
+  TU_OK(tj_npy_load(tu_project_path("examples/seed/data.npy"), &s->data));
+  TU_OK(tj_npz_load(tu_project_path("examples/seed/params.npz"), &s->params));
 }
 
 static tj_tensor_t *new_nhwc(void) {
@@ -493,7 +484,7 @@ static void compare_fixture(const tj_tensor_t *got, const char *fixture, int64_t
  * the numpy float16-accumulation reference does: bit-exact. */
 START_TEST(seed_conv2d2_relu_match_numpy_bit_exactly) {
   seed_t s = {0};
-  if (!load_seed(&s)) return;
+  load_seed(&s);
   tj_tensor_t *lv = new_nhwc(), *conv1 = new_nhwc();
   tj_tensor_t *args1[3] = {s.data, (tj_tensor_t *)param(&s, "weight1"), lv};
   run(&s, "conv2d2", 3, args1);
@@ -512,7 +503,7 @@ END_TEST
 
 START_TEST(seed_layer_norm_matches_numpy_bit_exactly) {
   seed_t s = {0};
-  if (!load_seed(&s)) return;
+  load_seed(&s);
   char path[2048];
   snprintf(path, sizeof path, "%s/tests/fixtures/conv1_f16_acc16.npy", tu_source_dir());
   tj_tensor_t *conv1, *out = new_nhwc();
@@ -540,7 +531,7 @@ START_TEST(seed_network_matches_numpy) {
     return;
   }
   seed_t s = {0};
-  if (!load_seed(&s)) return;
+  load_seed(&s);
   tj_tensor_t *a = new_nhwc(), *b = new_nhwc();
   tj_tensor_t *w1 = (tj_tensor_t *)param(&s, "weight1"), *w2 = (tj_tensor_t *)param(&s, "weight2"),
               *w3 = (tj_tensor_t *)param(&s, "weight3"), *gamma = (tj_tensor_t *)param(&s, "gamma"),

@@ -13,6 +13,7 @@
 #include "runtime/executable.h"
 #include "runtime/tensor.h"
 #include "support/alloc.h"
+#include "project.h"
 #include "testutil.h"
 #include "transforms/transforms.h"
 
@@ -302,15 +303,8 @@ static void ref_layer_norm(const uint16_t *x, const uint16_t *gamma, const uint1
 }
 
 static tj_module_t *parse_seed(tj_arena_t *a) {
-  const char *shared = tu_shared_dir();
-  if (!shared) {
-    printf("seed test: ../shared not found, skipped\n");
-    return NULL;
-  }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
   tj_module_t *m = NULL;
-  tj_status_t *s = tj_parse_file(a, path, &m);
+  tj_status_t *s = tj_parse_file(a, tu_project_path(TU_SEED_MODEL), &m);
   if (s && tj_status_code(s) == TJ_ERR_UNSUPPORTED) {
     printf("seed test: parser not available (%s), skipped\n", tj_status_text(s));
     tj_status_free(s);

@@ -6,6 +6,7 @@
 #include "ir/parse.h"
 #include "ir/visit.h"
 #include "jit_test_kernels.h"
+#include "project.h"
 #include "testutil.h"
 #include "transforms/tir/lower.h"
 
@@ -234,16 +235,9 @@ END_TEST
 
 /* The seed's PrimFuncs, once the parser can read them. */
 START_TEST(seed_prim_funcs_lower) {
-  const char *shared = tu_shared_dir();
-  if (!shared) {
-    printf("seed_prim_funcs_lower: ../shared not found, skipped\n");
-    return;
-  }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
   tj_arena_t *a = tj_arena_create();
   tj_module_t *m = NULL;
-  tj_status_t *s = tj_parse_file(a, path, &m);
+  tj_status_t *s = tj_parse_file(a, tu_project_path(TU_SEED_MODEL), &m);
   if (s && tj_status_code(s) == TJ_ERR_UNSUPPORTED) {
     printf("seed_prim_funcs_lower: parser not available (%s), skipped\n", tj_status_text(s));
     tj_status_free(s);

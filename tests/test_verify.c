@@ -1,6 +1,5 @@
-/* The verifier (ir/verify*.c): modules built with the constructors, then the
- * conformance well-formedness cases through the parser when ../shared is present. */
-#include <dirent.h>
+/* The verifier (ir/verify*.c): modules built with the constructors and the seed. TVM's
+ * well-formedness cases are run by `tvmjit conformance` (tests/cli/conformance.sh). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "ir/op.h"
 #include "ir/parse.h"
 #include "ir/verify.h"
+#include "project.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
 
@@ -674,14 +674,7 @@ static tj_module_t *parse_or_skip(const char *name, const char *text) {
 }
 
 START_TEST(seed_model_is_well_formed) {
-  const char *shared = tu_shared_dir();
-  if (!shared) {
-    puts("skipped: ../shared is absent");
-    return;
-  }
-  char path[1024];
-  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
-  char *text = tu_read_file(path, NULL);
+  char *text = tu_read_file(tu_project_path(TU_SEED_MODEL), NULL);
   ck_assert_ptr_nonnull(text);
   tj_module_t *m = parse_or_skip("seed.rx", text);
   free(text);
@@ -726,97 +719,6 @@ START_TEST(tvmscript_float32_into_float16_parameter) {
 }
 END_TEST
 
-/* ---------- conformance (needs ../shared and the parser) ---------- */
-
-/* "well_formed: true|false" from expect.txt; -1 when absent. */
-static int expected_well_formed(const char *dir) {
-  char path[1400];
-  snprintf(path, sizeof path, "%s/expect.txt", dir);
-  char *text = tu_read_file(path, NULL);
-  if (!text) return -1;
-  int r = strstr(text, "well_formed: true") ? 1 : strstr(text, "well_formed: false") ? 0 : -1;
-  free(text);
-  return r;
-}
-
-/* Cases whose expectation tvmjit knowingly does not reproduce, with the reason. */
-static const char *known_exception(const char *name) {
-  static const char *const list[][2] = {
-      {"tvmscript_parser__test_private_function_with_global_symbol_no_module_fail",
-       "a bare function named 'func' with global_symbol 'main': TVM checks well-formedness only for modules"},
-      {"tvmscript_parser__test_call_tir_with_tir_var",
-       "x is R.Tensor((\"n * 2\", \"float32\")), 2-D (a typo TVM fixed later) but passed to a 1-D buffer: the "
-       "call_tir signature check (TVM #17285, later) rejects it"},
-  };
-  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
-    if (strcmp(name, list[i][0]) == 0) return list[i][1];
-  return NULL;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-START_TEST(conformance_well_formed_cases) {
-  const char *shared = tu_shared_dir();
-  if (!shared) {
-    puts("skipped: ../shared is absent");
-    return;
-  }
-  char root[1024];
-  snprintf(root, sizeof root, "%s/conformance", shared);
-  DIR *d = opendir(root);
-  ck_assert_ptr_nonnull(d);
-  char *names[512];
-  int n = 0;
-  for (struct dirent *de; (de = readdir(d)) && n < 512;)
-    if (!strncmp(de->d_name, "well_formed__", 13) || !strncmp(de->d_name, "tvmscript_parser__", 18))
-      names[n++] = strdup(de->d_name);
-  closedir(d);
-  qsort(names, (size_t)n, sizeof names[0], cmp_str);
-  int checked = 0, agree = 0, unparsed = 0, excepted = 0, wrong = 0;
-  for (int i = 0; i < n; i++) {
-    char dir[1200], path[1300];
-    snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
-    int want = expected_well_formed(dir);
-    snprintf(path, sizeof path, "%s/before.rx", dir);
-    tj_arena_t *arena = tj_arena_create();
-    tj_module_t *m = NULL;
-    tj_status_t *ps = want < 0 ? NULL : tj_parse_file(arena, path, &m);
-    if (want < 0 || ps) {
-      if (ps) {
-        /* Rejected by the parser: that satisfies a `well_formed: false` case. */
-        bool rejected = tj_status_code(ps) != TJ_ERR_UNSUPPORTED;
-        if (want == 0 && rejected) agree++, checked++;
-        else unparsed++;
-        if (want != 0 || !rejected) printf("  not parsed: %s: %s\n", names[i], tj_status_message(ps));
-        tj_status_free(ps);
-      }
-      tj_arena_free(arena);
-      continue;
-    }
-    checked++;
-    tj_status_t *vs = tj_verify_module(m);
-    int got = vs == NULL;
-    const char *why = known_exception(names[i]);
-    if (got == want) {
-      agree++;
-    } else if (why) {
-      excepted++;
-      printf("  exception: %s (expected %s): %s\n", names[i], want ? "true" : "false", why);
-    } else {
-      wrong++;
-      printf("  WRONG: %s: expected well_formed %s, verifier says %s%s%s\n", names[i], want ? "true" : "false",
-             got ? "true" : "false", vs ? ":\n    " : "", vs ? tj_status_message(vs) : "");
-    }
-    tj_status_free(vs);
-    tj_arena_free(arena);
-  }
-  printf("conformance well_formed: %d of %d checked cases agree (%d known exceptions, %d wrong, %d not parsed)\n",
-         agree, checked, excepted, wrong, unparsed);
-  for (int i = 0; i < n; i++) free(names[i]);
-  ck_assert_int_eq(wrong, 0);
-}
-END_TEST
-
 int main(void) {
   Suite *s = suite_create("verify");
   TCase *tc = tcase_create("verify");
@@ -843,7 +745,6 @@ int main(void) {
   tcase_add_test(tc, pipeline_output_is_well_formed_after_every_pass);
   tcase_add_test(tc, seed_model_is_well_formed);
   tcase_add_test(tc, tvmscript_float32_into_float16_parameter);
-  tcase_add_test(tc, conformance_well_formed_cases);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

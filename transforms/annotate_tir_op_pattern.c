@@ -1,4 +1,4 @@
-/* AnnotateTIROpPattern (docs/tvm-semantics.md §3): writes the `op_pattern` attr of
+/* AnnotateTIROpPattern (docs/semantics.md §3): writes the `op_pattern` attr of
  * every PrimFunc from a block-by-block analysis of its loads and stores, as TVM's
  * PatternKindAnalyzer does. Anything unexpected degrades to Opaque; the analysis
  * never fails. */

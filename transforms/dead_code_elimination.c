@@ -1,4 +1,4 @@
-/* DeadCodeElimination (docs/tvm-semantics.md §5.2 step 9): keeps the externally
+/* DeadCodeElimination (docs/semantics.md §5.2 step 9): keeps the externally
  * visible functions (those with a global_symbol) and every function they reach
  * through GlobalVar references; drops unused bindings whose value has no side
  * effect (every binding of a dataflow block, and non-call values or call_tir in

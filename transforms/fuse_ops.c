@@ -1,4 +1,4 @@
-/* FuseOps (docs/tvm-semantics.md §4): builds TVM's indexed forward graph of every
+/* FuseOps (docs/semantics.md §4): builds TVM's indexed forward graph of every
  * Relax function (params, then each dataflow binding, in program order), partitions
  * it with the post-dominator rules of transforms/graph.c, and turns every group of
  * more than one binding into a private Relax function with {"Primitive": 1}, called

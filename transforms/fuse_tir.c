@@ -1,4 +1,4 @@
-/* FuseTIR (docs/tvm-semantics.md §5): every Relax function with {"Primitive": 1}
+/* FuseTIR (docs/semantics.md §5): every Relax function with {"Primitive": 1}
  * (made by FuseOps) becomes one PrimFunc of the same name that runs the bodies of
  * its call_tir callees in order, with intermediates allocated in a root block; the
  * callers then call it through call_tir; DeadCodeElimination finishes.

@@ -1,4 +1,4 @@
-/* TVM's GraphPartitioner over an indexed forward graph (docs/tvm-semantics.md §4.2-4.4):
+/* TVM's GraphPartitioner over an indexed forward graph (docs/semantics.md §4.2-4.4):
  * post-dominator tree, then three fusion phases over union-find groups. */
 #include "transforms/graph.h"
 

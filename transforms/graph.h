@@ -1,5 +1,5 @@
 /* Operator fusion support shared by AnnotateTIROpPattern and FuseOps
- * (docs/tvm-semantics.md §3, §4): the op pattern kinds, the TIR pattern analyser, and
+ * (docs/semantics.md §3, §4): the op pattern kinds, the TIR pattern analyser, and
  * TVM's graph partitioner (indexed forward graph, post-dominator tree, three-phase
  * fusion with union-find groups). The graph is abstract: nodes are indices in post-DFS
  * (program) order, so the Relax side only has to build it. */

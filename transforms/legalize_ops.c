@@ -1,4 +1,4 @@
-/* LegalizeOps (docs/tvm-semantics.md §2): in every Relax function, calls to ops
+/* LegalizeOps (docs/semantics.md §2): in every Relax function, calls to ops
  * with a legalization are replaced, in post-order, by what the legalizer returns
  * (a `R.call_tir` to a generated PrimFunc added to the module). A call is left
  * alone when its op has no legalization (call_tir, call_dps_packed, ...), when an

@@ -1,4 +1,4 @@
-/* ToMixedPrecision (docs/tvm-semantics.md §1): TVM's two-phase algorithm with the
+/* ToMixedPrecision (docs/semantics.md §1): TVM's two-phase algorithm with the
  * fixed kNever rule of PR #17263.
  *
  * Phase A walks each function's dataflow bindings backwards and records, per var and

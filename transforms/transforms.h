@@ -1,5 +1,5 @@
 /* Everything transforms/ offers: TVM's Relax passes with TVM's names and meaning
- * (docs/tvm-semantics.md §1-§5), the pass manager, and TIR lowering for the JIT.
+ * (docs/semantics.md §1-§5), the pass manager, and TIR lowering for the JIT.
  * Each pass is a plain function from one module to the next; the input is never
  * modified and the output shares unchanged nodes with it. */
 #ifndef TJ_TRANSFORMS_TRANSFORMS_H

@@ -20,7 +20,5 @@ expect_exit 2 "an unknown option" -- "$BIN" check --frobnicate x.rx
 expect_exit 0 "--help" -- "$BIN" check --help
 expect_text "$TMP/out" "usage: tvmjit check" "help text"
 
-if [ -f "$SHARED/models/seed.rx" ]; then
-  expect_exit 0 "the seed model" -- "$BIN" check "$SHARED/models/seed.rx"
-fi
+expect_exit 0 "the seed model" -- "$BIN" check "$SRC/examples/seed/model.rx"
 finish

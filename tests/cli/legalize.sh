@@ -4,11 +4,6 @@
 # exactly what the seed module (already legalized, only call_tir) computes.
 . "$(dirname "$0")/lib.bash"
 
-if [ ! -f "$SHARED/models/seed.rx" ]; then
-  echo "skip: $SHARED/models/seed.rx is absent"
-  exit 77
-fi
-
 cat >"$TMP/seed_ops.rx" <<'RX'
 # from tvm.script import ir as I
 # from tvm.script import tir as T
@@ -37,7 +32,7 @@ expect_text "$TMP/out" 'conv2_red_temp_v0 = T.alloc_buffer' "layer_norm accumula
 expect_text "$TMP/out" 'R.call_tir(cls.conv2d, (ln, weight3)' "main calls the deduplicated conv2d"
 
 expect_exit 0 "run the op-level seed" -- "$BIN" run "$TMP/seed_ops.rx" --fill random --seed 3 --output "$TMP/ops.npy"
-expect_exit 0 "run the seed" -- "$BIN" run "$SHARED/models/seed.rx" --fill random --seed 3 --output "$TMP/seed.npy"
+expect_exit 0 "run the seed" -- "$BIN" run "$SRC/examples/seed/model.rx" --fill random --seed 3 --output "$TMP/seed.npy"
 if cmp -s "$TMP/ops.npy" "$TMP/seed.npy"; then
   passes=$((passes + 1))
 else

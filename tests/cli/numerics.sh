@@ -1,29 +1,33 @@
 #!/usr/bin/env bash
-# Numerics against the independent numpy reference (../shared/reference/ref_model.py):
-# the float32 seed written with high-level ops, through LegalizeOps alone, the default
-# pipeline and ToMixedPrecision. Tolerances from shared/reference/README.md: float32
-# rtol = atol = 1e-4; float16 storage atol 5e-2, rtol 1e-2.
+# Numerics against the project's own numpy reference (tests/reference/seed_reference.py,
+# float64, independent of tvmjit): the seed network from examples/seed in float16 (bit for
+# bit against TVM's order of operations), and written with high-level ops in float32
+# (tests/models/seed_f32_ops.rx) through LegalizeOps alone, the default pipeline and
+# ToMixedPrecision. Tolerances: float32 rtol = atol = 1e-4; float16 storage atol 5e-2,
+# rtol 1e-2 (docs/semantics.md §8).
 . "$(dirname "$0")/lib.bash"
-REF=$SHARED/reference/ref_model.py
-[ -f "$REF" ] || { echo "SKIP: $REF not found"; exit 77; }
-/usr/bin/python3 - "$REF" "$TMP" <<'PY' || { echo "SKIP: numpy unavailable"; exit 77; }
-import importlib.util, sys, numpy as np
-spec = importlib.util.spec_from_file_location("ref_model", sys.argv[1]); ref = importlib.util.module_from_spec(spec); spec.loader.exec_module(ref)
-inp = ref.make_inputs(0)
-names = dict(x="data", w1="weight1", w2="weight2", w3="weight3", gamma="gamma", beta="beta")
-np.savez(sys.argv[2] + "/params32.npz", **{names[k]: v for k, v in inp.items() if k != "x"})
-np.save(sys.argv[2] + "/x32.npy", inp["x"])
-np.save(sys.argv[2] + "/y64.npy", ref.model_float(inp, np.float64))
-PY
-MODEL=$SRC/tests/models/seed_f32_ops.rx
-compare() { # compare OUT.npy REF.npy rtol atol what
-  /usr/bin/python3 -c "
-import sys, numpy as np
-a = np.load(sys.argv[1]).astype(np.float64); r = np.load(sys.argv[2]).astype(np.float64)
-ok = a.shape == r.shape and np.allclose(a, r, rtol=float(sys.argv[3]), atol=float(sys.argv[4]))
-print('max abs diff %.3g' % np.abs(a - r).max()); sys.exit(0 if ok else 1)" "$1" "$2" "$3" "$4" >"$TMP/cmp" 2>&1 &&
+REF=$SRC/tests/reference/seed_reference.py
+/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no numpy (setup.sh installs python3-numpy)"; exit 77; }
+ref() { /usr/bin/python3 "$REF" "$@"; }
+compare() { # compare OUT.npy REF.npy RTOL ATOL WHAT [--exact]
+  ref compare "$1" "$2" "$3" "$4" ${6:-} >"$TMP/cmp" 2>&1 &&
     passes=$((passes + 1)) || { echo "FAIL: $5: $(cat "$TMP/cmp")"; failures=$((failures + 1)); }
 }
+ref inputs "$TMP/in16" --dtype float16 && ref inputs "$TMP/in32" --dtype float32 &&
+  ref exact "$TMP/in32/x.npy" "$TMP/in32/params.npz" "$TMP/y64.npy" &&
+  ref tvm_f16 "$TMP/in16/x.npy" "$TMP/in16/params.npz" "$TMP/y16_tvm.npy" || { echo "FAIL: the numpy reference"; exit 1; }
+
+# float16 seed: TVM's order of operations, every float16 operation rounded: identical bits.
+for pipeline in none default; do
+  expect_exit 0 "float16 seed, --passes $pipeline" -- "$BIN" run "$SRC/examples/seed/model.rx" --passes $pipeline \
+    --input "$TMP/in16/x.npy" --params "$TMP/in16/params.npz" --output "$TMP/y16_$pipeline.npy"
+  compare "$TMP/y16_$pipeline.npy" "$TMP/y16_tvm.npy" 0 0 "float16 seed ($pipeline) bit for bit" --exact
+  compare "$TMP/y16_$pipeline.npy" "$TMP/y64.npy" 1e-2 5e-2 "float16 seed ($pipeline) vs float64 numpy"
+done
+cp "$TMP/in32/x.npy" "$TMP/x32.npy"
+cp "$TMP/in32/params.npz" "$TMP/params32.npz"
+
+MODEL=$SRC/tests/models/seed_f32_ops.rx
 for passes_opt in LegalizeOps default; do
   expect_exit 0 "float32 seed, --passes $passes_opt" -- "$BIN" run "$MODEL" --passes $passes_opt --input "$TMP/x32.npy" --params "$TMP/params32.npz" --output "$TMP/y_$passes_opt.npy"
   compare "$TMP/y_$passes_opt.npy" "$TMP/y64.npy" 1e-4 1e-4 "float32 seed ($passes_opt) vs float64 numpy"

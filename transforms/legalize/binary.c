@@ -2,7 +2,7 @@
  * and `x / 1.0` are `x`, exactly as TVMScript reads `x / T.float32(1)`).
  *
  * Binary broadcasting ops: R.add/subtract/multiply/divide/power → topi.<op>
- * (docs/tvm-semantics.md §2.6). One block `T_<op>`; NumPy broadcasting with the
+ * (docs/semantics.md §2.6). One block `T_<op>`; NumPy broadcasting with the
  * output right-aligned; an input dim of constant extent 1 against a different
  * output dim is indexed with T.int64(0); missing leading dims are dropped. A 0-d
  * constant argument becomes an inline literal; an R.Prim argument a scalar param. */

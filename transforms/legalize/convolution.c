@@ -1,4 +1,4 @@
-/* R.nn.conv2d → topi.nn.conv (`conv2d`), docs/tvm-semantics.md §2.2.
+/* R.nn.conv2d → topi.nn.conv (`conv2d`), docs/semantics.md §2.2.
  *
  * Two blocks: `pad_temp` (always present, a plain copy when there is no padding)
  * and `conv2d_<layout>` / `group_conv2d_<layout>`. Any 4-letter data layout made

@@ -1,5 +1,5 @@
 /* Datatype ops: R.astype → topi.cast (`cast`), one block `compute` over loops
- * i0, i1, ... (docs/tvm-semantics.md §2.5); astype of a 0-d constant folds to a
+ * i0, i1, ... (docs/semantics.md §2.5); astype of a 0-d constant folds to a
  * constant, as TVM's legalization does. */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* LegalizeOps internals: the legalizer table keyed by op name (built from
  * ir/op/table.def), and the small "call_te" builder every legalizer uses to write
  * the PrimFunc that TVM's `bb.call_te(topi.<op>, ...)` would create
- * (docs/tvm-semantics.md §2).
+ * (docs/semantics.md §2).
  *
  * A legalizer receives one Relax op call whose arguments are already legalized and
  * returns its replacement (usually `R.call_tir(gv, args, out_sinfo)`), or sets

@@ -7,7 +7,7 @@
 
 /* ---------------- relu ----------------
  * R.nn.relu → topi.nn.relu (`relu`): one block `compute`, max(x, 0)
- * (docs/tvm-semantics.md §2.4). */
+ * (docs/semantics.md §2.4). */
 
 static const tj_tir_expr_t *relu_body(tj_arena_t *a, const tj_tir_expr_t *x, tj_dtype_t out_dtype) {
   (void)out_dtype;
@@ -24,7 +24,7 @@ tj_status_t *tj_legalize_relu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const 
 }
 
 /* ---------------- layer_norm ----------------
- * R.nn.layer_norm → topi.nn.layer_norm (`layer_norm`), docs/tvm-semantics.md §2.3.
+ * R.nn.layer_norm → topi.nn.layer_norm (`layer_norm`), docs/semantics.md §2.3.
  *
  * We implement the one-pass form of TVM at the conformance commit (and of the seed
  * module): a tuple reduction `<data>_red_temp` computing Σx and Σx² into the root
