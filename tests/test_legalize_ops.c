@@ -9,6 +9,7 @@
 #include "ir/parse.h"
 #include "ir/struct_equal.h"
 #include "ir/verify.h"
+#include "project.h"
 #include "testutil.h"
 #include "transforms/legalize/legalize.h"
 #include "transforms/transforms.h"
@@ -559,14 +560,7 @@ static const char *k_seed_ops =
     "        return conv3\n";
 
 START_TEST(seed_network_legalizes_to_the_seed_prim_funcs) {
-  const char *shared = tu_shared_dir();
-  if (!shared) {
-    fprintf(stderr, "skip: ../shared is absent\n");
-    return;
-  }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
-  char *seed_text = tu_read_file(path, NULL);
+  char *seed_text = tu_read_file(tu_project_path(TU_SEED_MODEL), NULL);
   ck_assert_ptr_nonnull(seed_text);
   tj_arena_t *a = tj_arena_create();
   tj_module_t *seed = parse_or_skip(a, "seed.rx", seed_text);

@@ -1,5 +1,5 @@
 /* transforms/to_mixed_precision: the regression tests for the kNever bug (TVM's own
- * cases for the pass are run by `tvmjit conformance`, tests/cli/conformance.sh) (docs/tvm-semantics.md §1.5, §8.3). */
+ * cases for the pass are run by `tvmjit conformance`, tests/cli/conformance.sh) (docs/semantics.md §1.5, §8.3). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "ir/struct_equal.h"
 #include "ir/verify.h"
 #include "support/alloc.h"
+#include "project.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
 
@@ -47,12 +48,8 @@ static void assert_struct_equal(const tj_module_t *got, const tj_module_t *want)
 /* ---- regressions ---- */
 
 START_TEST(seed_comes_out_unchanged) {
-  const char *shared = tu_shared_dir();
-  if (!shared) return;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/models/seed.rx", shared);
   tj_module_t *seed = NULL;
-  TU_OK(tj_parse_file(arena, path, &seed));
+  TU_OK(tj_parse_file(arena, tu_project_path(TU_SEED_MODEL), &seed));
   const tj_module_t *out = run("ToMixedPrecision", seed, true);
   assert_struct_equal(out, seed);
   out = run("ToMixedPrecision(out_dtype=\"float16\")", seed, true);
