@@ -16,7 +16,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) BUILD_DIR=build-asan; CMAKE_ARGS+=(-DTVMJIT_SANITIZE=ON) ;;
     --fuzz) BUILD_DIR=build-fuzz; CMAKE_ARGS+=(-DTVMJIT_FUZZ=ON -DCMAKE_C_COMPILER=clang)
-            BUILD_TARGET=(--target fuzz_targets); FUZZ_PACKAGES=(clang libclang-rt-14-dev libomp-14-dev) ;;
+            BUILD_TARGET=(--target fuzz_targets); FUZZ_PACKAGES=(clang libclang-rt-14-dev) ;;
     --with-test-deps) TEST_PACKAGES=(python3-pytest python3-venv python3-torch) ;;
     --build-dir) BUILD_DIR="$2"; shift ;;
     --werror) CMAKE_ARGS+=(-DTVMJIT_WERROR=ON) ;;

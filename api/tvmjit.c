@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/driver.h"
 #include "ir/flops.h"
-#include "ir/parse.h"
-#include "ir/verify.h"
 #include "jit/cache.h"
 #include "jit/jit.h"
 #include "runtime/executable.h"
@@ -321,74 +320,65 @@ const char *tvmjit_module_messages(const tvmjit_module_t *module) {
   return text;
 }
 
-/* The pipeline: ToMixedPrecision first when asked, then the passes. */
-static tj_status_t *build_pipeline(tj_arena_t *arena, const tvmjit_module_options_t *o, tj_pipeline_t *out) {
-  const char *passes = o->passes ? o->passes : "default";
-  if (o->mixed_precision) {
-    if (strcmp(o->mixed_precision, "float16") && strcmp(o->mixed_precision, "float32"))
-      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "mixed precision '%s': use float16 or float32", o->mixed_precision);
-    const char *text = tj_arena_printf(arena, "ToMixedPrecision(out_dtype=\"%s\"),%s", o->mixed_precision,
-                                       strcmp(passes, "none") == 0 ? "" : passes);
-    if (!text) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-    if (strcmp(passes, "default") == 0)
-      text = tj_arena_printf(arena, "ToMixedPrecision(out_dtype=\"%s\"),default", o->mixed_precision);
-    return tj_pipeline_parse(arena, text, out);
-  }
-  return tj_pipeline_parse(arena, passes, out);
-}
-
-static tj_status_t *run_passes(tvmjit_module_t *mod, const tj_module_t *parsed, const tvmjit_module_options_t *o) {
-  tj_pipeline_t pipeline;
-  TJ_RETURN_IF_ERROR(build_pipeline(mod->arena, o, &pipeline));
-  tj_pass_instruments_t ins = {
-      .print_before = o->print_ir_before,
-      .print_after = o->print_ir_after_all ? "*" : o->print_ir_after,
-      .print_file = o->ir_dump,
-      .time_passes = o->time_passes != 0,
-      .verify_each = o->verify_each != 0,
-  };
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, mod->arena);
-  tj_pass_report_t report = {0};
-  TJ_RETURN_IF_ERROR(tj_pipeline_run(&ctx, &pipeline, &ins, parsed, &mod->ir, &report));
-  const char *text = o->time_passes ? tj_pass_report_text(mod->arena, &report) : "";
+/* The pass report kept for tvmjit_module_report: per-pass times with time_passes. */
+static tj_status_t *keep_report(tvmjit_module_t *mod, const tvmjit_module_options_t *o, const tj_pass_report_t *r) {
+  const char *text = o->time_passes ? tj_pass_report_text(mod->arena, r) : "";
   mod->report = tj_strdup(text ? text : "");
   return mod->report ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
-/* `name` (the file, or the name given with the text) starts verifier messages. */
-static tj_status_t *load_parsed(tvmjit_instance_t *instance, tj_arena_t *arena, const char *name, tj_module_t *parsed,
+static tj_status_t *module_new(tvmjit_instance_t *instance, const tvmjit_module_options_t *options,
+                               tvmjit_module_t **out_module) {
+  if (options->opt_level < 0 || options->opt_level > 3)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "opt_level %d is out of range: use 0, 1, 2 or 3", options->opt_level);
+  tvmjit_module_t *mod = tj_calloc(1, sizeof *mod);
+  tj_arena_t *arena = mod ? tj_arena_create() : NULL;
+  if (!arena) {
+    tj_free(mod);
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  mod->instance = instance;
+  mod->arena = arena;
+  mod->no_schedule = options->no_schedule != 0;
+  mod->fp_contract = options->strict_float == 0;
+  mod->opt_level = options->opt_level;
+  pthread_mutex_init(&mod->lock, NULL);
+  pthread_mutex_init(&mod->messages_lock, NULL);
+  tj_strbuf_init(&mod->messages);
+  mod->use_cache = options->use_cache != 0;
+  mod->cache_debug = options->cache_debug != 0;
+  mod->on_message = options->on_message;
+  mod->message_user = options->message_user;
+  *out_module = mod;
+  return NULL;
+}
+
+/* `text` NULL: read the file `name`; else `name` (may be NULL) names the text in messages. */
+static tj_status_t *module_load(tvmjit_instance_t *instance, const char *name, const char *text, size_t length,
                                 const tvmjit_module_options_t *options, tvmjit_module_t **out_module) {
   tvmjit_module_options_t defaults;
   if (!options) {
     tvmjit_module_options_init(&defaults);
     options = &defaults;
   }
-  if (options->opt_level < 0 || options->opt_level > 3)
-    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "opt_level %d is out of range: use 0, 1, 2 or 3", options->opt_level);
-  tj_status_t *st = tj_status_annotate(tj_verify_module(parsed), "%s", name);
-  tvmjit_module_t *mod = st ? NULL : tj_calloc(1, sizeof *mod);
-  if (!st && !mod) st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-  if (!st) {
-    mod->instance = instance;
-    mod->arena = arena;
-    mod->no_schedule = options->no_schedule != 0;
-    mod->fp_contract = options->strict_float == 0;
-    mod->opt_level = options->opt_level;
-    pthread_mutex_init(&mod->lock, NULL);
-    pthread_mutex_init(&mod->messages_lock, NULL);
-    tj_strbuf_init(&mod->messages);
-    mod->use_cache = options->use_cache != 0;
-    mod->cache_debug = options->cache_debug != 0;
-    mod->on_message = options->on_message;
-    mod->message_user = options->message_user;
-    st = run_passes(mod, parsed, options);
-    if (st) {
-      mod->arena = NULL; /* the caller frees it */
-      tvmjit_module_free(mod);
-    }
+  tvmjit_module_t *mod = NULL;
+  TJ_RETURN_IF_ERROR(module_new(instance, options, &mod));
+  tj_pass_instruments_t ins = {
+      .print_before = options->print_ir_before,
+      .print_after = options->print_ir_after_all ? "*" : options->print_ir_after,
+      .print_file = options->ir_dump,
+      .time_passes = options->time_passes != 0,
+      .verify_each = options->verify_each != 0,
+  };
+  tj_driver_passes_t passes = {options->passes, options->mixed_precision, &ins};
+  tj_pass_report_t report = {0};
+  tj_status_t *st = tj_driver_load(mod->arena, text && !name ? "<string>" : name, text, length, &passes, &mod->ir,
+                                   &report);
+  if (!st) st = keep_report(mod, options, &report);
+  if (st) {
+    tvmjit_module_free(mod);
+    return st;
   }
-  if (st) return st;
   *out_module = mod;
   return NULL;
 }
@@ -397,25 +387,13 @@ tvmjit_status_t *tvmjit_module_load_string(tvmjit_instance_t *instance, const ch
                                            size_t length, const tvmjit_module_options_t *options,
                                            tvmjit_module_t **out_module) {
   if (!instance || !text) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_module_load_string: NULL argument");
-  tj_arena_t *arena = tj_arena_create();
-  if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-  tj_module_t *parsed = NULL;
-  tj_status_t *st = tj_parse_module(arena, name ? name : "<string>", text, length, &parsed);
-  if (!st) st = load_parsed(instance, arena, name ? name : "<string>", parsed, options, out_module);
-  if (st) tj_arena_free(arena);
-  return st;
+  return module_load(instance, name, text, length, options, out_module);
 }
 
 tvmjit_status_t *tvmjit_module_load_file(tvmjit_instance_t *instance, const char *path,
                                          const tvmjit_module_options_t *options, tvmjit_module_t **out_module) {
   if (!instance || !path) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_module_load_file: NULL argument");
-  tj_arena_t *arena = tj_arena_create();
-  if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-  tj_module_t *parsed = NULL;
-  tj_status_t *st = tj_parse_file(arena, path, &parsed);
-  if (!st) st = load_parsed(instance, arena, path, parsed, options, out_module);
-  if (st) tj_arena_free(arena);
-  return st;
+  return module_load(instance, path, NULL, 0, options, out_module);
 }
 
 static void function_free(tvmjit_function_t *f) {
@@ -517,8 +495,7 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
                                            : "cache: off (TVMJIT_CACHE=0, --no-cache or cache.enable = 0)");
   tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
                            .no_schedule = module->no_schedule, .fp_contract = module->fp_contract};
-  tj_status_t *st = tj_jit_compile_module(module->instance->jit, module->ir, name, &opts, &f->exe);
-  if (!st) tj_executable_set_thread_pool(f->exe, module->instance->pool);
+  tj_status_t *st = tj_driver_compile(module->instance->jit, module->ir, name, &opts, module->instance->pool, &f->exe);
   if (!st) st = describe_function(f);
   if (!st) st = append_stats(module, &stats);
   if (!st && !tj_flops_relax_func(module->ir, name, &f->flops)) f->flops = -1;
@@ -592,14 +569,7 @@ tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function
     if (!inputs[i]) st = tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input %d is NULL", i);
     else in[i] = inputs[i]->t;
   }
-  if (!st) {
-    /* Kernels that fail to allocate a large temporary skip their body and count the
-     * failure on this thread; the executor runs every kernel on the calling thread. */
-    (void)tj_jit_take_kernel_alloc_failures();
-    st = tj_executable_run_timed(function->exe, n_inputs, in, n_outputs, out, out_call_ms);
-    if (!st && tj_jit_take_kernel_alloc_failures() > 0)
-      st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "a kernel could not allocate its temporary storage");
-  }
+  if (!st) st = tj_executable_run_timed(function->exe, n_inputs, in, n_outputs, out, out_call_ms);
   for (int i = 0; i < n_outputs && !st; i++) {
     st = wrap_tensor(out[i], &handles[i]);
     out[i] = NULL;

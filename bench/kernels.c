@@ -11,18 +11,17 @@
  * (left) and in the default one (right: FMA contraction, reordered conv reductions; see
  * tvmjit_module_options_t.strict_float) instead of plain loops vs scheduled; --print
  * and --ir then show the default mode. */
-#include <ffi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "ir/parse.h"
+#include "api/driver.h"
 #include "ir/print.h"
 #include "jit/jit.h"
+#include "runtime/kernel.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
-#include "transforms/pass_manager.h"
 #include "transforms/tir/lower.h"
 #include "transforms/transforms.h"
 
@@ -32,18 +31,6 @@ static double now_ms(clockid_t clk) {
   struct timespec ts;
   clock_gettime(clk, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void call_kernel(void (*fn)(void), int n, void **buffers) {
-  ffi_cif cif;
-  ffi_type *types[MAX_PARAMS];
-  void *values[MAX_PARAMS];
-  for (int i = 0; i < n; i++) {
-    types[i] = &ffi_type_pointer;
-    values[i] = &buffers[i];
-  }
-  ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void, types);
-  ffi_call(&cif, fn, NULL, values);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -65,15 +52,24 @@ typedef struct timing {
   double cpu_min, cpu_med, wall_min, wall_med;
 } timing_t;
 
-static timing_t time_kernel(void (*fn)(void), int n, void **bufs, int repeat) {
+static timing_t time_kernel(const tj_jit_kernel_t *jk, void **bufs, int repeat) {
   double *cpu = malloc(sizeof(double) * repeat), *wall = malloc(sizeof(double) * repeat);
-  call_kernel(fn, n, bufs);
+  tj_kernel_t k; /* the runtime's call convention, prepared once outside the clock */
+  void *argv[2 * MAX_PARAMS];
+  int64_t scalars[MAX_PARAMS] = {0};
+  tj_status_t *st = tj_kernel_init(&k, jk->symbol, jk->fn, jk->n_buffers, jk->n_scalars);
+  if (st) {
+    fprintf(stderr, "bench_kernels: %s\n", tj_status_text(st));
+    exit(1);
+  }
+  tj_kernel_call(&k, bufs, scalars, argv);
   for (int r = 0; r < repeat; r++) {
     double c0 = now_ms(CLOCK_THREAD_CPUTIME_ID), w0 = now_ms(CLOCK_MONOTONIC);
-    call_kernel(fn, n, bufs);
+    tj_kernel_call(&k, bufs, scalars, argv);
     cpu[r] = now_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
     wall[r] = now_ms(CLOCK_MONOTONIC) - w0;
   }
+  tj_kernel_release(&k);
   qsort(cpu, repeat, sizeof(double), cmp_double);
   qsort(wall, repeat, sizeof(double), cmp_double);
   timing_t t = {cpu[0], cpu[repeat / 2], wall[0], wall[repeat / 2]};
@@ -99,14 +95,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   tj_arena_t *arena = tj_arena_create();
-  tj_module_t *parsed;
   const tj_module_t *m;
-  tj_pipeline_t p;
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, arena);
-  tj_status_t *st = tj_parse_file(arena, model, &parsed);
-  if (!st) st = tj_pipeline_parse(arena, pipeline, &p);
-  if (!st) st = tj_pipeline_run(&ctx, &p, NULL, parsed, &m, NULL);
+  tj_driver_passes_t passes = {.passes = pipeline};
+  tj_status_t *st = tj_driver_load(arena, model, NULL, 0, &passes, &m, NULL);
   tj_jit_t *jit = NULL;
   if (!st) st = tj_jit_create(&jit);
   if (st) {
@@ -165,8 +156,8 @@ int main(int argc, char **argv) {
       printf("%-36s %s\n", name, tj_status_text(st));
       continue;
     }
-    timing_t t0 = time_kernel(k0.fn, f->n_params, a, repeat);
-    timing_t t1 = time_kernel(k1.fn, f->n_params, b, repeat);
+    timing_t t0 = time_kernel(&k0, a, repeat);
+    timing_t t1 = time_kernel(&k1, b, repeat);
     bool same = true;
     for (int k = 0; k < f->n_params; k++) same &= memcmp(a[k], b[k], (size_t)bytes[k]) == 0;
     printf("%-36s %10.3f %10.3f %10.3f %10.3f %7.1fx  %s\n", name, t0.cpu_min, t0.cpu_med, t1.cpu_min, t1.cpu_med,

@@ -6,7 +6,6 @@
  * forms give the same bits.
  *
  *   build/vectorize_bench [--repeat N] */
-#include <ffi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 
 #include "ir/parse.h"
 #include "jit/jit.h"
+#include "runtime/kernel.h"
 #include "support/alloc.h"
 
 static const char *const KERNEL =
@@ -40,14 +40,6 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void call(void (*fn)(void), void **bufs) {
-  ffi_cif cif;
-  ffi_type *types[3] = {&ffi_type_pointer, &ffi_type_pointer, &ffi_type_pointer};
-  void *values[3] = {&bufs[0], &bufs[1], &bufs[2]};
-  ffi_prep_cif(&cif, FFI_DEFAULT_ABI, 3, &ffi_type_void, types);
-  ffi_call(&cif, fn, NULL, values);
-}
-
 /* Compiles the kernel for dtype with the inner loop kind; NULL on error (printed). */
 static void (*compile(tj_jit_t *jit, const char *dtype, const char *loop))(void) {
   char src[2048];
@@ -66,12 +58,20 @@ static void (*compile(tj_jit_t *jit, const char *dtype, const char *loop))(void)
 
 static void time_one(void (*fn)(void), void **bufs, int repeat, double *min, double *med) {
   double *t = malloc(sizeof(double) * (size_t)repeat);
-  call(fn, bufs);
+  tj_kernel_t k; /* the runtime's call convention, prepared once outside the clock */
+  void *argv[3];
+  tj_status_t *st = tj_kernel_init(&k, "k", fn, 3, 0);
+  if (st) {
+    fprintf(stderr, "vectorize_bench: %s\n", tj_status_text(st));
+    exit(1);
+  }
+  tj_kernel_call(&k, bufs, NULL, argv);
   for (int r = 0; r < repeat; r++) {
     double t0 = now_us();
-    call(fn, bufs);
+    tj_kernel_call(&k, bufs, NULL, argv);
     t[r] = now_us() - t0;
   }
+  tj_kernel_release(&k);
   qsort(t, (size_t)repeat, sizeof(double), cmp_double);
   *min = t[0];
   *med = t[repeat / 2];

@@ -43,6 +43,12 @@
 extern "C" {
 #endif
 
+/* libtvmjit is compiled with hidden visibility: what this header declares is what it
+ * exports (a host compiled with -fvisibility=hidden still links against it). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* ---------------------------------------------------------------- status */
 
 typedef enum tvmjit_code {
@@ -273,6 +279,10 @@ const char *tvmjit_function_kernel_call_name(const tvmjit_function_t *function, 
 tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function, int n_inputs,
                                                const tvmjit_tensor_t *const *inputs, int n_outputs,
                                                tvmjit_tensor_t **out_outputs, double *out_call_ms);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

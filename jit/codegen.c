@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "jit/codegen.h"
+#include "runtime/kernel.h"
 #include "support/alloc.h"
 #include "transforms/tir/lower.h"
 
@@ -575,7 +576,7 @@ static bool gen_if(cg_t *c, const tj_tir_stmt_t *s) {
 }
 
 static LLVMValueRef helper_fn(cg_t *c, const char *name, LLVMTypeRef *out_ty) {
-  bool is_alloc = strcmp(name, TJ_JIT_HELPER_ALLOC) == 0;
+  bool is_alloc = strcmp(name, TJ_KERNEL_HELPER_ALLOC) == 0;
   LLVMTypeRef param = is_alloc ? c->t_i64 : c->t_ptr;
   *out_ty = LLVMFunctionType(is_alloc ? c->t_ptr : c->t_void, &param, 1, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(c->mod, name);
@@ -584,7 +585,7 @@ static LLVMValueRef helper_fn(cg_t *c, const char *name, LLVMTypeRef *out_ty) {
 
 /* Small static buffers: an alloca in the entry block. Others: the heap helper, freed
  * when the body ends; when the allocation fails the body is skipped (the helper
- * records the failure for tj_jit_take_kernel_alloc_failures). */
+ * records the failure for tj_kernel_take_alloc_failures). */
 static bool gen_allocate(cg_t *c, const tj_tir_stmt_t *s) {
   const tj_buffer_t *buf = s->allocate.buffer;
   LLVMTypeRef et = storage_type(c, buf->dtype);
@@ -600,8 +601,8 @@ static bool gen_allocate(cg_t *c, const tj_tir_stmt_t *s) {
   if (!n) return false;
   LLVMValueRef bytes = LLVMBuildMul(c->b, n, LLVMConstInt(c->t_i64, tj_dtype_bytes(buf->dtype), 0), "");
   LLVMTypeRef alloc_ty, free_ty;
-  LLVMValueRef alloc_fn = helper_fn(c, TJ_JIT_HELPER_ALLOC, &alloc_ty);
-  LLVMValueRef free_fn = helper_fn(c, TJ_JIT_HELPER_FREE, &free_ty);
+  LLVMValueRef alloc_fn = helper_fn(c, TJ_KERNEL_HELPER_ALLOC, &alloc_ty);
+  LLVMValueRef free_fn = helper_fn(c, TJ_KERNEL_HELPER_FREE, &free_ty);
   LLVMValueRef p = LLVMBuildCall2(c->b, alloc_ty, alloc_fn, &bytes, 1, buf->name);
   LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "alloc.ok");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "alloc.end");

@@ -37,7 +37,7 @@ bool tj_cg_bind(cg_t *c, const tj_tir_expr_t *var, LLVMValueRef v);
 LLVMValueRef tj_cg_lookup(cg_t *c, const tj_tir_expr_t *var);
 
 /* codegen_parallel.c: a T.parallel loop outlined into a body function run by the
- * thread pool through TJ_JIT_HELPER_PARALLEL_FOR. */
+ * thread pool through TJ_KERNEL_HELPER_PARALLEL_FOR. */
 bool tj_cg_parallel_for(cg_t *c, const tj_tir_stmt_t *loop);
 
 #endif

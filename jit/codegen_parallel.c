@@ -20,6 +20,7 @@
 
 #include "ir/visit.h"
 #include "jit/codegen.h"
+#include "runtime/kernel.h"
 #include "support/alloc.h"
 
 /* ---------------- the free variables of the loop body ---------------- */
@@ -255,8 +256,8 @@ static LLVMValueRef build_body(cg_t *c, LLVMValueRef impl, LLVMTypeRef closure_t
 static LLVMValueRef parallel_for_fn(cg_t *c, LLVMTypeRef *out_ty) {
   LLVMTypeRef params[3] = {c->t_i64, c->t_ptr, c->t_ptr};
   *out_ty = LLVMFunctionType(c->t_void, params, 3, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(c->mod, TJ_JIT_HELPER_PARALLEL_FOR);
-  return fn ? fn : LLVMAddFunction(c->mod, TJ_JIT_HELPER_PARALLEL_FOR, *out_ty);
+  LLVMValueRef fn = LLVMGetNamedFunction(c->mod, TJ_KERNEL_HELPER_PARALLEL_FOR);
+  return fn ? fn : LLVMAddFunction(c->mod, TJ_KERNEL_HELPER_PARALLEL_FOR, *out_ty);
 }
 
 bool tj_cg_parallel_for(cg_t *c, const tj_tir_stmt_t *s) {

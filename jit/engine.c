@@ -1,8 +1,8 @@
 /* The ORC LLJIT engine: one LLJIT per tj_jit_t, fed with object files (never IR, so
  * several threads can compile at once: docs/llvm.md §6). Kernel helpers are absolute
- * symbols; libm and libgcc (half conversions when needed) come from the process.
+ * symbols (the runtime's, runtime/kernel.h); libm and libgcc (half conversions when
+ * needed) come from the process.
  * Errors the execution session reports are captured, never printed. */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,46 +10,8 @@
 #include <llvm-c/Orc.h>
 
 #include "jit/internal.h"
-#include "runtime/thread_pool.h"
+#include "runtime/kernel.h"
 #include "support/alloc.h"
-
-/* ---- kernel helpers ---- */
-
-static _Thread_local int kernel_alloc_failures;
-
-void *tj_jit_helper_alloc(int64_t nbytes) {
-  void *p = nbytes >= 0 ? tj_aligned_alloc(nbytes > 0 ? (size_t)nbytes : 1) : NULL;
-  if (!p) kernel_alloc_failures++;
-  return p;
-}
-
-void tj_jit_helper_free(void *p) { tj_aligned_free(p); }
-
-int tj_jit_take_kernel_alloc_failures(void) {
-  int n = kernel_alloc_failures;
-  kernel_alloc_failures = 0;
-  return n;
-}
-
-typedef struct parallel_job {
-  void (*body)(int64_t, int64_t, void *);
-  void *closure;
-  atomic_int alloc_failures; /* counted on the threads that ran chunks */
-} parallel_job_t;
-
-static void parallel_chunk(int64_t begin, int64_t end, void *ctx) {
-  parallel_job_t *job = ctx;
-  job->body(begin, end, job->closure);
-  int failed = tj_jit_take_kernel_alloc_failures();
-  if (failed) atomic_fetch_add_explicit(&job->alloc_failures, failed, memory_order_relaxed);
-}
-
-void tj_jit_helper_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void *), void *closure) {
-  parallel_job_t job = {body, closure, 0};
-  int before = tj_jit_take_kernel_alloc_failures(); /* chunks run here take this thread's count */
-  tj_thread_pool_parallel_for(tj_thread_pool_current(), n, parallel_chunk, &job);
-  kernel_alloc_failures = before + atomic_load_explicit(&job.alloc_failures, memory_order_relaxed);
-}
 
 /* ---- engine ---- */
 
@@ -71,12 +33,12 @@ static void report_session_error(void *ctx, LLVMErrorRef err) {
 static tj_status_t *define_helpers(tj_jit_t *jit) {
   LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0};
   LLVMOrcCSymbolMapPair pairs[3] = {
-      {LLVMOrcLLJITMangleAndIntern(jit->lljit, TJ_JIT_HELPER_ALLOC),
-       {(LLVMOrcExecutorAddress)(uintptr_t)&tj_jit_helper_alloc, flags}},
-      {LLVMOrcLLJITMangleAndIntern(jit->lljit, TJ_JIT_HELPER_FREE),
-       {(LLVMOrcExecutorAddress)(uintptr_t)&tj_jit_helper_free, flags}},
-      {LLVMOrcLLJITMangleAndIntern(jit->lljit, TJ_JIT_HELPER_PARALLEL_FOR),
-       {(LLVMOrcExecutorAddress)(uintptr_t)&tj_jit_helper_parallel_for, flags}},
+      {LLVMOrcLLJITMangleAndIntern(jit->lljit, TJ_KERNEL_HELPER_ALLOC),
+       {(LLVMOrcExecutorAddress)(uintptr_t)&tj_kernel_helper_alloc, flags}},
+      {LLVMOrcLLJITMangleAndIntern(jit->lljit, TJ_KERNEL_HELPER_FREE),
+       {(LLVMOrcExecutorAddress)(uintptr_t)&tj_kernel_helper_free, flags}},
+      {LLVMOrcLLJITMangleAndIntern(jit->lljit, TJ_KERNEL_HELPER_PARALLEL_FOR),
+       {(LLVMOrcExecutorAddress)(uintptr_t)&tj_kernel_helper_parallel_for, flags}},
   };
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit->lljit);
   LLVMErrorRef err = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, 3));

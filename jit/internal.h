@@ -55,15 +55,4 @@ struct tj_jit {
 /* engine.c: adds an object and looks its kernel up; caller holds jit->lock. */
 tj_status_t *tj_jit_add_object_locked(tj_jit_t *jit, const tj_jit_object_t *obj, void (**out_fn)(void));
 
-/* The runtime helpers kernels call, registered in the JIT as absolute symbols. */
-#define TJ_JIT_HELPER_ALLOC "tvmjit_kernel_alloc"
-#define TJ_JIT_HELPER_FREE "tvmjit_kernel_free"
-void *tj_jit_helper_alloc(int64_t nbytes);
-void tj_jit_helper_free(void *p);
-/* Runs body(begin, end, closure) over chunks of [0, n) on the calling thread's current
- * pool (runtime/thread_pool.h), inline when there is none; kernel allocation failures
- * in the chunks count on the calling thread. */
-#define TJ_JIT_HELPER_PARALLEL_FOR "tvmjit_parallel_for"
-void tj_jit_helper_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void *), void *closure);
-
 #endif

@@ -6,11 +6,8 @@
  *   PrimFunc --tj_tir_lower--> lowered TIR --tj_jit_emit_object--> object bytes
  *            (+ canonical text, the cache key)  --tj_jit_add_object--> code address
  *
- * Kernel ABI (every kernel): void sym(void *buf0, ..., void *bufN-1, int64_t s0, ...)
- * one pointer per buffer parameter in parameter order, then one int64 per scalar
- * parameter in parameter order. Pointers are `noalias`: outputs never alias inputs
- * (call_tir is destination-passing). Buffers are dense row-major; the kernel needs no
- * alignment beyond the element size. Kernels are reentrant and thread-safe. */
+ * Kernels follow the runtime's kernel ABI (runtime/kernel.h): the C signature and the
+ * helpers they call back, including how a failed allocation is counted. */
 #ifndef TJ_JIT_JIT_H
 #define TJ_JIT_JIT_H
 
@@ -156,10 +153,5 @@ void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache);
 int tj_jit_cache_key_parts(const char *canonical_text, int opt_level, tj_jit_key_part_t *parts);
 /* XXH3-128 over the parts (names and values, length-prefixed). */
 void tj_jit_cache_key_hash(const tj_jit_key_part_t *parts, int n_parts, uint8_t out_key[16]);
-
-/* Heap allocations inside kernels (ALLOCATE over 64 KiB or symbolic) that failed on
- * this thread since the last call; the kernel skips its body when one fails. Reset
- * by reading. */
-int tj_jit_take_kernel_alloc_failures(void);
 
 #endif

@@ -69,8 +69,7 @@ tj_status_t *tj_executable_create(tj_executable_t **out_exe) {
 void tj_executable_free(tj_executable_t *exe) {
   if (!exe) return;
   for (int i = 0; i < exe->n_kernels; i++) {
-    tj_free((void *)exe->kernels[i]->name);
-    tj_free(exe->kernels[i]->arg_types);
+    tj_kernel_release(exe->kernels[i]);
     tj_free(exe->kernels[i]);
   }
   for (int i = 0; i < exe->n_values; i++) tj_free((void *)exe->values[i].name);
@@ -96,32 +95,11 @@ void tj_executable_free(tj_executable_t *exe) {
 
 tj_status_t *tj_executable_add_kernel(tj_executable_t *exe, const char *name, void (*fn)(void), int n_buffers,
                                       int n_scalars, int *out_id) {
-  if (!fn) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "kernel '%s' has no code", name ? name : "?");
-  if (n_buffers < 0 || n_scalars < 0 || n_buffers + n_scalars > 4096)
-    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "kernel '%s': bad parameter counts (%d buffers, %d scalars)",
-                         name ? name : "?", n_buffers, n_scalars);
   if (!TJ_EXE_GROW(exe, kernels, kernels, exe->n_kernels + 1)) return tj_exe_oom("a kernel");
   tj_kernel_t *k = tj_calloc(1, sizeof *k);
   if (!k) return tj_exe_oom("a kernel");
-  int n_args = n_buffers + n_scalars;
-  k->name = tj_strdup(name ? name : "kernel");
-  k->arg_types = tj_calloc((size_t)n_args + 1, sizeof *k->arg_types);
-  if (!k->name || !k->arg_types) {
-    tj_free((void *)k->name);
-    tj_free(k->arg_types);
-    tj_free(k);
-    return tj_exe_oom("a kernel");
-  }
-  k->fn = fn;
-  k->n_buffers = n_buffers;
-  k->n_scalars = n_scalars;
-  for (int i = 0; i < n_args; i++) k->arg_types[i] = i < n_buffers ? &ffi_type_pointer : &ffi_type_sint64;
-  ffi_status fs = ffi_prep_cif(&k->cif, FFI_DEFAULT_ABI, (unsigned)n_args, &ffi_type_void, k->arg_types);
-  if (fs != FFI_OK) {
-    tj_status_t *s = tj_status_new(TJ_ERR_INTERNAL, "kernel '%s': libffi cannot prepare a call with %d arguments (status %d)",
-                                   k->name, n_args, (int)fs);
-    tj_free((void *)k->name);
-    tj_free(k->arg_types);
+  tj_status_t *s = tj_kernel_init(k, name, fn, n_buffers, n_scalars);
+  if (s) {
     tj_free(k);
     return s;
   }
@@ -431,8 +409,7 @@ typedef struct tj_run {
   unsigned char *workspace;
   tj_tensor_t **outputs;  /* one per output position */
   void **argv;            /* ffi argument pointers for one call */
-  void **bufs;
-  int64_t *scalars;
+  void **bufs;            /* the buffer arguments of one call */
 } tj_run_t;
 
 static void tj_run_free(const tj_executable_t *exe, tj_run_t *r) {
@@ -443,7 +420,6 @@ static void tj_run_free(const tj_executable_t *exe, tj_run_t *r) {
   tj_free(r->outputs);
   tj_free(r->argv);
   tj_free(r->bufs);
-  tj_free(r->scalars);
 }
 
 static tj_status_t *tj_run_alloc(const tj_executable_t *exe, tj_run_t *r) {
@@ -452,9 +428,8 @@ static tj_status_t *tj_run_alloc(const tj_executable_t *exe, tj_run_t *r) {
   r->outputs = tj_calloc((size_t)exe->n_outputs + 1, sizeof *r->outputs);
   r->argv = tj_calloc(width, sizeof *r->argv);
   r->bufs = tj_calloc(width, sizeof *r->bufs);
-  r->scalars = tj_calloc(width, sizeof *r->scalars);
   if (exe->workspace_bytes) r->workspace = tj_aligned_alloc(exe->workspace_bytes);
-  if (!r->ptrs || !r->outputs || !r->argv || !r->bufs || !r->scalars || (exe->workspace_bytes && !r->workspace))
+  if (!r->ptrs || !r->outputs || !r->argv || !r->bufs || (exe->workspace_bytes && !r->workspace))
     return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory preparing a run (workspace %zu bytes)",
                          exe->workspace_bytes);
   return NULL;
@@ -482,17 +457,15 @@ static tj_status_t *tj_run_bind(const tj_executable_t *exe, const tj_tensor_t *c
   return NULL;
 }
 
-static void tj_run_call(const tj_executable_t *exe, const tj_call_t *call, tj_run_t *r) {
+/* Runs one call; a kernel that could not allocate its temporaries skipped its body, so
+ * the run stops there with a status. */
+static tj_status_t *tj_run_call(const tj_executable_t *exe, const tj_call_t *call, tj_run_t *r) {
   const tj_kernel_t *k = exe->kernels[call->kernel];
-  for (int a = 0; a < call->n_args; a++) {
-    r->bufs[a] = r->ptrs[call->args[a]];
-    r->argv[a] = &r->bufs[a];
-  }
-  for (int s = 0; s < k->n_scalars; s++) {
-    r->scalars[s] = call->scalars[s];
-    r->argv[call->n_args + s] = &r->scalars[s];
-  }
-  ffi_call((ffi_cif *)&k->cif, k->fn, NULL, r->argv);
+  for (int a = 0; a < call->n_args; a++) r->bufs[a] = r->ptrs[call->args[a]];
+  tj_kernel_call(k, r->bufs, call->scalars, r->argv);
+  if (tj_kernel_take_alloc_failures() == 0) return NULL;
+  return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "kernel '%s' (binding '%s') could not allocate its temporary storage",
+                       k->name, call->binding);
 }
 
 /* Output positions that must not alias: copies of inputs, constants, intermediates, or
@@ -538,9 +511,10 @@ tj_status_t *tj_executable_run_timed(const tj_executable_t *exe, int n_inputs, c
   tj_status_t *s = tj_run_alloc(exe, &r);
   if (!s) s = tj_run_bind(exe, inputs, &r);
   tj_thread_pool_t *prev_pool = exe->pool ? tj_thread_pool_set_current(exe->pool) : NULL;
+  (void)tj_kernel_take_alloc_failures(); /* counts from before this run are not ours */
   for (int c = 0; !s && c < exe->n_calls; c++) {
     double start = call_ms ? tj_now_ms() : 0;
-    tj_run_call(exe, &exe->calls[c], &r);
+    s = tj_run_call(exe, &exe->calls[c], &r);
     if (call_ms) call_ms[c] = tj_now_ms() - start;
   }
   if (exe->pool) tj_thread_pool_set_current(prev_pool);

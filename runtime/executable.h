@@ -5,11 +5,11 @@
 #ifndef TJ_RUNTIME_EXECUTABLE_H
 #define TJ_RUNTIME_EXECUTABLE_H
 
-#include <ffi.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/kernel.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 #include "support/status.h"
@@ -33,17 +33,6 @@ typedef struct tj_value_desc {
   const void *const_data;
 } tj_value_desc_t;
 
-/* A kernel follows the one C signature: void f(void *buf0, ..., void *bufN-1, int64_t s0, ...).
- * `cif` is prepared once when the kernel is added and reused by every call. */
-typedef struct tj_kernel {
-  const char *name;
-  void (*fn)(void);
-  int n_buffers;   /* pointer parameters */
-  int n_scalars;   /* trailing int64 parameters */
-  ffi_cif cif;
-  ffi_type **arg_types;
-} tj_kernel_t;
-
 typedef struct tj_call {
   int kernel;
   int n_args;
@@ -57,7 +46,8 @@ typedef struct tj_executable tj_executable_t;
 /* ---- building (used by jit/ and tests) ---- */
 tj_status_t *tj_executable_create(tj_executable_t **out_exe);
 void tj_executable_free(tj_executable_t *exe);
-/* Adds a kernel and prepares its cif; returns its id in *out_id. The executable does
+/* Adds a kernel (runtime/kernel.h: the call convention) and prepares its cif; returns
+ * its id in *out_id. The executable does
  * not own `fn`'s code (the JIT does); `owner` is released by tj_executable_free through
  * `release` (may be NULL). */
 tj_status_t *tj_executable_add_kernel(tj_executable_t *exe, const char *name, void (*fn)(void), int n_buffers,
@@ -103,7 +93,8 @@ char *tj_executable_memory_plan_text(const tj_executable_t *exe);
 /* ---- running ---- */
 /* Checks each input's dtype and shape (message names the parameter, expected and
  * given), allocates outputs (caller frees each *out_outputs[i] with tj_tensor_free)
- * and runs the calls in order. Thread-safe. */
+ * and runs the calls in order. A kernel whose temporary storage cannot be allocated
+ * stops the run with an out-of-memory status naming its call. Thread-safe. */
 tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
                                int n_outputs, tj_tensor_t **out_outputs);
 /* The same, with a monotonic clock around each call: call_ms[c] receives call c's

@@ -8,7 +8,6 @@
 #ifndef TJ_TESTS_DIFFERENTIAL_H
 #define TJ_TESTS_DIFFERENTIAL_H
 
-#include <ffi.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "ir/parse.h"
 #include "ir/visit.h"
 #include "jit/jit.h"
+#include "runtime/kernel.h"
 #include "support/alloc.h"
 #include "project.h"
 #include "testutil.h"
@@ -198,15 +198,11 @@ static int64_t count_mismatches(const void *a, const void *b, tj_dtype_t dt, int
 }
 
 static void call_kernel(void (*fn)(void), int n, void **buffers) {
-  ffi_cif cif;
-  ffi_type *types[MAX_PARAMS];
-  void *values[MAX_PARAMS];
-  for (int i = 0; i < n; i++) {
-    types[i] = &ffi_type_pointer;
-    values[i] = &buffers[i];
-  }
-  ck_assert_int_eq(ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void, types), FFI_OK);
-  ffi_call(&cif, fn, NULL, values);
+  tj_kernel_t k;
+  void *argv[MAX_PARAMS];
+  TU_OK(tj_kernel_init(&k, "kernel", fn, n, 0));
+  tj_kernel_call(&k, buffers, NULL, argv);
+  tj_kernel_release(&k);
 }
 
 /* Runs one function both ways. */

@@ -120,7 +120,7 @@ static void check_row_sum(int64_t rows, int64_t cols) {
       ck_assert_float_eq(out[i], acc * 0.5f);
     }
   }
-  ck_assert_int_eq(tj_jit_take_kernel_alloc_failures(), 0);
+  ck_assert_int_eq(tj_kernel_take_alloc_failures(), 0);
   free(in);
   free(out);
   tj_arena_free(a);

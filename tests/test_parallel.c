@@ -4,7 +4,6 @@
  * extents smaller than the pool and 0/1, with local buffers inside the loop, nested
  * parallel loops, and many host threads calling at once. */
 #include <dirent.h>
-#include <ffi.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "ir/interp.h"
 #include "ir/parse.h"
 #include "jit/jit.h"
+#include "runtime/kernel.h"
 #include "runtime/thread_pool.h"
 #include "support/alloc.h"
 #include "testutil.h"
@@ -411,19 +411,11 @@ static void release(kernel_case_t *kc) {
 }
 
 static void call_kernel(const kernel_case_t *kc, void **bufs) {
-  ffi_cif cif;
-  ffi_type *types[MAX_ARGS * 2];
-  void *values[MAX_ARGS * 2];
-  int64_t scalars[MAX_ARGS];
-  int n = kc->n_buffers + kc->n_scalars;
-  for (int i = 0; i < kc->n_buffers; i++) types[i] = &ffi_type_pointer, values[i] = &bufs[i];
-  for (int i = 0; i < kc->n_scalars; i++) {
-    scalars[i] = kc->scalars[i];
-    types[kc->n_buffers + i] = &ffi_type_sint64;
-    values[kc->n_buffers + i] = &scalars[i];
-  }
-  ck_assert_int_eq(ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void, types), FFI_OK);
-  ffi_call(&cif, kc->fn, NULL, values);
+  tj_kernel_t k;
+  void *argv[MAX_ARGS * 2];
+  TU_OK(tj_kernel_init(&k, "k", kc->fn, kc->n_buffers, kc->n_scalars));
+  tj_kernel_call(&k, bufs, kc->scalars, argv);
+  tj_kernel_release(&k);
 }
 
 /* Runs the kernel on fresh copies of the inputs; true when every buffer has the

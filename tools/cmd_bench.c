@@ -226,36 +226,19 @@ static int run_bench(int argc, char **argv) {
   int rc = parse_bench_args(argc, argv, &a);
   if (rc != CLI_OK) return rc;
   tvmjit_instance_options_t iopts;
-  tvmjit_instance_options_init(&iopts);
-  iopts.num_threads = a.m.threads;
-  if (a.no_cache) iopts.cache.enable = 0;
   tvmjit_module_options_t mopts;
-  tvmjit_module_options_init(&mopts);
-  mopts.passes = a.m.passes;
-  mopts.mixed_precision = a.m.mixed_precision;
-  mopts.no_schedule = a.m.no_schedule;
-  mopts.strict_float = a.m.strict_float;
-  tvmjit_instance_t *inst = NULL;
-  tvmjit_module_t *mod = NULL;
-  tvmjit_function_t *fn = NULL;
+  cli_model_options(&a.m, a.no_cache, &iopts, &mopts);
+  cli_loaded_t l;
   bench_result_t r = {0};
-  tvmjit_status_t *st = tvmjit_instance_create(&iopts, &inst);
-  double t0 = cli_now_ms();
-  if (!st) st = tvmjit_module_load_file(inst, a.m.model, &mopts, &mod);
-  if (!st) st = tvmjit_module_get_function(mod, a.m.function, &fn);
-  r.compile_ms = cli_now_ms() - t0;
-  if (st) {
-    /* A bad --passes / --mixed-precision value is a usage error. */
-    rc = tvmjit_status_code(st) == TVMJIT_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;
-    cli_report(st);
-  } else {
+  rc = cli_load(&a.m, &iopts, &mopts, false, &l);
+  r.compile_ms = l.compile_ms;
+  if (rc == CLI_OK) {
     /* Compile time depends on the kernel cache: keep the line that says what it did. */
-    const char *jit = strstr(tvmjit_module_report(mod), "jit: ");
+    const char *jit = strstr(tvmjit_module_report(l.mod), "jit: ");
     if (jit) snprintf(r.jit, sizeof r.jit, "%.*s", (int)strcspn(jit, "\n"), jit);
-    rc = bench_loaded(&a, fn, &r);
+    rc = bench_loaded(&a, l.fn, &r);
   }
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
+  cli_unload(&l);
   return rc;
 }
 

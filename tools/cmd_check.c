@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/parse.h"
+#include "api/driver.h"
 #include "ir/verify.h"
 #include "tools/cli.h"
 
@@ -17,7 +17,8 @@ static int run_check(int argc, char **argv) {
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return cli_report(tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory")), CLI_FAILED;
   tj_module_t *module = NULL;
-  tj_status_t *status = tj_parse_file(arena, path, &module);
+  /* The driver's first step, then the verifier on its own: every problem is listed. */
+  tj_status_t *status = tj_driver_parse(arena, path, NULL, 0, &module);
   if (!status) status = tj_verify_module(module);
   int rc = CLI_OK;
   if (status) {

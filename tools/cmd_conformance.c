@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/driver.h"
 #include "ir/parse.h"
 #include "ir/print.h"
 #include "ir/struct_equal.h"
@@ -72,11 +73,8 @@ static tj_status_t *parse_case_file(tj_arena_t *arena, const case_info_t *c, con
 /* Applies a pipeline written as in case.txt: "A() -> B(opt=...)". */
 static tj_status_t *run_pipeline(tj_arena_t *arena, const char *text, const tj_module_t *in,
                                  const tj_module_t **out) {
-  tj_pipeline_t pipeline;
-  TJ_RETURN_IF_ERROR(tj_pipeline_parse(arena, text, &pipeline));
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, arena);
-  return tj_pipeline_run(&ctx, &pipeline, NULL, in, out, NULL);
+  tj_driver_passes_t passes = {.passes = text};
+  return tj_driver_run_passes(arena, &passes, in, out, NULL);
 }
 
 static bool is_not_built(tj_status_t *s) {

@@ -2,12 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/parse.h"
+#include "api/driver.h"
 #include "ir/print.h"
-#include "ir/verify.h"
 #include "support/alloc.h"
 #include "tools/cli.h"
-#include "transforms/pass_manager.h"
 
 typedef struct print_args {
   const char *path, *passes, *mixed_precision, *print_before, *print_after;
@@ -40,44 +38,27 @@ static int parse_print_args(int argc, char **argv, print_args_t *a) {
   return CLI_OK;
 }
 
-static tj_status_t *apply_passes(tj_arena_t *arena, const print_args_t *a, const tj_module_t *in,
-                                 const tj_module_t **out) {
-  const char *text = a->passes;
-  if (a->mixed_precision)
-    text = tj_arena_printf(arena, "ToMixedPrecision(out_dtype=\"%s\")%s%s", a->mixed_precision,
-                           strcmp(a->passes, "none") ? "," : "", strcmp(a->passes, "none") ? a->passes : "");
-  if (!text) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-  tj_pipeline_t pipeline;
-  TJ_RETURN_IF_ERROR(tj_pipeline_parse(arena, text, &pipeline));
-  tj_pass_instruments_t ins = {.print_before = a->print_before,
-                               .print_after = a->print_after_all ? "*" : a->print_after,
-                               .print_file = stdout,
-                               .time_passes = a->time_passes,
-                               .verify_each = true};
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, arena);
-  tj_pass_report_t report = {0};
-  TJ_RETURN_IF_ERROR(tj_pipeline_run(&ctx, &pipeline, &ins, in, out, &report));
-  if (a->time_passes) fputs(tj_pass_report_text(arena, &report), stderr);
-  return NULL;
-}
-
 static int run_print(int argc, char **argv) {
   print_args_t a;
   int rc = parse_print_args(argc, argv, &a);
   if (rc != CLI_OK) return rc;
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return cli_report(tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory")), CLI_FAILED;
-  tj_module_t *parsed = NULL;
+  tj_pass_instruments_t ins = {.print_before = a.print_before,
+                               .print_after = a.print_after_all ? "*" : a.print_after,
+                               .print_file = stdout,
+                               .time_passes = a.time_passes,
+                               .verify_each = true};
+  tj_driver_passes_t passes = {a.passes, a.mixed_precision, &ins};
+  tj_pass_report_t report = {0};
   const tj_module_t *module = NULL;
-  tj_status_t *status = tj_parse_file(arena, a.path, &parsed);
-  if (!status) status = tj_verify_module(parsed);
-  if (!status) status = apply_passes(arena, &a, parsed, &module);
+  tj_status_t *status = tj_driver_load(arena, a.path, NULL, 0, &passes, &module, &report);
   if (status) {
     /* A usage mistake in --passes is a usage error (exit 2); anything else is exit 1. */
     rc = tj_status_code(status) == TJ_ERR_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;
     cli_report(status);
   } else {
+    if (a.time_passes) fputs(tj_pass_report_text(arena, &report), stderr);
     char *text = tj_print_module(module);
     if (text) fputs(text, stdout);
     else cli_report(tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory while printing"));

@@ -146,43 +146,26 @@ static int run_run(int argc, char **argv) {
   if (rc != CLI_OK) return rc;
   if (a.output && !cli_check_output_path(a.output)) return CLI_FAILED; /* before the long work */
   tvmjit_instance_options_t iopts;
-  tvmjit_instance_options_init(&iopts);
-  iopts.num_threads = a.m.threads;
-  if (a.no_cache) iopts.cache.enable = 0;
   tvmjit_module_options_t mopts;
-  tvmjit_module_options_init(&mopts);
-  mopts.passes = a.m.passes;
-  mopts.mixed_precision = a.m.mixed_precision;
+  cli_model_options(&a.m, a.no_cache, &iopts, &mopts);
   mopts.ir_dump = stdout;
   mopts.print_ir_before = a.print_ir_before;
   mopts.print_ir_after = a.print_ir_after;
   mopts.print_ir_after_all = a.print_ir_after_all;
   mopts.time_passes = a.time_passes;
-  mopts.no_schedule = a.m.no_schedule;
-  mopts.strict_float = a.m.strict_float;
   if (a.cache_debug) mopts.cache_debug = 1;
-  tvmjit_instance_t *inst = NULL;
-  tvmjit_module_t *mod = NULL;
-  tvmjit_function_t *fn = NULL;
-  tvmjit_status_t *st = tvmjit_instance_create(&iopts, &inst);
-  if (!st) st = tvmjit_module_load_file(inst, a.m.model, &mopts, &mod);
-  if (!st) st = tvmjit_module_get_function(mod, a.m.function, &fn);
-  cli_print_messages(mod ? tvmjit_module_messages(mod) : "");
-  if (st) {
-    /* A bad --passes / --mixed-precision value is a usage error. */
-    rc = tvmjit_status_code(st) == TVMJIT_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;
-    cli_report(st);
-  } else {
-    if (a.verbose || a.time_passes) fputs(tvmjit_module_report(mod), stderr);
-    if (a.print_memory_plan) fputs(tvmjit_function_memory_plan(fn), stdout);
+  cli_loaded_t l;
+  rc = cli_load(&a.m, &iopts, &mopts, true, &l);
+  if (rc == CLI_OK) {
+    if (a.verbose || a.time_passes) fputs(tvmjit_module_report(l.mod), stderr);
+    if (a.print_memory_plan) fputs(tvmjit_function_memory_plan(l.fn), stdout);
     cli_bound_inputs_t b;
     memset(&b, 0, sizeof b);
-    rc = cli_bind_inputs(&a.m, fn, &b);
-    if (rc == CLI_OK) rc = execute(&a, fn, &b);
+    rc = cli_bind_inputs(&a.m, l.fn, &b);
+    if (rc == CLI_OK) rc = execute(&a, l.fn, &b);
     cli_free_bound(&b);
   }
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
+  cli_unload(&l);
   return rc;
 }
 

@@ -248,3 +248,39 @@ int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_
   return CLI_OK;
 }
 
+
+/* ---- loading ---- */
+
+void cli_model_options(const cli_model_args_t *a, bool no_cache, tvmjit_instance_options_t *out_instance,
+                       tvmjit_module_options_t *out_module) {
+  tvmjit_instance_options_init(out_instance);
+  out_instance->num_threads = a->threads;
+  if (no_cache) out_instance->cache.enable = 0;
+  tvmjit_module_options_init(out_module);
+  out_module->passes = a->passes;
+  out_module->mixed_precision = a->mixed_precision;
+  out_module->no_schedule = a->no_schedule;
+  out_module->strict_float = a->strict_float;
+}
+
+int cli_load(const cli_model_args_t *a, const tvmjit_instance_options_t *iopts, const tvmjit_module_options_t *mopts,
+             bool print_messages, cli_loaded_t *out) {
+  memset(out, 0, sizeof *out);
+  tvmjit_status_t *st = tvmjit_instance_create(iopts, &out->inst);
+  double t0 = cli_now_ms();
+  if (!st) st = tvmjit_module_load_file(out->inst, a->model, mopts, &out->mod);
+  if (!st) st = tvmjit_module_get_function(out->mod, a->function, &out->fn);
+  out->compile_ms = cli_now_ms() - t0;
+  if (print_messages) cli_print_messages(out->mod ? tvmjit_module_messages(out->mod) : "");
+  if (!st) return CLI_OK;
+  /* A bad --passes / --mixed-precision value is a usage error. */
+  int rc = tvmjit_status_code(st) == TVMJIT_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;
+  cli_report(st);
+  return rc;
+}
+
+void cli_unload(cli_loaded_t *l) {
+  tvmjit_module_free(l->mod);
+  tvmjit_instance_free(l->inst);
+  memset(l, 0, sizeof *l);
+}

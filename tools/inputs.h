@@ -35,6 +35,28 @@ int cli_model_positional(const char *cmd, cli_model_args_t *a, const char *arg);
 /* Parses a decimal integer in [lo, hi]; 0 on success, -1 otherwise. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 
+/* The options `a` gives the instance and the module (threads, passes, mixed precision,
+ * schedule, float mode); `no_cache` turns the kernel cache off. The caller adds the
+ * command's own options. */
+void cli_model_options(const cli_model_args_t *a, bool no_cache, tvmjit_instance_options_t *out_instance,
+                       tvmjit_module_options_t *out_module);
+
+/* A model compiled for a command: instance, module and the function to call. */
+typedef struct cli_loaded {
+  tvmjit_instance_t *inst;
+  tvmjit_module_t *mod;
+  tvmjit_function_t *fn;
+  double compile_ms; /* loading the model and compiling the function */
+} cli_loaded_t;
+
+/* Creates the instance, loads a->model and compiles a->function. With print_messages
+ * the module's compile messages go to stderr first (also on failure). On failure the
+ * error is reported and the result is CLI_USAGE for a bad --passes or
+ * --mixed-precision value, else CLI_FAILED; `out` is freed with cli_unload in any case. */
+int cli_load(const cli_model_args_t *a, const tvmjit_instance_options_t *iopts, const tvmjit_module_options_t *mopts,
+             bool print_messages, cli_loaded_t *out);
+void cli_unload(cli_loaded_t *l);
+
 /* The tensors bound to a function's parameters, one per parameter. */
 typedef struct cli_bound_inputs {
   int n;

@@ -7,10 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir/parse.h"
+#include "api/driver.h"
 #include "ir/verify.h"
 #include "support/arena.h"
-#include "transforms/pass_manager.h"
 #include "transforms/tir/lower.h"
 
 #include "fuzz_limits.h"
@@ -26,15 +25,16 @@ static void lower_all(tj_arena_t *arena, const tj_module_t *m) {
   }
 }
 
-static void run_pipeline(tj_arena_t *arena, const char *text, const tj_module_t *in) {
-  tj_pipeline_t pipeline;
-  tj_status_t *s = tj_pipeline_parse(arena, text, &pipeline);
-  if (s) fuzz_fail("the fuzz pipeline does not parse", tj_status_text(s));
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, arena);
+/* The default pipeline as the API and the tools build it (api/driver.h), with
+ * ToMixedPrecision first when `mixed_precision` is set. */
+static void run_pipeline(tj_arena_t *arena, const char *mixed_precision, const tj_module_t *in) {
   tj_pass_instruments_t ins = {.verify_each = true};
+  tj_driver_passes_t passes = {"default", mixed_precision, &ins};
+  tj_pipeline_t pipeline;
+  tj_status_t *s = tj_driver_pipeline(arena, &passes, &pipeline);
+  if (s) fuzz_fail("the fuzz pipeline does not parse", tj_status_text(s));
   const tj_module_t *out = NULL;
-  s = tj_pipeline_run(&ctx, &pipeline, &ins, in, &out, NULL);
+  s = tj_driver_run_passes(arena, &passes, in, &out, NULL);
   if (s) {
     fuzz_check_any_status(s);
     return;
@@ -47,14 +47,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return 0;
   tj_module_t *m = NULL;
-  tj_status_t *s = tj_parse_module(arena, "fuzz.rx", (const char *)data, size, &m);
+  tj_status_t *s = tj_driver_parse(arena, "fuzz.rx", (const char *)data, size, &m);
   if (!s) s = tj_verify_module(m);
   if (s) {
     fuzz_check_any_status(s);
   } else {
     lower_all(arena, m);
-    run_pipeline(arena, "default", m);
-    run_pipeline(arena, "ToMixedPrecision(out_dtype=\"float16\"),default", m);
+    run_pipeline(arena, NULL, m);
+    run_pipeline(arena, "float16", m);
   }
   tj_arena_free(arena);
   return 0;

@@ -1,0 +1,59 @@
+/* The driver (driver.h): parse -> verify -> passes -> compile, in one place. */
+#include "api/driver.h"
+
+#include <string.h>
+
+#include "ir/parse.h"
+#include "ir/verify.h"
+
+tj_status_t *tj_driver_parse(tj_arena_t *arena, const char *name, const char *text, size_t length,
+                             tj_module_t **out_module) {
+  if (text) return tj_parse_module(arena, name ? name : "<string>", text, length, out_module);
+  return tj_parse_file(arena, name, out_module);
+}
+
+/* "ToMixedPrecision(out_dtype=...)" in front of the pass list ("none" adds nothing). */
+static tj_status_t *pipeline_text(tj_arena_t *arena, const tj_driver_passes_t *o, const char **out_text) {
+  const char *passes = o->passes ? o->passes : "default";
+  const char *mp = o->mixed_precision;
+  if (!mp) return *out_text = passes, NULL;
+  if (strcmp(mp, "float16") && strcmp(mp, "float32"))
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "mixed precision '%s': use float16 or float32", mp);
+  bool none = strcmp(passes, "none") == 0;
+  *out_text = tj_arena_printf(arena, "ToMixedPrecision(out_dtype=\"%s\")%s%s", mp, none ? "" : ",", none ? "" : passes);
+  return *out_text ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+tj_status_t *tj_driver_pipeline(tj_arena_t *arena, const tj_driver_passes_t *o, tj_pipeline_t *out_pipeline) {
+  const char *text;
+  TJ_RETURN_IF_ERROR(pipeline_text(arena, o, &text));
+  return tj_pipeline_parse(arena, text, out_pipeline);
+}
+
+tj_status_t *tj_driver_run_passes(tj_arena_t *arena, const tj_driver_passes_t *o, const tj_module_t *in,
+                                  const tj_module_t **out_module, tj_pass_report_t *out_report) {
+  tj_pipeline_t pipeline;
+  TJ_RETURN_IF_ERROR(tj_driver_pipeline(arena, o, &pipeline));
+  tj_pass_context_t ctx;
+  tj_pass_context_init(&ctx, arena);
+  return tj_pipeline_run(&ctx, &pipeline, o->instruments, in, out_module, out_report);
+}
+
+tj_status_t *tj_driver_load(tj_arena_t *arena, const char *name, const char *text, size_t length,
+                            const tj_driver_passes_t *o, const tj_module_t **out_module,
+                            tj_pass_report_t *out_report) {
+  tj_module_t *parsed = NULL;
+  TJ_RETURN_IF_ERROR(tj_driver_parse(arena, name, text, length, &parsed));
+  /* Parse errors already start with file:line:col; the verifier's do not. */
+  TJ_RETURN_IF_ERROR(tj_status_annotate(tj_verify_module(parsed), "%s", name ? name : "<string>"));
+  return tj_driver_run_passes(arena, o, parsed, out_module, out_report);
+}
+
+tj_status_t *tj_driver_compile(tj_jit_t *jit, const tj_module_t *m, const char *function,
+                               const tj_jit_options_t *opts, tj_thread_pool_t *pool, tj_executable_t **out_exe) {
+  tj_executable_t *exe = NULL;
+  TJ_RETURN_IF_ERROR(tj_jit_compile_module(jit, m, function, opts, &exe));
+  tj_executable_set_thread_pool(exe, pool);
+  *out_exe = exe;
+  return NULL;
+}
