@@ -531,6 +531,17 @@ static tj_status_t *plan_call(fuser_t *fu, const tj_call_tir_view_t *view, call_
   return NULL;
 }
 
+
+/* Appends a callee's body to the fused body, splicing a sequence into its statements:
+ * TVM's FuseTIR flattens nested sequences (SeqStmt::Flatten), so the fused root holds one
+ * flat sequence and compares structurally with TVM's output. */
+static bool push_flattened(tj_ptr_vec_t *bodies, const tj_tir_stmt_t *body) {
+  if (body->kind != TJ_TIR_SEQ) return tj_vec_push(bodies, body);
+  for (int i = 0; i < body->seq.n; i++)
+    if (!push_flattened(bodies, body->seq.stmts[i])) return false;
+  return true;
+}
+
 static tj_status_t *inline_call(fuser_t *fu, const tj_rx_binding_t *b, const tj_call_tir_view_t *view) {
   call_plan_t cp = {.subst = {.vars = {.arena = fu->a}, .values = {.arena = fu->a}}};
   const tj_rx_expr_t *callee_ref = view->callee;
@@ -577,7 +588,7 @@ static tj_status_t *inline_call(fuser_t *fu, const tj_rx_binding_t *b, const tj_
   }
   TJ_RETURN_IF_ERROR(check_call_buffers(fu, &cp));
   const tj_tir_stmt_t *body = tj_tir_mutate_stmt(&m, root->body);
-  if (m.failed || !body || !tj_vec_push(&fu->bodies, body)) return OOM();
+  if (m.failed || !body || !push_flattened(&fu->bodies, body)) return OOM();
   if (!result || !tj_map_put(&fu->values, b->var, result)) return OOM();
   return NULL;
 }
