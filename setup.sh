@@ -3,7 +3,7 @@
 # Safe to run again: packages already present are not reinstalled and the build is
 # incremental. Usage: ./setup.sh [--sanitize] [--fuzz] [--with-test-deps] [--build-dir DIR]
 # (--fuzz: the libFuzzer targets in build-fuzz, built with clang; see tests/fuzz/run;
-# --with-test-deps: also what the tests need, pytest, venv and PyTorch for python/)
+# --with-test-deps: also what the tests need: pytest, venv and PyTorch for python/, graphviz)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
     --sanitize) BUILD_DIR=build-asan; CMAKE_ARGS+=(-DTVMJIT_SANITIZE=ON) ;;
     --fuzz) BUILD_DIR=build-fuzz; CMAKE_ARGS+=(-DTVMJIT_FUZZ=ON -DCMAKE_C_COMPILER=clang)
             BUILD_TARGET=(--target fuzz_targets); FUZZ_PACKAGES=(clang libclang-rt-14-dev) ;;
-    --with-test-deps) TEST_PACKAGES=(python3-pytest python3-venv python3-torch) ;;
+    --with-test-deps) TEST_PACKAGES=(python3-pytest python3-venv python3-torch graphviz) ;;
     --build-dir) BUILD_DIR="$2"; shift ;;
     --werror) CMAKE_ARGS+=(-DTVMJIT_WERROR=ON) ;;
     -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;

@@ -1,15 +1,22 @@
-/* tvmjit print: read a model, optionally run passes, and print it as TVMScript. */
+/* tvmjit print: read a model, optionally run passes, and print it as TVMScript, or draw
+ * main's dataflow (--graph: Graphviz DOT; --graph-svg: rendered by Graphviz's `dot`). */
+#include <errno.h>
+#include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "api/driver.h"
+#include "ir/dot.h"
 #include "ir/print.h"
 #include "support/alloc.h"
 #include "tools/cli.h"
 
 typedef struct print_args {
-  const char *path, *passes, *mixed_precision, *print_before, *print_after;
-  bool time_passes, print_after_all;
+  const char *path, *passes, *mixed_precision, *print_before, *print_after, *graph_svg;
+  bool time_passes, print_after_all, graph;
 } print_args_t;
 
 static int parse_print_args(int argc, char **argv, print_args_t *a) {
@@ -29,13 +36,77 @@ static int parse_print_args(int argc, char **argv, print_args_t *a) {
     else if (cli_flag(argv[i], "print-ir-after-all", "print", &rc)) a->print_after_all = true;
     else if (cli_option(argc, argv, &i, "print-ir-after", true, &v)) a->print_after = v;
     else if (cli_flag(argv[i], "time-passes", "print", &rc)) a->time_passes = true;
+    else if (cli_flag(argv[i], "graph", "print", &rc)) a->graph = true;
+    else if (cli_option(argc, argv, &i, "graph-svg", true, &v)) {
+      if (!v || !*v) return cli_usage_error("print", "--graph-svg needs the output file (OUT.svg)");
+      a->graph_svg = v;
+    }
     else if (argv[i][0] == '-' && argv[i][1] != '\0') return cli_usage_error("print", "unknown option '%s'", argv[i]);
     else if (a->path) return cli_usage_error("print", "expected one model file, got '%s' and '%s'", a->path, argv[i]);
     else a->path = argv[i];
     if (rc != CLI_OK) return rc;
   }
   if (!a->path) return cli_usage_error("print", "missing the model file (FILE.rx)");
+  if (a->graph && a->graph_svg) return cli_usage_error("print", "--graph and --graph-svg exclude each other");
   return CLI_OK;
+}
+
+/* Runs Graphviz's `dot` on the DOT text: written to OUT.svg.dot, rendered to
+ * OUT.svg.tmp, renamed to OUT.svg, so that a failure never leaves a half-written
+ * picture. No shell is involved, so any file name is safe. */
+static int render_svg(const char *dot_text, const char *svg_path) {
+  size_t n = strlen(svg_path) + 8;
+  char *dot_path = malloc(n), *tmp_path = malloc(n);
+  int rc = CLI_FAILED;
+  FILE *f = NULL;
+  if (!dot_path || !tmp_path) goto done;
+  snprintf(dot_path, n, "%s.dot", svg_path);
+  snprintf(tmp_path, n, "%s.tmp", svg_path);
+  if (!(f = fopen(dot_path, "w")) || fputs(dot_text, f) == EOF || fclose(f) != 0) {
+    if (f) fclose(f);
+    fprintf(stderr, "tvmjit print: cannot write %s: %s\n", dot_path, strerror(errno));
+    goto done;
+  }
+  char *args[] = {"dot", "-Tsvg", "-o", tmp_path, dot_path, NULL};
+  pid_t pid;
+  int status = 0;
+  extern char **environ;
+  if (posix_spawnp(&pid, "dot", NULL, NULL, args, environ) != 0) {
+    fprintf(stderr, "tvmjit print: --graph-svg needs Graphviz's 'dot' (apt-get install graphviz); "
+                    "--graph prints the DOT text instead\n");
+  } else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "tvmjit print: Graphviz's dot failed on %s\n", dot_path);
+  } else if (rename(tmp_path, svg_path) != 0) {
+    fprintf(stderr, "tvmjit print: cannot write %s: %s\n", svg_path, strerror(errno));
+  } else {
+    rc = CLI_OK;
+  }
+  remove(dot_path);
+  remove(tmp_path);
+done:
+  if (!dot_path || !tmp_path) cli_report(tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory"));
+  free(dot_path);
+  free(tmp_path);
+  return rc;
+}
+
+/* The final module as TVMScript, or main's graph. With a --print-ir-* option the
+ * instruments have printed what was asked for, so the module is not printed again. */
+static int print_result(const print_args_t *a, const tj_module_t *module) {
+  bool graph = a->graph || a->graph_svg;
+  if (!graph && (a->print_before || a->print_after || a->print_after_all)) return CLI_OK;
+  char *text = graph ? tj_dot_function(module, "main", NULL) : tj_print_module(module);
+  int rc = CLI_FAILED;
+  if (!text && graph && !tj_module_find_relax(module, "main"))
+    fprintf(stderr, "tvmjit print: %s has no Relax function 'main' to draw\n", a->path);
+  else if (!text)
+    cli_report(tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory while printing"));
+  else if (a->graph_svg)
+    rc = render_svg(text, a->graph_svg);
+  else
+    rc = fputs(text, stdout) == EOF ? CLI_FAILED : CLI_OK;
+  tj_free(text);
+  return rc;
 }
 
 static int run_print(int argc, char **argv) {
@@ -59,11 +130,7 @@ static int run_print(int argc, char **argv) {
     cli_report(status);
   } else {
     if (a.time_passes) fputs(tj_pass_report_text(arena, &report), stderr);
-    char *text = tj_print_module(module);
-    if (text) fputs(text, stdout);
-    else cli_report(tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory while printing"));
-    rc = text ? CLI_OK : CLI_FAILED;
-    tj_free(text);
+    rc = print_result(&a, module);
   }
   tj_arena_free(arena);
   return rc;
@@ -73,10 +140,16 @@ const cli_command_t cli_cmd_print = {
     "print", "print a model as TVMScript, after passes with --passes",
     "usage: tvmjit print FILE.rx [--passes P1,P2,...] [--mixed-precision[=float32|float16]]\n"
     "                    [--print-ir-before=P] [--print-ir-after=P] [--print-ir-after-all] [--time-passes]\n"
+    "                    [--graph | --graph-svg OUT.svg]\n"
     "\n"
     "Reads FILE.rx, verifies it, runs the passes (default: none; 'default' is\n"
     "LegalizeOps,AnnotateTIROpPattern,FuseOps,FuseTIR; options in TVM's spelling, e.g.\n"
     "'ToMixedPrecision(out_dtype=\"float16\"),LegalizeOps') with the verifier after each,\n"
     "and prints the result as TVMScript (what TVM's mod.script() prints).\n"
+    "With --print-ir-before/after the instruments print the module at those passes\n"
+    "and the final module is not printed again.\n"
+    "--graph prints main's dataflow as Graphviz DOT instead (one box per call, with the\n"
+    "kernel's op pattern, dtype and shape; after FuseOps each fused function is a\n"
+    "cluster); --graph-svg OUT.svg renders it with Graphviz's dot (package graphviz).\n"
     "exit status: 0 success, 1 bad model or a pass failed, 2 usage error (incl. unknown pass)\n",
     run_print};

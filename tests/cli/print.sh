@@ -13,5 +13,21 @@ expect_exit 0 "reprint" -- "$BIN" print "$TMP/once.rx"
 cmp -s "$TMP/out" "$TMP/once.rx" && passes=$((passes + 1)) || { echo "FAIL: print is not a fixed point"; failures=$((failures + 1)); }
 expect_exit 0 "--print-ir-after" -- "$BIN" print "$MODEL" --passes default --print-ir-after=FuseOps
 expect_text "$TMP/out" "fused_conv2d2_relu" "FuseOps groups are shown"
+[ "$(grep -c '^@I.ir_module' "$TMP/out")" -le 1 ] && passes=$((passes + 1)) || { echo "FAIL: the module is printed twice with --print-ir-after"; failures=$((failures + 1)); }
 expect_exit 2 "unknown pass" -- "$BIN" print "$MODEL" --passes 'LegalizeOps,Nope'
+# --graph: main's dataflow as DOT, one box per fused kernel.
+expect_exit 0 "--graph" -- "$BIN" print "$MODEL" --passes default --graph
+expect_text "$TMP/out" 'digraph "main"' "DOT header"
+expect_text "$TMP/out" "fused_conv2d2_relu" "fused kernels are drawn"
+grep -q 'def main' "$TMP/out" && { echo "FAIL: --graph also printed TVMScript"; failures=$((failures + 1)); } || passes=$((passes + 1))
+expect_exit 2 "--graph and --graph-svg exclude each other" -- "$BIN" print "$MODEL" --graph --graph-svg "$TMP/x.svg"
+if command -v dot >/dev/null; then
+  expect_exit 0 "--graph-svg" -- "$BIN" print "$MODEL" --passes default --graph-svg "$TMP/seed.svg"
+  expect_text "$TMP/seed.svg" "<svg" "an SVG is written"
+  ls "$TMP"/seed.svg.* >/dev/null 2>&1 && { echo "FAIL: --graph-svg left temporary files"; failures=$((failures + 1)); } || passes=$((passes + 1))
+fi
+# Without dot on PATH: a clear error and no file.
+expect_exit 1 "--graph-svg without Graphviz" -- env PATH=/nonexistent "$BIN" print "$MODEL" --graph-svg "$TMP/none.svg"
+expect_text "$TMP/err" "graphviz" "the error names the package"
+[ ! -e "$TMP/none.svg" ] && passes=$((passes + 1)) || { echo "FAIL: a picture was written without dot"; failures=$((failures + 1)); }
 finish
