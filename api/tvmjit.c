@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/driver.h"
+#include "api/handles.h"
 #include "ir/flops.h"
 #include "jit/cache.h"
 #include "jit/jit.h"
@@ -26,10 +27,6 @@ void tvmjit_status_free(tvmjit_status_t *status) { tj_status_free(status); }
 
 /* ---------------------------------------------------------------- tensors */
 
-struct tvmjit_tensor {
-  tj_tensor_t *t;
-};
-
 static const char *const dtype_names[] = {"float16", "float32", "float64", "int8",   "int16",  "int32",
                                           "int64",   "uint8",   "uint16",  "uint32", "uint64", "bool"};
 enum { N_DTYPES = sizeof dtype_names / sizeof dtype_names[0] };
@@ -44,7 +41,7 @@ int tvmjit_dtype_from_name(const char *name, tvmjit_dtype_t *out_dtype) {
   return -1;
 }
 
-static bool to_internal_dtype(tvmjit_dtype_t d, tj_dtype_t *out) {
+bool tj_api_internal_dtype(tvmjit_dtype_t d, tj_dtype_t *out) {
   return (unsigned)d < N_DTYPES && tj_dtype_parse(dtype_names[d], out);
 }
 
@@ -55,19 +52,20 @@ static tvmjit_dtype_t to_public_dtype(tj_dtype_t d) {
   return out;
 }
 
-static tj_status_t *wrap_tensor(tj_tensor_t *t, tvmjit_tensor_t **out) {
+tj_status_t *tj_api_wrap_tensor(tj_tensor_t *t, tvmjit_tensor_t **out) {
   tvmjit_tensor_t *p = tj_malloc(sizeof *p);
   if (!p) {
     tj_tensor_free(t);
     return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor handle");
   }
   p->t = t;
+  p->managed = NULL;
   *out = p;
   return NULL;
 }
 
 static tj_status_t *check_shape_args(tvmjit_dtype_t dtype, int ndim, const int64_t *shape, tj_dtype_t *out_dt) {
-  if (!to_internal_dtype(dtype, out_dt)) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "unknown dtype %d", (int)dtype);
+  if (!tj_api_internal_dtype(dtype, out_dt)) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "unknown dtype %d", (int)dtype);
   if (ndim < 0 || ndim > TVMJIT_MAX_NDIM)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "ndim %d is out of range 0..%d", ndim, TVMJIT_MAX_NDIM);
   if (ndim > 0 && !shape) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "shape is NULL");
@@ -81,7 +79,7 @@ tvmjit_status_t *tvmjit_tensor_new(tvmjit_dtype_t dtype, int ndim, const int64_t
   TJ_RETURN_IF_ERROR(check_shape_args(dtype, ndim, shape, &dt));
   tj_tensor_t *t;
   TJ_RETURN_IF_ERROR(tj_tensor_new(dt, ndim, shape, &t));
-  return wrap_tensor(t, out_tensor);
+  return tj_api_wrap_tensor(t, out_tensor);
 }
 
 tvmjit_status_t *tvmjit_tensor_wrap(tvmjit_dtype_t dtype, int ndim, const int64_t *shape, void *data,
@@ -91,12 +89,13 @@ tvmjit_status_t *tvmjit_tensor_wrap(tvmjit_dtype_t dtype, int ndim, const int64_
   if (!data) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_tensor_wrap: data is NULL");
   tj_tensor_t *t;
   TJ_RETURN_IF_ERROR(tj_tensor_wrap(dt, ndim, shape, data, &t));
-  return wrap_tensor(t, out_tensor);
+  return tj_api_wrap_tensor(t, out_tensor);
 }
 
 void tvmjit_tensor_free(tvmjit_tensor_t *tensor) {
   if (!tensor) return;
   tj_tensor_free(tensor->t);
+  if (tensor->managed && tensor->managed->deleter) tensor->managed->deleter(tensor->managed);
   tj_free(tensor);
 }
 
@@ -121,7 +120,7 @@ tvmjit_status_t *tvmjit_tensor_convert(const tvmjit_tensor_t *src, tvmjit_tensor
 tvmjit_status_t *tvmjit_tensor_load_npy(const char *path, tvmjit_tensor_t **out_tensor) {
   tj_tensor_t *t;
   TJ_RETURN_IF_ERROR(tj_npy_load(path, &t));
-  return wrap_tensor(t, out_tensor);
+  return tj_api_wrap_tensor(t, out_tensor);
 }
 
 tvmjit_status_t *tvmjit_tensor_save_npy(const char *path, const tvmjit_tensor_t *tensor) {
@@ -146,7 +145,7 @@ tvmjit_status_t *tvmjit_npz_load(const char *path, int *out_count, char ***out_n
   tj_status_t *st = (names && tensors) ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
   for (int i = 0; i < n && !st; i++) {
     if (!(names[i] = tj_strdup(tj_npz_name(npz, i)))) st = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-    else st = wrap_tensor(tj_npz_take(npz, i), &tensors[i]);
+    else st = tj_api_wrap_tensor(tj_npz_take(npz, i), &tensors[i]);
   }
   tj_npz_free(npz);
   if (st) {
@@ -264,15 +263,6 @@ tvmjit_status_t *tvmjit_cache_clear(const char *directory, int *out_removed, uin
 }
 
 /* ---------------------------------------------------------------- modules */
-
-struct tvmjit_function {
-  char *name;
-  tj_executable_t *exe;
-  tvmjit_dtype_t *input_dtypes, *output_dtypes; /* public dtypes, cached */
-  char *memory_plan;
-  double flops; /* one call's float operations, -1 when unknown */
-  struct tvmjit_function *next;
-};
 
 struct tvmjit_module {
   tvmjit_instance_t *instance;
@@ -571,7 +561,7 @@ tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function
   }
   if (!st) st = tj_executable_run_timed(function->exe, n_inputs, in, n_outputs, out, out_call_ms);
   for (int i = 0; i < n_outputs && !st; i++) {
-    st = wrap_tensor(out[i], &handles[i]);
+    st = tj_api_wrap_tensor(out[i], &handles[i]);
     out[i] = NULL;
   }
   if (!st) memcpy(out_outputs, handles, sizeof *handles * (size_t)n_outputs);

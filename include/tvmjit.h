@@ -39,6 +39,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <dlpack/dlpack.h> /* Debian: libdlpack-dev; the DLPack ABI (0.6 and later) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -279,6 +281,42 @@ const char *tvmjit_function_kernel_call_name(const tvmjit_function_t *function, 
 tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function, int n_inputs,
                                                const tvmjit_tensor_t *const *inputs, int n_outputs,
                                                tvmjit_tensor_t **out_outputs, double *out_call_ms);
+
+/* ---------------------------------------------------------------- DLPack */
+
+/* Tensors that hosts already have (PyTorch, numpy, other runtimes) in and out without a
+ * copy, through DLPack's stable ABI. Only CPU memory (kDLCPU, kDLCUDAHost) is accepted. */
+
+/* DLPack's code for bool (kDLBool of DLPack 0.8; dlpack.h 0.6 does not name it). */
+#define TVMJIT_DL_BOOL 6
+
+/* The DLPack dtype of a tvmjit dtype (bool: TVMJIT_DL_BOOL, 8 bits, as PyTorch and
+ * numpy export it). */
+DLDataType tvmjit_dtype_to_dlpack(tvmjit_dtype_t dtype);
+/* 0, or -1 when tvmjit has no such dtype (bfloat16, complex, lanes > 1). Accepts bool
+ * as TVMJIT_DL_BOOL/8 and as TVM's kDLUInt/1. */
+int tvmjit_dtype_from_dlpack(DLDataType dl, tvmjit_dtype_t *out_dtype);
+
+/* Hands tensor over as a DLManagedTensor (no copy): on success tensor belongs to
+ * *out_managed, whose deleter frees it; the caller must not free tensor. */
+tvmjit_status_t *tvmjit_tensor_to_dlpack(tvmjit_tensor_t *tensor, DLManagedTensor **out_managed);
+/* A tensor over a DLPack producer's dense CPU memory (no copy). On success the tensor
+ * owns `managed` and calls its deleter in tvmjit_tensor_free; on error the caller keeps
+ * it. Strided (non-dense) tensors are refused here: tvmjit_function_call_dlpack
+ * accepts them. */
+tvmjit_status_t *tvmjit_tensor_from_dlpack(DLManagedTensor *managed, tvmjit_tensor_t **out_tensor);
+
+/* The position of the parameter called `name`, -1 when there is none. */
+int tvmjit_function_input_index(const tvmjit_function_t *function, const char *name);
+/* Runs the function on DLPack tensors. input_names: NULL to pass the inputs in
+ * parameter order, else inputs[i] binds the parameter named input_names[i] (each
+ * parameter exactly once, any order). Dense inputs are read in place; strided ones
+ * (any strides, e.g. a transposed view) are copied to dense memory first. outputs:
+ * the caller's tensors, one per result, with the result's dtype and shape: dense ones
+ * are written in place (no allocation, no copy), strided ones through a copy. */
+tvmjit_status_t *tvmjit_function_call_dlpack(const tvmjit_function_t *function, int n_inputs,
+                                             const char *const *input_names, const DLTensor *const *inputs,
+                                             int n_outputs, DLTensor *const *outputs);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -435,8 +435,27 @@ static tj_status_t *tj_run_alloc(const tj_executable_t *exe, tj_run_t *r) {
   return NULL;
 }
 
-/* Gives every value its memory for this run; OUTPUT values get fresh tensors. */
-static tj_status_t *tj_run_bind(const tj_executable_t *exe, const tj_tensor_t *const *inputs, tj_run_t *r) {
+/* The tensor that receives output position o: a borrowed view of the caller's
+ * destination when one is given (checked against the output's dtype and shape), else
+ * fresh storage (not zero-filled: the kernel that defines it writes all of it, as the
+ * workspace's intermediates are written and as TVM's alloc_tensor leaves it). */
+static tj_status_t *tj_run_output(const tj_value_desc_t *d, const tj_tensor_t *dest, int o, tj_tensor_t **out) {
+  if (!dest) return tj_status_annotate(tj_tensor_new_uninit(d->dtype, d->ndim, d->shape, out), "output %d ('%s')", o, d->name);
+  bool same = tj_dtype_eq(dest->dtype, d->dtype) && dest->ndim == d->ndim && (dest->data || d->nbytes == 0);
+  for (int i = 0; same && i < d->ndim; i++) same = dest->shape[i] == d->shape[i];
+  if (!same) {
+    char want[128], got[128];
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "output %d ('%s'): the destination is %s%s, the output is %s", o, d->name,
+                         tj_tensor_type_str(dest->dtype, dest->ndim, dest->shape, got, sizeof got),
+                         dest->data || d->nbytes == 0 ? "" : " without data",
+                         tj_tensor_type_str(d->dtype, d->ndim, d->shape, want, sizeof want));
+  }
+  return tj_tensor_wrap(dest->dtype, dest->ndim, dest->shape, dest->data, out);
+}
+
+/* Gives every value its memory for this run; OUTPUT values get their output tensors. */
+static tj_status_t *tj_run_bind(const tj_executable_t *exe, const tj_tensor_t *const *inputs,
+                                const tj_tensor_t *const *dest, tj_run_t *r) {
   for (int v = 0; v < exe->n_values; v++) {
     const tj_value_desc_t *d = &exe->values[v];
     switch (d->kind) {
@@ -444,10 +463,8 @@ static tj_status_t *tj_run_bind(const tj_executable_t *exe, const tj_tensor_t *c
       case TJ_VALUE_CONSTANT: r->ptrs[v] = (void *)d->const_data; break;
       case TJ_VALUE_INTERMEDIATE: r->ptrs[v] = r->workspace + d->offset; break;
       case TJ_VALUE_OUTPUT: {
-        /* Written by the kernel that defines it, as the workspace's intermediates are
-         * (and as TVM's alloc_tensor leaves it): no zero fill. */
         tj_tensor_t *t;
-        TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(d->dtype, d->ndim, d->shape, &t), "output '%s'", d->name));
+        TJ_RETURN_IF_ERROR(tj_run_output(d, dest ? dest[d->index] : NULL, d->index, &t));
         r->outputs[d->index] = t;
         r->ptrs[v] = t->data;
         break;
@@ -470,13 +487,13 @@ static tj_status_t *tj_run_call(const tj_executable_t *exe, const tj_call_t *cal
 
 /* Output positions that must not alias: copies of inputs, constants, intermediates, or
  * of an OUTPUT value already returned at its own position. */
-static tj_status_t *tj_run_copy_outputs(const tj_executable_t *exe, tj_run_t *r) {
+static tj_status_t *tj_run_copy_outputs(const tj_executable_t *exe, const tj_tensor_t *const *dest, tj_run_t *r) {
   for (int o = 0; o < exe->n_outputs; o++) {
     if (!exe->output_is_copy[o]) continue;
     const tj_value_desc_t *d = &exe->values[exe->output_values[o]];
     tj_tensor_t *t;
-    TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(d->dtype, d->ndim, d->shape, &t), "output %d ('%s')", o, d->name));
-    if (d->nbytes) memcpy(t->data, r->ptrs[exe->output_values[o]], d->nbytes);
+    TJ_RETURN_IF_ERROR(tj_run_output(d, dest ? dest[o] : NULL, o, &t));
+    if (d->nbytes) memmove(t->data, r->ptrs[exe->output_values[o]], d->nbytes);
     r->outputs[o] = t;
   }
   return NULL;
@@ -501,6 +518,12 @@ tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const t
 
 tj_status_t *tj_executable_run_timed(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
                                      int n_outputs, tj_tensor_t **out_outputs, double *call_ms) {
+  return tj_executable_run_into(exe, n_inputs, inputs, n_outputs, NULL, out_outputs, call_ms);
+}
+
+tj_status_t *tj_executable_run_into(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
+                                    int n_outputs, const tj_tensor_t *const *dest, tj_tensor_t **out_outputs,
+                                    double *call_ms) {
   if (!exe->planned)
     return tj_status_new(TJ_ERR_INTERNAL, "the executable has no memory plan; call tj_executable_plan_memory after the last call is added");
   TJ_RETURN_IF_ERROR(tj_exe_check_inputs(exe, n_inputs, inputs));
@@ -509,7 +532,7 @@ tj_status_t *tj_executable_run_timed(const tj_executable_t *exe, int n_inputs, c
                          exe->n_outputs == 1 ? "" : "s", n_outputs);
   tj_run_t r = {0};
   tj_status_t *s = tj_run_alloc(exe, &r);
-  if (!s) s = tj_run_bind(exe, inputs, &r);
+  if (!s) s = tj_run_bind(exe, inputs, dest, &r);
   tj_thread_pool_t *prev_pool = exe->pool ? tj_thread_pool_set_current(exe->pool) : NULL;
   (void)tj_kernel_take_alloc_failures(); /* counts from before this run are not ours */
   for (int c = 0; !s && c < exe->n_calls; c++) {
@@ -518,8 +541,8 @@ tj_status_t *tj_executable_run_timed(const tj_executable_t *exe, int n_inputs, c
     if (call_ms) call_ms[c] = tj_now_ms() - start;
   }
   if (exe->pool) tj_thread_pool_set_current(prev_pool);
-  if (!s) s = tj_run_copy_outputs(exe, &r);
-  if (!s) {
+  if (!s) s = tj_run_copy_outputs(exe, dest, &r);
+  if (!s && !dest) {
     for (int o = 0; o < exe->n_outputs; o++) out_outputs[o] = r.outputs[o];
     tj_free(r.outputs);
     r.outputs = NULL;

@@ -101,6 +101,13 @@ tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const t
  * wall time in milliseconds (num_calls entries; NULL: no clock, as tj_executable_run). */
 tj_status_t *tj_executable_run_timed(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
                                      int n_outputs, tj_tensor_t **out_outputs, double *call_ms);
+/* The same, writing output position o into dest[o] (the caller's storage, borrowed: its
+ * dtype and shape must be the output's, its data dense row-major) instead of allocating:
+ * out_outputs is not used and may be NULL. A destination that overlaps an input gives
+ * unspecified results. */
+tj_status_t *tj_executable_run_into(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
+                                    int n_outputs, const tj_tensor_t *const *dest, tj_tensor_t **out_outputs,
+                                    double *call_ms);
 /* The kernel that call c runs (its PrimFunc's name), NULL when c is out of range. */
 const char *tj_executable_call_kernel(const tj_executable_t *exe, int c);
 
