@@ -96,6 +96,16 @@ __attribute__((target("avx2,fma"))) static float chains_avx2(long iters) {
   __asm__("" : "+v"(x##k));                             \
   acc##k = WIDEN(NARROW(ADD(acc##k, WIDEN(NARROW(MUL(x##k, w))))));
 #define F16_SUM(k) s = ADD(s, acc##k);
+/* The timed loop, for the VEC/SET1/ADD/MUL/NARROW/WIDEN of the ISA defined around it;
+ * leaves the sum of the accumulators in s. */
+#define F16_LOOP(iters)                   \
+  FOR_ACC(F16_DECL)                       \
+  const VEC w = SET1(0.0078125f);         \
+  for (long i = 0; i < (iters); i++) {    \
+    FOR_ACC(F16_STEP)                     \
+  }                                       \
+  VEC s = SET1(0.0f);                     \
+  FOR_ACC(F16_SUM)
 
 #define VEC __m512
 #define SET1 _mm512_set1_ps
@@ -104,13 +114,7 @@ __attribute__((target("avx2,fma"))) static float chains_avx2(long iters) {
 #define NARROW(v) _mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define WIDEN _mm512_cvtph_ps
 __attribute__((target("avx512f"))) static float f16_avx512(long iters) {
-  FOR_ACC(F16_DECL)
-  const VEC w = SET1(0.0078125f);
-  for (long i = 0; i < iters; i++) {
-    FOR_ACC(F16_STEP)
-  }
-  VEC s = SET1(0.0f);
-  FOR_ACC(F16_SUM)
+  F16_LOOP(iters)
   return _mm512_reduce_add_ps(s);
 }
 #undef VEC
@@ -127,13 +131,7 @@ __attribute__((target("avx512f"))) static float f16_avx512(long iters) {
 #define NARROW(v) _mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define WIDEN _mm256_cvtph_ps
 __attribute__((target("avx2,f16c"))) static float f16_avx2(long iters) {
-  FOR_ACC(F16_DECL)
-  const VEC w = SET1(0.0078125f);
-  for (long i = 0; i < iters; i++) {
-    FOR_ACC(F16_STEP)
-  }
-  VEC s = SET1(0.0f);
-  FOR_ACC(F16_SUM)
+  F16_LOOP(iters)
   float out[8];
   _mm256_storeu_ps(out, s);
   return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
