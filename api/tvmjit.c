@@ -279,7 +279,7 @@ struct tvmjit_module {
   pthread_mutex_t lock; /* guards functions and report: lookups compile lazily */
   tvmjit_function_t *functions;
   bool no_schedule;
-  bool fp_contract;
+  bool relaxed_float;
 };
 
 void tvmjit_module_options_init(tvmjit_module_options_t *options) {
@@ -330,7 +330,7 @@ static tj_status_t *module_new(tvmjit_instance_t *instance, const tvmjit_module_
   mod->instance = instance;
   mod->arena = arena;
   mod->no_schedule = options->no_schedule != 0;
-  mod->fp_contract = options->strict_float == 0;
+  mod->relaxed_float = options->strict_float == 0;
   mod->opt_level = options->opt_level;
   pthread_mutex_init(&mod->lock, NULL);
   pthread_mutex_init(&mod->messages_lock, NULL);
@@ -484,7 +484,7 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
                    module->instance->cache ? "cache: off for this module (use_cache = 0)"
                                            : "cache: off (TVMJIT_CACHE=0, --no-cache or cache.enable = 0)");
   tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
-                           .no_schedule = module->no_schedule, .fp_contract = module->fp_contract};
+                           .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float};
   tj_status_t *st = tj_driver_compile(module->instance->jit, module->ir, name, &opts, module->instance->pool, &f->exe);
   if (!st) st = describe_function(f);
   if (!st) st = append_stats(module, &stats);

@@ -81,13 +81,13 @@ static timing_t time_kernel(const tj_jit_kernel_t *jk, void **bufs, int repeat) 
 int main(int argc, char **argv) {
   const char *model = NULL, *pipeline = "default", *print = NULL, *ir = NULL;
   int repeat = 20;
-  bool contract = false; /* --float-modes: scheduled strict (left) vs default float mode (right) */
+  bool relaxed = false; /* --float-modes: scheduled strict (left) vs default float mode (right) */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pipeline") && i + 1 < argc) pipeline = argv[++i];
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--print") && i + 1 < argc) print = argv[++i];
     else if (!strcmp(argv[i], "--ir") && i + 1 < argc) ir = argv[++i];
-    else if (!strcmp(argv[i], "--float-modes")) contract = true;
+    else if (!strcmp(argv[i], "--float-modes")) relaxed = true;
     else model = argv[i];
   }
   if (!model || repeat < 1) {
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
          "bits");
   /* --print and --ir show the kernel as the JIT schedules it (default float mode with
    * --float-modes, else strict) */
-  tj_tir_schedule_options_t so = tj_jit_schedule_options(true, contract);
+  tj_tir_schedule_options_t so = tj_jit_schedule_options(true, relaxed);
   for (int i = 0; i < m->n_funcs; i++) {
     if (!m->funcs[i].is_prim) continue;
     const char *name = m->funcs[i].name;
@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
       memcpy(b[k], a[k], (size_t)bytes[k]);
     }
     tj_jit_kernel_t k0, k1;
-    tj_jit_options_t o0 = {.opt_level = 2, .no_schedule = !contract}, o1 = {.opt_level = 2, .fp_contract = contract};
+    tj_jit_options_t o0 = {.opt_level = 2, .no_schedule = !relaxed}, o1 = {.opt_level = 2, .relaxed_float = relaxed};
     st = tj_jit_compile_prim_func(jit, f, name, &o0, &k0);
     if (!st) st = tj_jit_compile_prim_func(jit, f, name, &o1, &k1);
     if (st) {

@@ -126,7 +126,7 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   const tj_prim_func_t *low = NULL;
-  tj_tir_schedule_options_t sched = tj_jit_schedule_options(schedule, opts && opts->fp_contract);
+  tj_tir_schedule_options_t sched = tj_jit_schedule_options(schedule, opts && opts->relaxed_float);
   tj_status_t *s = tj_tir_lower_scheduled(arena, f, name, &sched, &low);
   char *text = s ? NULL : tj_jit_kernel_text(low);
   if (!s && !text) s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);

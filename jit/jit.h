@@ -48,9 +48,11 @@ typedef struct tj_jit_options {
   int opt_level;          /* 0..3 (LLVM default<Ox> and codegen level); default 3 */
   tj_jit_stats_t *stats;  /* optional: receives this call's counters on success */
   bool no_schedule;       /* lower without the CPU schedule (transforms/tir/schedule.h) */
-  /* float32/64 within rounding of the IR, not bit-exact: multiply-adds may become FMA
-   * and a conv's reduction may be reordered (tvmjit_module_options_t.strict_float = 0) */
-  bool fp_contract;
+  /* The default float mode, the inverse of tvmjit_module_options_t.strict_float:
+   * float32/64 within rounding of the IR, not bit-exact: multiply-adds may become FMA
+   * (schedule fp_contract) and a conv's reduction may be reordered (schedule
+   * reorder_reductions). */
+  bool relaxed_float;
   const tj_jit_messages_t *messages; /* optional: cache warnings and debug lines */
   bool no_cache;          /* bypass the object cache (the in-memory table still applies) */
 } tj_jit_options_t;
@@ -107,8 +109,9 @@ int tj_jit_host_vector_bits(void);
 /* Whether the host has float16 vector arithmetic (AVX512-FP16). */
 bool tj_jit_host_native_f16(void);
 /* The CPU schedule the JIT applies on this host: vector width and native float16 from
- * the host; fp_contract (tj_jit_options_t) also allows reordered conv reductions. */
-tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool fp_contract);
+ * the host; relaxed_float (tj_jit_options_t) turns on FMA contraction and reordered conv
+ * reductions. */
+tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool relaxed_float);
 
 /* Builds the LLVM module for a lowered kernel, verifies, optimises and emits an object
  * (one target machine per call, so threads may call this concurrently). */

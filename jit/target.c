@@ -59,12 +59,12 @@ int tj_jit_host_vector_bits(void) {
 
 bool tj_jit_host_native_f16(void) { return has_feature(tj_jit_host_features(), "+avx512fp16"); }
 
-tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool fp_contract) {
+tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool relaxed_float) {
   return (tj_tir_schedule_options_t){.enabled = enabled,
                                      .vector_bits = tj_jit_host_vector_bits(),
                                      .native_f16 = tj_jit_host_native_f16(),
-                                     .fp_contract = fp_contract,
-                                     .reorder_reductions = fp_contract};
+                                     .fp_contract = relaxed_float,
+                                     .reorder_reductions = relaxed_float};
 }
 
 static LLVMCodeGenOptLevel codegen_level(int opt_level) {

@@ -1,4 +1,5 @@
-/* STUB: replaced by the pass implementation. */
+/* The defaults every pass run starts from (tj_pass_context_t, transforms/transforms.h):
+ * opt level 2 as TVM's PassContext, and FuseOps' max_depth as TVM's relax.FuseOps. */
 #include "transforms/transforms.h"
 void tj_pass_context_init(tj_pass_context_t *ctx, tj_arena_t *arena) {
   ctx->arena = arena;
