@@ -41,6 +41,7 @@ static const tj_pass_t k_passes[] = {
     PASS(.name = "FuseOps", .run_with_options = run_fuse_ops, .options = OPTIONS("fuse_opt_level"), .in_default = true),
     PASS(.name = "FuseTIR", .run = tj_fuse_tir, .in_default = true),
     PASS(.name = "DeadCodeElimination", .run = tj_dead_code_elimination),
+    PASS(.name = "DecomposeOpsForInference", .run = tj_decompose_ops_for_inference),
 };
 #define N_PASSES ((int)(sizeof k_passes / sizeof k_passes[0]))
 

@@ -27,6 +27,8 @@ tj_status_t *tj_annotate_tir_op_pattern(const tj_pass_context_t *ctx, const tj_m
 tj_status_t *tj_fuse_ops(const tj_pass_context_t *ctx, const tj_module_t *in, int fuse_opt_level,
                          const tj_module_t **out);
 tj_status_t *tj_fuse_tir(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
+/* DecomposeOpsForInference: batch_norm in its inference form, in plain Relax ops. */
+tj_status_t *tj_decompose_ops_for_inference(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
 tj_status_t *tj_dead_code_elimination(const tj_pass_context_t *ctx, const tj_module_t *in,
                                       const tj_module_t **out);
 
