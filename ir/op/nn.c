@@ -134,3 +134,97 @@ const tj_op_def_t tj_op_softmax = {
     .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_softmax, .infer = infer_softmax,
     .arg_names = unary_args, .positional_attrs = softmax_attrs,
 };
+
+/* ---------------- gelu, gelu_tanh, silu (float unary, kFollow) ---------------- */
+
+static tj_status_t *float_unary(const char *op, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg(op, call, 0, "data", &x));
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+    char b[TJ_DTYPE_BUFSIZE];
+    return tj_op_error("%s: data must be a float tensor, got %s", op, tj_dtype_str(x->tensor.dtype, b));
+  }
+  *out = x;
+  return NULL;
+}
+
+static tj_status_t *infer_gelu(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  return float_unary("gelu", call, out);
+}
+static tj_status_t *infer_gelu_tanh(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  return float_unary("gelu_tanh", call, out);
+}
+static tj_status_t *infer_silu(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  return float_unary("silu", call, out);
+}
+
+const tj_op_def_t tj_op_gelu = {
+    .name = "relax.nn.gelu", .script_name = "R.nn.gelu", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_gelu, .arg_names = unary_args,
+};
+const tj_op_def_t tj_op_gelu_tanh = {
+    .name = "relax.nn.gelu_tanh", .script_name = "R.nn.gelu_tanh", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_gelu_tanh, .arg_names = unary_args,
+};
+const tj_op_def_t tj_op_silu = {
+    .name = "relax.nn.silu", .script_name = "R.nn.silu", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_silu, .arg_names = unary_args,
+};
+
+/* ---------------- leakyrelu ---------------- */
+
+/* Canonical attrs: alpha FLOAT (float64), default 0.01. kNever (TVM registers none). */
+static const char *const leakyrelu_attrs[] = {"alpha", NULL};
+
+static tj_status_t *normalize_leakyrelu(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("leakyrelu", given, leakyrelu_attrs));
+  double alpha;
+  TJ_RETURN_IF_ERROR(tj_op_read_float("leakyrelu", given, "alpha", 0.01, &alpha));
+  tj_attr_builder_t b = {0};
+  tj_attr_value_t v = {.kind = TJ_ATTR_FLOAT, .dtype = TJ_F64, .f = alpha};
+  tj_attr_builder_add(&b, "alpha", v);
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_leakyrelu(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  return float_unary("leakyrelu", call, out);
+}
+
+const tj_op_def_t tj_op_leakyrelu = {
+    .name = "relax.nn.leakyrelu", .script_name = "R.nn.leakyrelu", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_leakyrelu, .infer = infer_leakyrelu,
+    .arg_names = unary_args, .positional_attrs = leakyrelu_attrs,
+};
+
+/* ---------------- log_softmax (as softmax; kNever) ---------------- */
+
+static tj_status_t *normalize_log_softmax(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("log_softmax", given, softmax_attrs));
+  int64_t axis;
+  TJ_RETURN_IF_ERROR(tj_op_read_int("log_softmax", given, "axis", -1, &axis));
+  tj_attr_builder_t b = {0};
+  tj_attr_builder_add(&b, "axis", tj_attr_int(axis));
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_log_softmax(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(float_unary("log_softmax", call, &x));
+  int axis;
+  if (x->tensor.ndim >= 0)
+    TJ_RETURN_IF_ERROR(
+        tj_op_axis("log_softmax", tj_attrs_get_int(call->call.attrs, "axis", -1), x->tensor.ndim, &axis));
+  *out = x;
+  return NULL;
+}
+
+const tj_op_def_t tj_op_log_softmax = {
+    .name = "relax.nn.log_softmax", .script_name = "R.nn.log_softmax", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_log_softmax, .infer = infer_log_softmax,
+    .arg_names = unary_args, .positional_attrs = softmax_attrs,
+};

@@ -280,3 +280,184 @@ tj_status_t *tj_legalize_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, con
   tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, norm));
   return tj_lg_te_finish(&te, "softmax", tj_lg_call_sinfo(call, xs), out_expr);
 }
+
+/* ---------------- gelu, gelu_tanh, silu, leakyrelu ----------------
+ * Chains of elementwise TE stages, one block each, as TVM's te_gelu / te_gelu_tanh /
+ * silu (multiply(x, sigmoid(x))) and topi.nn.leaky_relu write them (the block
+ * sequence of tvm-ops.md §13). */
+
+typedef enum ew_kind {
+  EW_MUL_C,  /* x * c */
+  EW_C_MUL,  /* c * x */
+  EW_C_ADD,  /* c + x */
+  EW_MUL,    /* x * y */
+  EW_CALL,   /* intrin(x) */
+  EW_CAST,   /* cast(dt, x) */
+} ew_kind_t;
+
+/* One elementwise stage `block` writing `dst` (NULL: a new root buffer named after
+ * the block) of dtype dt over x's shape. */
+static const tj_buffer_t *ew_stage(tj_lg_te_t *te, const char *block, const tj_buffer_t *dst, ew_kind_t k,
+                                   const tj_buffer_t *x, const tj_buffer_t *y, double c, const char *intrin,
+                                   tj_dtype_t dt) {
+  tj_arena_t *a = te->arena;
+  if (te->failed || !x) {
+    te->failed = true;
+    return NULL;
+  }
+  int n = x->ndim;
+  if (!dst) dst = tj_lg_alloc(te, block, dt, n, x->shape);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(te, &st, block, n, x->shape, "ax");
+  if (te->failed || !dst) return NULL;
+  const tj_tir_expr_t *xv = tj_lg_load(a, x, n, st.iv), *v = NULL;
+  const tj_tir_expr_t *cv = tj_tir_float(a, x->dtype, c);
+  switch (k) {
+  case EW_MUL_C: v = tj_lg_bin(a, TJ_TIR_MUL, xv, cv); break;
+  case EW_C_MUL: v = tj_lg_bin(a, TJ_TIR_MUL, cv, xv); break;
+  case EW_C_ADD: v = tj_lg_bin(a, TJ_TIR_ADD, cv, xv); break;
+  case EW_MUL: v = y ? tj_lg_bin(a, TJ_TIR_MUL, xv, tj_lg_load(a, y, n, st.iv)) : NULL; break;
+  case EW_CALL: v = tj_lg_call1(a, intrin, xv); break;
+  case EW_CAST: v = xv ? tj_tir_cast(a, dt, xv) : NULL; break;
+  }
+  tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, dst, n, st.iv, v));
+  return dst;
+}
+
+typedef enum act_kind { ACT_GELU, ACT_GELU_TANH, ACT_SILU, ACT_LEAKY } act_kind_t;
+
+static tj_status_t *legalize_activation(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, act_kind_t kind,
+                                        const tj_rx_expr_t **out_expr) {
+  static const char *const names[] = {"gelu", "gelu_tanh", "silu", "leaky_relu"};
+  const char *name = names[kind];
+  *out_expr = NULL;
+  if (call->call.n_args != 1) return NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
+  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim > TJ_LG_MAX_ITERS) return NULL;
+  tj_dtype_t dt = xs->tensor.dtype;
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  if (!x) return tj_lg_te_finish(&te, name, NULL, out_expr);
+  int n = x->ndim;
+  const tj_sinfo_t *out_sinfo = tj_lg_call_sinfo(call, xs);
+  const tj_buffer_t *out;
+  switch (kind) {
+  case ACT_GELU: {
+    out = tj_lg_output(&te, "T_multiply", dt, n, x->shape);
+    const tj_buffer_t *t = ew_stage(&te, "T_multiply", NULL, EW_MUL_C, x, NULL, 0.70710678118654757, NULL, dt);
+    const tj_buffer_t *e;
+    if (dt.bits == 16) { /* erf of a float16 runs in float32 */
+      const tj_buffer_t *c = ew_stage(&te, "compute", NULL, EW_CAST, t, NULL, 0, NULL, TJ_F32);
+      const tj_buffer_t *e32 = ew_stage(&te, "compute_1", NULL, EW_CALL, c, NULL, 0, "tir.erf", TJ_F32);
+      e = ew_stage(&te, "compute_2", NULL, EW_CAST, e32, NULL, 0, NULL, dt);
+    } else {
+      e = ew_stage(&te, "compute", NULL, EW_CALL, t, NULL, 0, "tir.erf", dt);
+    }
+    const tj_buffer_t *h = ew_stage(&te, "T_multiply_1", NULL, EW_MUL_C, e, NULL, 0.5, NULL, dt);
+    const tj_buffer_t *s = ew_stage(&te, "T_add", NULL, EW_C_ADD, h, NULL, 0.5, NULL, dt);
+    ew_stage(&te, "T_multiply_2", out, EW_MUL, x, s, 0, NULL, dt);
+    break;
+  }
+  case ACT_GELU_TANH: {
+    out = tj_lg_output(&te, "T_multiply", dt, n, x->shape);
+    const tj_buffer_t *m0 = ew_stage(&te, "T_multiply", NULL, EW_C_MUL, x, NULL, 0.5, NULL, dt);
+    const tj_buffer_t *m1 = ew_stage(&te, "T_multiply_1", NULL, EW_C_MUL, x, NULL, 0.79788456080286541, NULL, dt);
+    const tj_buffer_t *m2 = ew_stage(&te, "T_multiply_2", NULL, EW_C_MUL, x, NULL, 0.044714999999999998, NULL, dt);
+    const tj_buffer_t *m3 = ew_stage(&te, "T_multiply_3", NULL, EW_MUL, m2, x, 0, NULL, dt);
+    const tj_buffer_t *a0 = ew_stage(&te, "T_add", NULL, EW_C_ADD, m3, NULL, 1.0, NULL, dt);
+    const tj_buffer_t *m4 = ew_stage(&te, "T_multiply_4", NULL, EW_MUL, m1, a0, 0, NULL, dt);
+    const tj_buffer_t *th = ew_stage(&te, "compute", NULL, EW_CALL, m4, NULL, 0, "tir.tanh", dt);
+    const tj_buffer_t *a1 = ew_stage(&te, "T_add_1", NULL, EW_C_ADD, th, NULL, 1.0, NULL, dt);
+    ew_stage(&te, "T_multiply_5", out, EW_MUL, m0, a1, 0, NULL, dt);
+    break;
+  }
+  case ACT_SILU: {
+    out = tj_lg_output(&te, "T_multiply", dt, n, x->shape);
+    const tj_buffer_t *sg = ew_stage(&te, "compute", NULL, EW_CALL, x, NULL, 0, "tir.sigmoid", dt);
+    ew_stage(&te, "T_multiply", out, EW_MUL, x, sg, 0, NULL, dt);
+    break;
+  }
+  case ACT_LEAKY: {
+    const tj_attr_value_t *av = tj_attrs_get(call->call.attrs, "alpha");
+    double alpha = av && av->kind == TJ_ATTR_FLOAT ? av->f : 0.01;
+    out = tj_lg_output(&te, "compute", dt, n, x->shape);
+    tj_lg_stage_t st;
+    tj_lg_stage_spatial(&te, &st, "compute", n, x->shape, "i");
+    if (te.failed) break;
+    const tj_tir_expr_t *xv = tj_lg_load(a, x, n, st.iv);
+    const tj_tir_expr_t *cond = xv ? tj_tir_binary(a, TJ_TIR_LT, tj_lg_zero(a, dt), xv) : NULL;
+    const tj_tir_expr_t *neg = xv ? tj_lg_bin(a, TJ_TIR_MUL, xv, tj_tir_float(a, dt, alpha)) : NULL;
+    const tj_tir_expr_t *v = cond && neg ? tj_tir_select(a, cond, xv, neg) : NULL;
+    tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, v));
+    break;
+  }
+  }
+  return tj_lg_te_finish(&te, name, te.failed ? NULL : out_sinfo, out_expr);
+}
+
+tj_status_t *tj_legalize_gelu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_activation(ctx, call, ACT_GELU, out_expr);
+}
+tj_status_t *tj_legalize_gelu_tanh(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_activation(ctx, call, ACT_GELU_TANH, out_expr);
+}
+tj_status_t *tj_legalize_silu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_activation(ctx, call, ACT_SILU, out_expr);
+}
+tj_status_t *tj_legalize_leakyrelu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_activation(ctx, call, ACT_LEAKY, out_expr);
+}
+
+/* ---------------- log_softmax ----------------
+ * topi.nn.log_softmax (`log_softmax`): T_softmax_maxelem (max-reduction), `compute`
+ * (Σ exp(x − max), a reduction) and the output `compute_1` = x − max − log(sum),
+ * annotated {"axis": axis}. All in the data dtype. */
+tj_status_t *tj_legalize_log_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  if (call->call.n_args != 1) return NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
+  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
+      xs->tensor.ndim >= TJ_LG_MAX_ITERS)
+    return NULL;
+  int axis;
+  if (!tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", -1), xs->tensor.ndim, &axis)) return NULL;
+  tj_dtype_t dt = xs->tensor.dtype;
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  if (!x) return tj_lg_te_finish(&te, "log_softmax", NULL, out_expr);
+  int n = x->ndim;
+  const tj_tir_expr_t *rshape[TJ_LG_MAX_ITERS], *idx[TJ_LG_MAX_ITERS], *ridx[TJ_LG_MAX_ITERS];
+  int nr = drop_at(x->shape, n, axis, rshape);
+  const tj_buffer_t *out = tj_lg_output(&te, "compute", dt, n, x->shape);
+  const tj_buffer_t *maxelem = tj_lg_alloc(&te, "T_softmax_maxelem", dt, nr, rshape);
+  const tj_buffer_t *sum = tj_lg_alloc(&te, "compute_1", dt, nr, rshape);
+  tj_lg_stage_t st;
+
+  begin_reduce(&te, &st, "T_softmax_maxelem", nr, rshape, x->shape[axis]);
+  if (te.failed) return tj_lg_te_finish(&te, "log_softmax", NULL, out_expr);
+  insert_at(st.iv, nr, axis, st.iv[nr], idx);
+  tj_lg_stage_end(&te, &st, tj_lg_store(a, maxelem, nr, st.iv, tj_tir_float(a, dt, lowest(dt))),
+                  tj_lg_store(a, maxelem, nr, st.iv,
+                              tj_tir_binary(a, TJ_TIR_MAX, tj_lg_load(a, maxelem, nr, st.iv), tj_lg_load(a, x, n, idx))));
+
+  begin_reduce(&te, &st, "compute", nr, rshape, x->shape[axis]);
+  if (te.failed) return tj_lg_te_finish(&te, "log_softmax", NULL, out_expr);
+  insert_at(st.iv, nr, axis, st.iv[nr], idx);
+  const tj_tir_expr_t *e =
+      tj_lg_call1(a, "tir.exp", tj_lg_sub(a, tj_lg_load(a, x, n, idx), tj_lg_load(a, maxelem, nr, st.iv)));
+  tj_lg_stage_end(&te, &st, tj_lg_store(a, sum, nr, st.iv, tj_lg_zero(a, dt)),
+                  tj_lg_store(a, sum, nr, st.iv, e ? tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, sum, nr, st.iv), e) : NULL));
+
+  tj_lg_stage_spatial(&te, &st, "compute_1", n, x->shape, "i");
+  if (te.failed) return tj_lg_te_finish(&te, "log_softmax", NULL, out_expr);
+  st.annotations = tj_attrs_set(a, NULL, "axis", tj_attr_int(axis));
+  drop_at(st.iv, n, axis, ridx);
+  const tj_tir_expr_t *v = tj_lg_sub(a, tj_lg_sub(a, tj_lg_load(a, x, n, st.iv), tj_lg_load(a, maxelem, nr, ridx)),
+                                     tj_lg_call1(a, "tir.log", tj_lg_load(a, sum, nr, ridx)));
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, v));
+  return tj_lg_te_finish(&te, "log_softmax", tj_lg_call_sinfo(call, xs), out_expr);
+}
