@@ -32,7 +32,7 @@
 #define TJ_LG_MAX_PARAMS 16
 #define TJ_LG_MAX_ITERS 12
 #define TJ_LG_MAX_SYMS 32
-#define TJ_LG_MAX_STMTS 16
+#define TJ_LG_MAX_STMTS 32
 
 /* State of the pass that legalizers may use: the arena and the module being built. */
 typedef struct tj_lg_pass tj_lg_pass_t;
