@@ -1,0 +1,425 @@
+/* NN operators end to end (parse, default pipeline, JIT, run through the public API),
+ * checked against reference loops written here in double precision: max/avg pooling
+ * (strides, padding, dilation, ceil_mode, count_include_pad), adaptive average pooling
+ * (1x1, divisible and non-divisible windows), gelu, gelu_tanh, silu, leakyrelu,
+ * log_softmax, batch_norm (TVM's LegalizeOps form: batch statistics, a tuple of three),
+ * and the inference errors TVM reports. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "tvmjit.h"
+
+#define TOL 1e-4
+
+static const char *k_header =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n";
+
+/* Loads `body` (the main function from `def main` on) and runs it on n_in float32
+ * inputs; returns n_out outputs (converted to float32). */
+static void run_model(const char *body, int n_in, float *const *in, const int *in_ndim, const int64_t *const *in_shape,
+                      int n_out, tvmjit_tensor_t **outs) {
+  char src[8192];
+  snprintf(src, sizeof src, "%s%s", k_header, body);
+  tvmjit_instance_t *inst = NULL;
+  tvmjit_module_t *mod = NULL;
+  tvmjit_function_t *fn = NULL;
+  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
+  tvmjit_module_options_t opts;
+  tvmjit_module_options_init(&opts);
+  opts.passes = "default";
+  tvmjit_status_t *st = tvmjit_module_load_string(inst, "nn.rx", src, strlen(src), &opts, &mod);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
+  tvmjit_tensor_t *ts[8];
+  for (int i = 0; i < n_in; i++) ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, in_ndim[i], in_shape[i], in[i], &ts[i]));
+  st = tvmjit_function_call(fn, n_in, (const tvmjit_tensor_t *const *)ts, n_out, outs);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  for (int i = 0; i < n_in; i++) tvmjit_tensor_free(ts[i]);
+  tvmjit_module_free(mod);
+  tvmjit_instance_free(inst);
+}
+
+/* The load error of a model, or NULL when it loads. Caller frees nothing (static copy). */
+static const char *load_error(const char *body) {
+  static char msg[1024];
+  char src[8192];
+  snprintf(src, sizeof src, "%s%s", k_header, body);
+  tvmjit_instance_t *inst = NULL;
+  tvmjit_module_t *mod = NULL;
+  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
+  tvmjit_module_options_t opts;
+  tvmjit_module_options_init(&opts);
+  opts.passes = "default";
+  tvmjit_status_t *st = tvmjit_module_load_string(inst, "bad.rx", src, strlen(src), &opts, &mod);
+  const char *r = NULL;
+  if (st) {
+    snprintf(msg, sizeof msg, "%s", tvmjit_status_message(st));
+    tvmjit_status_free(st);
+    r = msg;
+  } else {
+    tvmjit_module_free(mod);
+  }
+  tvmjit_instance_free(inst);
+  return r;
+}
+
+static void expect_close(const char *what, int i, double got, double want, double tol) {
+  ck_assert_msg(fabs(got - want) <= tol * (1 + fabs(want)), "%s[%d] = %.9g, want %.9g", what, i, got, want);
+}
+
+static void check_shape(const tvmjit_tensor_t *t, int ndim, const int64_t *shape) {
+  ck_assert_int_eq(tvmjit_tensor_ndim(t), ndim);
+  for (int i = 0; i < ndim; i++) ck_assert_int_eq(tvmjit_tensor_shape(t)[i], shape[i]);
+}
+
+/* A deterministic ramp with a sign pattern, so that max and means are not trivial. */
+static void fill(float *x, int n, int seed) {
+  for (int i = 0; i < n; i++) x[i] = (float)(((i * 37 + seed * 11) % 23) - 11) * 0.25f + 0.01f * (float)(i % 7);
+}
+
+/* ---------------- pooling reference (NCHW) ---------------- */
+
+typedef struct pool_cfg {
+  int N, C, H, W, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+  int ceil_mode, count_include_pad, is_max;
+} pool_cfg_t;
+
+static int pool_out(int in, int k, int s, int d, int p0, int p1, int ceil_mode) {
+  int num = in + p0 + p1 - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  return num / s + 1;
+}
+
+static double pool_ref(const pool_cfg_t *c, const float *x, int n, int ch, int oh, int ow) {
+  double acc = c->is_max ? -INFINITY : 0;
+  int cnt = 0;
+  for (int i = 0; i < c->kh; i++)
+    for (int j = 0; j < c->kw; j++) {
+      int h = oh * c->sh + i * c->dh - c->pt, w = ow * c->sw + j * c->dw - c->pl;
+      if (h < 0 || w < 0 || h >= c->H || w >= c->W) {
+        if (c->is_max && acc < -3.4028234663852886e38) acc = -3.4028234663852886e38; /* padded with lowest */
+        continue;
+      }
+      double v = x[((n * c->C + ch) * c->H + h) * c->W + w];
+      if (c->is_max) acc = v > acc ? v : acc;
+      else acc += v;
+      cnt++;
+    }
+  if (c->is_max) return acc;
+  if (c->count_include_pad) {
+    /* TOPI: padded cells count, ceil_mode's extra cells do not */
+    int n_el = 1;
+    int st[2] = {oh * c->sh - c->pt, ow * c->sw - c->pl}, ext[2] = {c->H + c->pb, c->W + c->pr};
+    int k[2] = {c->kh, c->kw}, d[2] = {c->dh, c->dw};
+    for (int a = 0; a < 2; a++) {
+      int end = st[a] + (k[a] - 1) * d[a];
+      if (end > ext[a] - 1) end = ext[a] - 1;
+      n_el *= (end - st[a]) / d[a] + 1;
+    }
+    return acc / n_el;
+  }
+  return acc / (cnt > 0 ? cnt : 1);
+}
+
+static void check_pool(const pool_cfg_t *c) {
+  char body[2048];
+  int OH = pool_out(c->H, c->kh, c->sh, c->dh, c->pt, c->pb, c->ceil_mode);
+  int OW = pool_out(c->W, c->kw, c->sw, c->dw, c->pl, c->pr, c->ceil_mode);
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((%d, %d, %d, %d), dtype=\"float32\")):\n"
+           "        gv = R.nn.%s(x, pool_size=[%d, %d], strides=[%d, %d], dilation=[%d, %d], "
+           "padding=[%d, %d, %d, %d], ceil_mode=%s, count_include_pad=%s)\n"
+           "        return gv\n",
+           c->N, c->C, c->H, c->W, c->is_max ? "max_pool2d" : "avg_pool2d", c->kh, c->kw, c->sh, c->sw, c->dh, c->dw,
+           c->pt, c->pl, c->pb, c->pr, c->ceil_mode ? "True" : "False", c->count_include_pad ? "True" : "False");
+  int n = c->N * c->C * c->H * c->W;
+  float x[4096];
+  ck_assert_int_le(n, 4096);
+  fill(x, n, c->kh + c->sh);
+  int64_t shape[4] = {c->N, c->C, c->H, c->W};
+  float *ins[1] = {x};
+  int nd[1] = {4};
+  const int64_t *shapes[1] = {shape};
+  tvmjit_tensor_t *out = NULL;
+  run_model(body, 1, ins, nd, shapes, 1, &out);
+  int64_t oshape[4] = {c->N, c->C, OH, OW};
+  check_shape(out, 4, oshape);
+  const float *y = tvmjit_tensor_data(out);
+  for (int b = 0; b < c->N; b++)
+    for (int ch = 0; ch < c->C; ch++)
+      for (int oh = 0; oh < OH; oh++)
+        for (int ow = 0; ow < OW; ow++) {
+          int i = ((b * c->C + ch) * OH + oh) * OW + ow;
+          expect_close(c->is_max ? "max_pool2d" : "avg_pool2d", i, y[i], pool_ref(c, x, b, ch, oh, ow), TOL);
+        }
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(max_pool2d_matches_reference) {
+  /* 3x3 s2 p1 (ResNet stem), no padding, dilation 2, ceil_mode with padding, odd sizes */
+  pool_cfg_t cases[] = {
+      {.N = 2, .C = 3, .H = 9, .W = 11, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .is_max = 1},
+      {.N = 1, .C = 2, .H = 8, .W = 8, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .is_max = 1},
+      {.N = 1, .C = 2, .H = 10, .W = 9, .kh = 3, .kw = 2, .sh = 1, .sw = 2, .dh = 2, .dw = 2, .pt = 1, .pl = 0, .pb = 2, .pr = 1, .is_max = 1},
+      {.N = 1, .C = 3, .H = 10, .W = 10, .kh = 3, .kw = 3, .sh = 3, .sw = 3, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .ceil_mode = 1, .is_max = 1},
+      {.N = 1, .C = 1, .H = 7, .W = 6, .kh = 2, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .ceil_mode = 1, .is_max = 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_pool(&cases[i]);
+}
+END_TEST
+
+START_TEST(avg_pool2d_matches_reference) {
+  pool_cfg_t cases[] = {
+      {.N = 2, .C = 3, .H = 9, .W = 11, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
+      {.N = 2, .C = 3, .H = 9, .W = 11, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .count_include_pad = 1},
+      {.N = 1, .C = 2, .H = 8, .W = 7, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1},
+      {.N = 1, .C = 3, .H = 10, .W = 10, .kh = 3, .kw = 3, .sh = 3, .sw = 3, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .ceil_mode = 1},
+      {.N = 1, .C = 3, .H = 10, .W = 10, .kh = 3, .kw = 3, .sh = 3, .sw = 3, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .ceil_mode = 1, .count_include_pad = 1},
+      {.N = 1, .C = 2, .H = 10, .W = 9, .kh = 3, .kw = 2, .sh = 1, .sw = 2, .dh = 2, .dw = 2, .pt = 1, .pl = 0, .pb = 2, .pr = 1},
+      /* padding larger than the window: some windows see only padding (count 0 -> 1) */
+      {.N = 1, .C = 1, .H = 4, .W = 4, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_pool(&cases[i]);
+}
+END_TEST
+
+static void check_adaptive(int H, int W, int OH, int OW, bool give_size) {
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((2, 3, %d, %d), dtype=\"float32\")):\n"
+           "        gv = R.nn.adaptive_avg_pool2d(x%s)\n"
+           "        return gv\n",
+           H, W, give_size ? (OH == 1 && OW == 1 ? ", output_size=[1, 1]" : "") : "");
+  if (give_size && !(OH == 1 && OW == 1))
+    snprintf(body, sizeof body,
+             "    def main(x: R.Tensor((2, 3, %d, %d), dtype=\"float32\")):\n"
+             "        gv = R.nn.adaptive_avg_pool2d(x, output_size=[%d, %d])\n"
+             "        return gv\n",
+             H, W, OH, OW);
+  int n = 6 * H * W;
+  float x[2048];
+  fill(x, n, H);
+  int64_t shape[4] = {2, 3, H, W};
+  float *ins[1] = {x};
+  int nd[1] = {4};
+  const int64_t *shapes[1] = {shape};
+  tvmjit_tensor_t *out = NULL;
+  run_model(body, 1, ins, nd, shapes, 1, &out);
+  int64_t oshape[4] = {2, 3, OH, OW};
+  check_shape(out, 4, oshape);
+  const float *y = tvmjit_tensor_data(out);
+  for (int b = 0; b < 6; b++)
+    for (int i = 0; i < OH; i++)
+      for (int j = 0; j < OW; j++) {
+        int h0 = i * H / OH, h1 = ((i + 1) * H + OH - 1) / OH, w0 = j * W / OW, w1 = ((j + 1) * W + OW - 1) / OW;
+        double s = 0;
+        for (int h = h0; h < h1; h++)
+          for (int w = w0; w < w1; w++) s += x[(b * H + h) * W + w];
+        int k = (b * OH + i) * OW + j;
+        expect_close("adaptive_avg_pool2d", k, y[k], s / ((h1 - h0) * (w1 - w0)), TOL);
+      }
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(adaptive_avg_pool2d_matches_reference) {
+  check_adaptive(7, 7, 1, 1, true);   /* the global pool of a ResNet head */
+  check_adaptive(8, 6, 4, 3, true);   /* divisible windows */
+  check_adaptive(5, 7, 3, 4, true);   /* overlapping, varying windows */
+  check_adaptive(5, 4, 5, 4, false);  /* output_size None keeps H, W: identity */
+}
+END_TEST
+
+/* ---------------- activations ---------------- */
+
+static double gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
+static double gelu_tanh(double x) { return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+static double silu(double x) { return x / (1 + exp(-x)); }
+static double leaky(double x) { return x > 0 ? x : 0.03 * x; }
+
+START_TEST(activations_match_libm) {
+  const char *body =
+      "    def main(x: R.Tensor((3, 37), dtype=\"float32\")):\n"
+      "        with R.dataflow():\n"
+      "            a = R.nn.gelu(x)\n"
+      "            b = R.nn.gelu_tanh(x)\n"
+      "            c = R.nn.silu(x)\n"
+      "            d = R.nn.leakyrelu(x, 0.03)\n"
+      "            e = R.nn.leakyrelu(x)\n"
+      "            gv = (a, b, c, d, e)\n"
+      "            R.output(gv)\n"
+      "        return gv\n";
+  float x[111];
+  for (int i = 0; i < 111; i++) x[i] = -8.0f + 16.0f * (float)i / 110.0f;
+  x[0] = 0.0f;
+  x[1] = -30.0f;
+  x[2] = 30.0f;
+  int64_t shape[2] = {3, 37};
+  float *ins[1] = {x};
+  int nd[1] = {2};
+  const int64_t *shapes[1] = {shape};
+  tvmjit_tensor_t *outs[5] = {NULL};
+  run_model(body, 1, ins, nd, shapes, 5, outs);
+  const float *a = tvmjit_tensor_data(outs[0]), *b = tvmjit_tensor_data(outs[1]), *c = tvmjit_tensor_data(outs[2]);
+  const float *d = tvmjit_tensor_data(outs[3]), *e = tvmjit_tensor_data(outs[4]);
+  for (int i = 0; i < 111; i++) {
+    expect_close("gelu", i, a[i], gelu(x[i]), TOL);
+    expect_close("gelu_tanh", i, b[i], gelu_tanh(x[i]), TOL);
+    expect_close("silu", i, c[i], silu(x[i]), TOL);
+    expect_close("leakyrelu", i, d[i], leaky(x[i]), TOL);
+    expect_close("leakyrelu default", i, e[i], x[i] > 0 ? x[i] : 0.01 * x[i], TOL);
+  }
+  for (int i = 0; i < 5; i++) tvmjit_tensor_free(outs[i]);
+}
+END_TEST
+
+START_TEST(log_softmax_matches_reference) {
+  /* axis -2 of a 3-D tensor (not the innermost) and axis -1 */
+  const char *body =
+      "    def main(x: R.Tensor((2, 5, 7), dtype=\"float32\")):\n"
+      "        with R.dataflow():\n"
+      "            a = R.nn.log_softmax(x, axis=-2)\n"
+      "            b = R.nn.log_softmax(x)\n"
+      "            gv = (a, b)\n"
+      "            R.output(gv)\n"
+      "        return gv\n";
+  float x[70];
+  fill(x, 70, 3);
+  x[5] = 60.0f; /* large logit: the max subtraction keeps it finite */
+  int64_t shape[3] = {2, 5, 7};
+  float *ins[1] = {x};
+  int nd[1] = {3};
+  const int64_t *shapes[1] = {shape};
+  tvmjit_tensor_t *outs[2] = {NULL};
+  run_model(body, 1, ins, nd, shapes, 2, outs);
+  const float *a = tvmjit_tensor_data(outs[0]), *b = tvmjit_tensor_data(outs[1]);
+  for (int n = 0; n < 2; n++)
+    for (int i = 0; i < 5; i++)
+      for (int j = 0; j < 7; j++) {
+        int k = (n * 5 + i) * 7 + j;
+        double m = -INFINITY, s = 0;
+        for (int t = 0; t < 5; t++) m = fmax(m, x[(n * 5 + t) * 7 + j]);
+        for (int t = 0; t < 5; t++) s += exp(x[(n * 5 + t) * 7 + j] - m);
+        expect_close("log_softmax axis=-2", k, a[k], x[k] - m - log(s), TOL);
+        m = -INFINITY, s = 0;
+        for (int t = 0; t < 7; t++) m = fmax(m, x[(n * 5 + i) * 7 + t]);
+        for (int t = 0; t < 7; t++) s += exp(x[(n * 5 + i) * 7 + t] - m);
+        expect_close("log_softmax axis=-1", k, b[k], x[k] - m - log(s), TOL);
+      }
+  for (int i = 0; i < 2; i++) tvmjit_tensor_free(outs[i]);
+}
+END_TEST
+
+/* ---------------- batch_norm ---------------- */
+
+START_TEST(batch_norm_matches_tvm_legalization) {
+  /* TVM's LegalizeOps computes the training form: normalise with the batch mean and
+   * biased variance; outputs 1 and 2 are 0.9 * moving + 0.1 * batch statistic. The
+   * first output is also taken with TupleGetItem and passed through relu. */
+  const char *body =
+      "    def main(x: R.Tensor((2, 3, 4, 5), dtype=\"float32\"), g: R.Tensor((3,), dtype=\"float32\"),"
+      " b: R.Tensor((3,), dtype=\"float32\"), mm: R.Tensor((3,), dtype=\"float32\"),"
+      " mv: R.Tensor((3,), dtype=\"float32\")):\n"
+      "        with R.dataflow():\n"
+      "            bn = R.nn.batch_norm(x, g, b, mm, mv, axis=1, epsilon=1e-3)\n"
+      "            y = bn[0]\n"
+      "            r = R.nn.relu(y)\n"
+      "            gv = (r, bn[1], bn[2])\n"
+      "            R.output(gv)\n"
+      "        return gv\n";
+  float x[120], g[3] = {1.5f, -0.5f, 2.0f}, b[3] = {0.1f, 0.2f, -0.3f}, mm[3] = {0.5f, -1.0f, 2.0f},
+                mv[3] = {1.0f, 2.0f, 0.25f};
+  fill(x, 120, 5);
+  int64_t xs[4] = {2, 3, 4, 5}, cs[1] = {3};
+  float *ins[5] = {x, g, b, mm, mv};
+  int nd[5] = {4, 1, 1, 1, 1};
+  const int64_t *shapes[5] = {xs, cs, cs, cs, cs};
+  tvmjit_tensor_t *outs[3] = {NULL};
+  run_model(body, 5, ins, nd, shapes, 3, outs);
+  check_shape(outs[0], 4, xs);
+  check_shape(outs[1], 1, cs);
+  check_shape(outs[2], 1, cs);
+  const float *y = tvmjit_tensor_data(outs[0]), *m1 = tvmjit_tensor_data(outs[1]), *v1 = tvmjit_tensor_data(outs[2]);
+  for (int c = 0; c < 3; c++) {
+    double mean = 0, var = 0;
+    for (int n = 0; n < 2; n++)
+      for (int i = 0; i < 20; i++) mean += x[(n * 3 + c) * 20 + i];
+    mean /= 40;
+    for (int n = 0; n < 2; n++)
+      for (int i = 0; i < 20; i++) var += pow(x[(n * 3 + c) * 20 + i] - mean, 2);
+    var /= 40;
+    for (int n = 0; n < 2; n++)
+      for (int i = 0; i < 20; i++) {
+        int k = (n * 3 + c) * 20 + i;
+        double want = (x[k] - mean) / sqrt(var + 1e-3) * g[c] + b[c];
+        expect_close("batch_norm[0]", k, y[k], want > 0 ? want : 0, TOL);
+      }
+    expect_close("batch_norm[1]", c, m1[c], 0.9 * mm[c] + 0.1 * mean, TOL);
+    expect_close("batch_norm[2]", c, v1[c], 0.9 * mv[c] + 0.1 * var, TOL);
+  }
+  for (int i = 0; i < 3; i++) tvmjit_tensor_free(outs[i]);
+}
+END_TEST
+
+/* ---------------- inference errors ---------------- */
+
+static void expect_error(const char *body, const char *needle) {
+  const char *msg = load_error(body);
+  ck_assert_msg(msg != NULL, "expected an error containing '%s'", needle);
+  ck_assert_msg(strstr(msg, needle) != NULL, "error '%s' lacks '%s'", msg, needle);
+}
+
+START_TEST(inference_errors) {
+  expect_error("    def main(x: R.Tensor((2, 3, 4), dtype=\"float32\")):\n"
+               "        gv = R.nn.max_pool2d(x, pool_size=[2, 2])\n"
+               "        return gv\n",
+               "must be 4-D");
+  expect_error("    def main(x: R.Tensor((1, 1, 2, 2), dtype=\"float32\")):\n"
+               "        gv = R.nn.avg_pool2d(x, pool_size=[5, 5])\n"
+               "        return gv\n",
+               "empty");
+  expect_error("    def main(x: R.Tensor((1, 1, 4, 4), dtype=\"float32\")):\n"
+               "        gv = R.nn.max_pool2d(x, pool_size=[2, 2], layout=\"NCD\")\n"
+               "        return gv\n",
+               "layout");
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"int32\")):\n"
+               "        gv = R.nn.gelu(x)\n"
+               "        return gv\n",
+               "float");
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"int32\")):\n"
+               "        gv = R.nn.leakyrelu(x)\n"
+               "        return gv\n",
+               "float");
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
+               "        gv = R.nn.log_softmax(x, axis=2)\n"
+               "        return gv\n",
+               "axis");
+  expect_error("    def main(x: R.Tensor((2, 3, 4), dtype=\"float32\"), g: R.Tensor((4,), dtype=\"float32\")):\n"
+               "        gv = R.nn.batch_norm(x, g, g, g, g, axis=1)\n"
+               "        return gv\n",
+               "channels");
+  expect_error("    def main(x: R.Tensor((2, 3, 4), dtype=\"float32\"), g: R.Tensor((3,), dtype=\"float16\")):\n"
+               "        gv = R.nn.batch_norm(x, g, g, g, g, axis=1)\n"
+               "        return gv\n",
+               "dtype");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ops_nn");
+  TCase *tc = tcase_create("nn");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, max_pool2d_matches_reference);
+  tcase_add_test(tc, avg_pool2d_matches_reference);
+  tcase_add_test(tc, adaptive_avg_pool2d_matches_reference);
+  tcase_add_test(tc, activations_match_libm);
+  tcase_add_test(tc, log_softmax_matches_reference);
+  tcase_add_test(tc, batch_norm_matches_tvm_legalization);
+  tcase_add_test(tc, inference_errors);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}
