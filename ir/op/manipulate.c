@@ -187,3 +187,177 @@ const tj_op_def_t tj_op_reshape = {
     .mp_policy = TJ_MP_FOLLOW, .infer = infer_reshape, .arg_names = reshape_args,
     .canonicalize_args = canonicalize_reshape,
 };
+
+/* ---------------- flatten ---------------- */
+
+static tj_status_t *infer_flatten(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("flatten", call, 0, "the input", &x));
+  if (x->tensor.ndim == 1) return *out = x, NULL;
+  if (x->tensor.ndim < 0 || !x->tensor.shape)
+    return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, 1, NULL, x->tensor.vdevice), NULL;
+  const tj_tir_expr_t *n = product(ctx->arena, x->tensor.ndim, x->tensor.shape, -1);
+  *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, 1, &n, x->tensor.vdevice);
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "flatten: out of memory");
+}
+
+const tj_op_def_t tj_op_flatten = {
+    .name = "relax.flatten", .script_name = "R.flatten", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_flatten, .arg_names = permute_args,
+};
+
+/* ---------------- squeeze ---------------- */
+
+/* Canonical attrs: axis [int64 ...] or NONE (every static unit dim). */
+static const char *const squeeze_attrs[] = {"axis", NULL};
+
+static tj_status_t *normalize_squeeze(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("squeeze", given, squeeze_attrs));
+  tj_attr_builder_t b = {0};
+  const tj_attr_value_t *v = tj_attrs_get(given, "axis");
+  if (!v || v->kind == TJ_ATTR_NONE) {
+    tj_attr_value_t none = {.kind = TJ_ATTR_NONE};
+    tj_attr_builder_add(&b, "axis", none);
+  } else {
+    int64_t axes[TJ_OP_MAX_NDIM];
+    int n;
+    TJ_RETURN_IF_ERROR(tj_op_read_ints("squeeze", given, "axis", TJ_OP_MAX_NDIM, axes, &n));
+    tj_attr_builder_add(&b, "axis", tj_op_int_list(arena, n, axes, TJ_I64));
+  }
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_squeeze(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("squeeze", call, 0, "the input", &x));
+  int ndim = x->tensor.ndim;
+  const tj_attr_value_t *v = tj_attrs_get(call->call.attrs, "axis");
+  bool all = !v || v->kind != TJ_ATTR_LIST;
+  if (ndim < 0) return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, -1, NULL, x->tensor.vdevice), NULL;
+  bool drop[TJ_OP_MAX_NDIM] = {false};
+  if (all) {
+    if (!x->tensor.shape) return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, -1, NULL, x->tensor.vdevice), NULL;
+    for (int i = 0; i < ndim; i++) {
+      int64_t e;
+      if (!tj_tir_is_const_int(x->tensor.shape[i], &e))
+        return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, -1, NULL, x->tensor.vdevice), NULL;
+      drop[i] = e == 1;
+    }
+  } else {
+    if (v->list.n == 0) return *out = x, NULL;
+    for (int i = 0; i < v->list.n; i++) {
+      int ax;
+      TJ_RETURN_IF_ERROR(tj_op_axis("squeeze", v->list.items[i].i, ndim, &ax));
+      if (drop[ax]) return tj_op_error("squeeze: axis %d appears twice", ax);
+      drop[ax] = true;
+      int64_t e;
+      if (x->tensor.shape && tj_tir_is_const_int(x->tensor.shape[ax], &e) && e != 1)
+        return tj_op_error("squeeze: axis %d has extent %lld; only unit dimensions can be squeezed", ax, (long long)e);
+    }
+  }
+  const tj_tir_expr_t *shape[TJ_OP_MAX_NDIM];
+  int n = 0;
+  for (int i = 0; i < ndim; i++)
+    if (!drop[i]) {
+      if (x->tensor.shape) shape[n] = x->tensor.shape[i];
+      n++;
+    }
+  *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, n, x->tensor.shape ? shape : NULL, x->tensor.vdevice);
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "squeeze: out of memory");
+}
+
+const tj_op_def_t tj_op_squeeze = {
+    .name = "relax.squeeze", .script_name = "R.squeeze", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_squeeze, .infer = infer_squeeze,
+    .arg_names = permute_args, .positional_attrs = squeeze_attrs,
+};
+
+/* ---------------- expand_dims ---------------- */
+
+/* Canonical attrs: axis [int64 ...] (required; an int becomes a list). Axes are
+ * normalised against the output rank. */
+static tj_status_t *normalize_expand_dims(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("expand_dims", given, squeeze_attrs));
+  if (!tj_attrs_get(given, "axis")) return tj_op_error("expand_dims: needs 'axis', e.g. axis=[0]");
+  int64_t axes[TJ_OP_MAX_NDIM];
+  int n;
+  TJ_RETURN_IF_ERROR(tj_op_read_ints("expand_dims", given, "axis", TJ_OP_MAX_NDIM, axes, &n));
+  tj_attr_builder_t b = {0};
+  tj_attr_builder_add(&b, "axis", tj_op_int_list(arena, n, axes, TJ_I64));
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_expand_dims(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("expand_dims", call, 0, "the input", &x));
+  int64_t raw[TJ_OP_MAX_NDIM];
+  int n_axes = tj_op_attr_ints(call->call.attrs, "axis", raw, TJ_OP_MAX_NDIM);
+  if (x->tensor.ndim < 0) return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, -1, NULL, x->tensor.vdevice), NULL;
+  int ndim = x->tensor.ndim + n_axes;
+  if (ndim > TJ_OP_MAX_NDIM) return tj_op_error("expand_dims: more than %d dimensions", TJ_OP_MAX_NDIM);
+  bool added[TJ_OP_MAX_NDIM] = {false};
+  for (int i = 0; i < n_axes; i++) {
+    int ax;
+    TJ_RETURN_IF_ERROR(tj_op_axis("expand_dims", raw[i], ndim, &ax));
+    if (added[ax]) return tj_op_error("expand_dims: axis %d appears twice", ax);
+    added[ax] = true;
+  }
+  const tj_tir_expr_t *shape[TJ_OP_MAX_NDIM];
+  for (int i = 0, j = 0; i < ndim; i++)
+    shape[i] = added[i] ? tj_tir_i64(ctx->arena, 1) : (x->tensor.shape ? x->tensor.shape[j++] : NULL);
+  *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, ndim, x->tensor.shape ? shape : NULL, x->tensor.vdevice);
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "expand_dims: out of memory");
+}
+
+const tj_op_def_t tj_op_expand_dims = {
+    .name = "relax.expand_dims", .script_name = "R.expand_dims", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_expand_dims, .infer = infer_expand_dims,
+    .arg_names = permute_args, .positional_attrs = squeeze_attrs,
+};
+
+/* ---------------- broadcast_to ---------------- */
+
+static tj_status_t *canonicalize_broadcast_to(const tj_infer_ctx_t *ctx, int n_args, const tj_rx_expr_t **args) {
+  (void)n_args;
+  return canonical_shape(ctx, args[0], args[1], &args[1]);
+}
+
+static tj_status_t *infer_broadcast_to(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("broadcast_to", call, 0, "the input", &x));
+  const tj_rx_expr_t *shape = call->call.args[1];
+  if (shape->kind != TJ_RX_SHAPE_EXPR)
+    return tj_op_error("broadcast_to: the target shape must be a shape (e.g. (4, 2, 5, 3))");
+  int n = shape->shape_expr.n;
+  const tj_tir_expr_t *const *t = shape->shape_expr.values;
+  if (x->tensor.ndim > n)
+    return tj_op_error("broadcast_to: the input has %d dimensions, more than the target's %d", x->tensor.ndim, n);
+  if (x->tensor.shape)
+    for (int i = 0; i < x->tensor.ndim; i++) {
+      const tj_tir_expr_t *d = x->tensor.shape[i], *e = t[n - x->tensor.ndim + i];
+      int64_t dv;
+      if (tj_tir_is_const_int(d, &dv) && dv == 1) continue;
+      if (tj_op_compare_dims(d, e) == TJ_DIM_DIFFERENT) {
+        tj_strbuf_t sb;
+        tj_strbuf_init(&sb);
+        tj_strbuf_append(&sb, "broadcast_to: cannot broadcast ");
+        tj_op_format_shape(&sb, x->tensor.ndim, x->tensor.shape);
+        tj_strbuf_append(&sb, " to ");
+        tj_op_format_shape(&sb, n, t);
+        tj_strbuf_printf(&sb, ": dimension %d differs and is not 1", i);
+        tj_status_t *s = tj_op_error("%s", sb.data ? sb.data : "broadcast_to: shapes differ");
+        tj_strbuf_free(&sb);
+        return s;
+      }
+    }
+  *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, n, t, x->tensor.vdevice);
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "broadcast_to: out of memory");
+}
+
+static const char *const broadcast_to_args[] = {"x", "shape"};
+
+const tj_op_def_t tj_op_broadcast_to = {
+    .name = "relax.broadcast_to", .script_name = "R.broadcast_to", .min_args = 2, .max_args = 2,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_broadcast_to, .arg_names = broadcast_to_args,
+    .canonicalize_args = canonicalize_broadcast_to,
+};
