@@ -82,7 +82,7 @@ typedef struct tj_lg_te {
   const tj_rx_expr_t *call_args[TJ_LG_MAX_PARAMS];
   int n_placeholders; /* tensor placeholders made so far (for A, B, C names) */
   int n_outputs;
-  const tj_buffer_t *outputs[4];
+  const tj_buffer_t *outputs[TJ_LG_MAX_PARAMS];
   int n_allocs;
   const tj_buffer_t *allocs[TJ_LG_MAX_STMTS];
   int n_stmts;

@@ -283,3 +283,109 @@ tj_status_t *tj_legalize_broadcast_to(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call
   /* The call passes only x: the shape argument is not a PrimFunc parameter. */
   return copy_op(ctx, call, "broadcast_to", "T_broadcast_to", "ax", index_by_map, &d, NULL, out_expr);
 }
+
+/* R.concat → topi.concatenate (`concatenate`, block T_concat): an if_then_else chain
+ * tested from the last input to the first, `off_k <= i ? x_k[i - off_k] : (...)`.
+ * Only an inline tuple of tensors is legalized (a tuple-typed var would need
+ * TupleGetItem bindings). */
+tj_status_t *tj_legalize_concat(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_rx_expr_t *tup = call->call.args[0];
+  const tj_sinfo_t *os = call->sinfo;
+  if (tup->kind != TJ_RX_TUPLE || tup->tuple.n < 1 || tup->tuple.n > TJ_LG_MAX_PARAMS - 1 || !tj_lg_tensor_known(os) ||
+      os->tensor.ndim > TJ_LG_MAX_ITERS || os->tensor.ndim < 1)
+    return NULL;
+  int n = os->tensor.ndim, k = tup->tuple.n;
+  const tj_attr_value_t *av = tj_attrs_get(call->call.attrs, "axis");
+  int axis = 0;
+  if (av && av->kind == TJ_ATTR_INT && !tj_lg_axis(av->i, n, &axis)) return NULL;
+  for (int i = 0; i < k; i++) {
+    const tj_sinfo_t *s = tj_lg_arg_sinfo(a, tup->tuple.fields[i]);
+    if (!tj_lg_tensor_known(s) || s->tensor.ndim != n) return NULL;
+  }
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *xs[TJ_LG_MAX_PARAMS];
+  for (int i = 0; i < k; i++) xs[i] = tj_lg_placeholder(&te, tup->tuple.fields[i]);
+  if (te.failed) return tj_lg_te_finish(&te, "concatenate", NULL, out_expr);
+  const tj_tir_expr_t *oshape[TJ_LG_MAX_ITERS], *idx[TJ_LG_MAX_ITERS];
+  for (int i = 0; i < n; i++) oshape[i] = tj_lg_shape_expr(&te, os->tensor.shape[i]);
+  const tj_buffer_t *out = tj_lg_output(&te, "T_concat", os->tensor.dtype, n, oshape);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(&te, &st, "T_concat", n, oshape, "ax");
+  if (te.failed) return tj_lg_te_finish(&te, "concatenate", NULL, out_expr);
+  const tj_tir_expr_t *offs[TJ_LG_MAX_PARAMS];
+  offs[0] = tj_tir_i64(a, 0);
+  for (int i = 1; i < k; i++) offs[i] = tj_lg_add(a, offs[i - 1], xs[i - 1]->shape[axis]);
+  const tj_tir_expr_t *value = NULL;
+  for (int i = 0; i < k; i++) {
+    for (int d = 0; d < n; d++) idx[d] = st.iv[d];
+    if (i > 0) idx[axis] = tj_lg_sub(a, st.iv[axis], offs[i]);
+    const tj_tir_expr_t *ld = tj_lg_load(a, xs[i], n, idx);
+    if (i == 0) {
+      value = ld;
+    } else {
+      const tj_tir_expr_t *args[3] = {tj_tir_binary(a, TJ_TIR_LE, offs[i], st.iv[axis]), ld, value};
+      value = args[0] && ld && value ? tj_tir_call(a, os->tensor.dtype, "tir.if_then_else", 3, args) : NULL;
+    }
+  }
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, value));
+  return tj_lg_te_finish(&te, "concatenate", os, out_expr);
+}
+
+/* R.split → topi.split (`split`): one output per piece, block T_split, T_split_1, ...
+ * (indices) or T_split_sections, T_split_sections_1, ... (sections), reading
+ * x[.., i + begin, ..]. n sections that do not divide a static dim keep the op, as
+ * TVM does. */
+tj_status_t *tj_legalize_split(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
+  const tj_sinfo_t *os = call->sinfo;
+  if (!tj_lg_tensor_known(xs) || !os || os->kind != TJ_SINFO_TUPLE || xs->tensor.ndim > TJ_LG_MAX_ITERS ||
+      os->tuple.n > TJ_LG_MAX_PARAMS - 1)
+    return NULL;
+  int n = xs->tensor.ndim, axis;
+  if (!tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", 0), n, &axis)) return NULL;
+  const tj_attr_value_t *v = tj_attrs_get(call->call.attrs, "indices_or_sections");
+  if (!v) return NULL;
+  bool sections = v->kind == TJ_ATTR_INT;
+  int64_t dim;
+  bool static_dim = tj_tir_is_const_int(xs->tensor.shape[axis], &dim);
+  if (sections && static_dim && dim % v->i != 0) return NULL;
+  if (!sections && !static_dim) return NULL;
+  int k = os->tuple.n;
+  for (int i = 0; i < k; i++)
+    if (!tj_lg_tensor_known(os->tuple.fields[i]) || os->tuple.fields[i]->tensor.ndim != n) return NULL;
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  if (!x) return tj_lg_te_finish(&te, "split", NULL, out_expr);
+  const char *base = sections ? "T_split_sections" : "T_split";
+  const tj_buffer_t *outs[TJ_LG_MAX_PARAMS];
+  const tj_tir_expr_t *oshape[TJ_LG_MAX_PARAMS][TJ_LG_MAX_ITERS];
+  for (int i = 0; i < k; i++) {
+    for (int d = 0; d < n; d++) oshape[i][d] = tj_lg_shape_expr(&te, os->tuple.fields[i]->tensor.shape[d]);
+    const char *name = i == 0 ? base : tj_arena_printf(a, "%s_%d", base, i);
+    outs[i] = tj_lg_output(&te, name, x->dtype, n, oshape[i]);
+  }
+  const tj_tir_expr_t *begin = tj_tir_i64(a, 0);
+  for (int i = 0; i < k; i++) {
+    tj_lg_stage_t st;
+    tj_lg_stage_spatial(&te, &st, outs[i] ? outs[i]->name : base, n, oshape[i], "ax");
+    if (te.failed) return tj_lg_te_finish(&te, "split", NULL, out_expr);
+    const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
+    for (int d = 0; d < n; d++) idx[d] = st.iv[d];
+    idx[axis] = tj_lg_add(a, st.iv[axis], begin);
+    tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, outs[i], n, st.iv, tj_lg_load(a, x, n, idx)));
+    if (sections) {
+      begin = tj_lg_add(a, begin, oshape[0][axis]);
+    } else {
+      int64_t b = i < v->list.n ? v->list.items[i].i : dim;
+      b = b < 0 ? 0 : b > dim ? dim : b;
+      begin = tj_tir_i64(a, b);
+    }
+  }
+  return tj_lg_te_finish(&te, "split", os, out_expr);
+}
