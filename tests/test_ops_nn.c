@@ -365,6 +365,130 @@ START_TEST(batch_norm_matches_tvm_legalization) {
 }
 END_TEST
 
+
+/* ---------------- conv2d (NCHW/OIHW) vs a direct loop ---------------- */
+
+typedef struct conv_cfg {
+  int N, C, H, W, O, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, groups;
+} conv_cfg_t;
+
+static tvmjit_tensor_t *to_dtype(const float *x, int ndim, const int64_t *shape, tvmjit_dtype_t dt) {
+  tvmjit_tensor_t *src = NULL, *dst = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, ndim, shape, (void *)x, &src));
+  ck_assert_ptr_null(tvmjit_tensor_new(dt, ndim, shape, &dst));
+  ck_assert_ptr_null(tvmjit_tensor_convert(src, dst));
+  tvmjit_tensor_free(src);
+  return dst;
+}
+
+static void check_conv(const conv_cfg_t *c, bool f16) {
+  const char *dt = f16 ? "float16" : "float32";
+  int OH = (c->H + c->pt + c->pb - c->dh * (c->kh - 1) - 1) / c->sh + 1;
+  int OW = (c->W + c->pl + c->pr - c->dw * (c->kw - 1) - 1) / c->sw + 1;
+  int IC = c->C / c->groups;
+  char body[2048];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((%d, %d, %d, %d), dtype=\"%s\"), w: R.Tensor((%d, %d, %d, %d), dtype=\"%s\")):\n"
+           "        gv = R.nn.conv2d(x, w, strides=[%d, %d], padding=[%d, %d, %d, %d], dilation=[%d, %d], groups=%d)\n"
+           "        return gv\n",
+           c->N, c->C, c->H, c->W, dt, c->O, IC, c->kh, c->kw, dt, c->sh, c->sw, c->pt, c->pl, c->pb, c->pr, c->dh,
+           c->dw, c->groups);
+  int nx = c->N * c->C * c->H * c->W, nw = c->O * IC * c->kh * c->kw;
+  static float x[16384], w[16384];
+  ck_assert_int_le(nx, 16384);
+  ck_assert_int_le(nw, 16384);
+  for (int i = 0; i < nx; i++) x[i] = (float)((i * 7919) % 41 - 20) / 20.0f;
+  for (int i = 0; i < nw; i++) w[i] = (float)((i * 104729) % 37 - 18) / 36.0f;
+  int64_t xs[4] = {c->N, c->C, c->H, c->W}, ws[4] = {c->O, IC, c->kh, c->kw};
+  tvmjit_tensor_t *xt = to_dtype(x, 4, xs, f16 ? TVMJIT_FLOAT16 : TVMJIT_FLOAT32);
+  tvmjit_tensor_t *wt = to_dtype(w, 4, ws, f16 ? TVMJIT_FLOAT16 : TVMJIT_FLOAT32);
+  /* the reference reads the values actually passed (float16-rounded) */
+  tvmjit_tensor_t *x32 = NULL, *w32 = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, 4, xs, &x32));
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, 4, ws, &w32));
+  ck_assert_ptr_null(tvmjit_tensor_convert(xt, x32));
+  ck_assert_ptr_null(tvmjit_tensor_convert(wt, w32));
+  const float *xr = tvmjit_tensor_data(x32), *wr = tvmjit_tensor_data(w32);
+
+  char src[8192];
+  snprintf(src, sizeof src, "%s%s", k_header, body);
+  tvmjit_instance_t *inst = NULL;
+  tvmjit_module_t *mod = NULL;
+  tvmjit_function_t *fn = NULL;
+  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
+  tvmjit_module_options_t opts;
+  tvmjit_module_options_init(&opts);
+  opts.passes = "default";
+  tvmjit_status_t *st = tvmjit_module_load_string(inst, "conv.rx", src, strlen(src), &opts, &mod);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
+  const tvmjit_tensor_t *ins[2] = {xt, wt};
+  tvmjit_tensor_t *out = NULL;
+  st = tvmjit_function_call(fn, 2, ins, 1, &out);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  int64_t os[4] = {c->N, c->O, OH, OW};
+  check_shape(out, 4, os);
+  tvmjit_tensor_t *y32 = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, 4, os, &y32));
+  ck_assert_ptr_null(tvmjit_tensor_convert(out, y32));
+  const float *y = tvmjit_tensor_data(y32);
+  int OPG = c->O / c->groups;
+  for (int n = 0; n < c->N; n++)
+    for (int o = 0; o < c->O; o++)
+      for (int oh = 0; oh < OH; oh++)
+        for (int ow = 0; ow < OW; ow++) {
+          double acc = 0;
+          int g = o / OPG;
+          for (int ic = 0; ic < IC; ic++)
+            for (int i = 0; i < c->kh; i++)
+              for (int j = 0; j < c->kw; j++) {
+                int h = oh * c->sh + i * c->dh - c->pt, ww = ow * c->sw + j * c->dw - c->pl;
+                if (h < 0 || ww < 0 || h >= c->H || ww >= c->W) continue;
+                acc += (double)xr[((n * c->C + g * IC + ic) * c->H + h) * c->W + ww] *
+                       wr[((o * IC + ic) * c->kh + i) * c->kw + j];
+              }
+          int k = ((n * c->O + o) * OH + oh) * OW + ow;
+          double got = y[k];
+          double tol = f16 ? 5e-2 + 1e-2 * fabs(acc) : 1e-4 * (1 + fabs(acc));
+          ck_assert_msg(fabs(got - acc) <= tol, "conv2d %s groups=%d k=%dx%d s=%d [%d] = %.6g, want %.6g", dt, c->groups,
+                        c->kh, c->kw, c->sh, k, got, acc);
+        }
+  tvmjit_tensor_free(y32);
+  tvmjit_tensor_free(out);
+  tvmjit_tensor_free(x32);
+  tvmjit_tensor_free(w32);
+  tvmjit_tensor_free(xt);
+  tvmjit_tensor_free(wt);
+  tvmjit_module_free(mod);
+  tvmjit_instance_free(inst);
+}
+
+static const conv_cfg_t k_convs[] = {
+    /* 7x7 stride 2 pad 3 (ResNet stem) */
+    {.N = 1, .C = 3, .H = 17, .W = 15, .O = 8, .kh = 7, .kw = 7, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 3, .pl = 3, .pb = 3, .pr = 3, .groups = 1},
+    /* 1x1 stride 2 projection */
+    {.N = 2, .C = 8, .H = 9, .W = 9, .O = 16, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .groups = 1},
+    /* 3x3 pad 1 */
+    {.N = 1, .C = 5, .H = 8, .W = 11, .O = 6, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 1},
+    /* grouped, asymmetric padding, dilation */
+    {.N = 1, .C = 8, .H = 10, .W = 9, .O = 12, .kh = 3, .kw = 2, .sh = 2, .sw = 1, .dh = 2, .dw = 1, .pt = 2, .pl = 0, .pb = 1, .pr = 1, .groups = 4},
+    /* depthwise 3x3 stride 2 (groups == channels) and stride 1 */
+    {.N = 2, .C = 16, .H = 12, .W = 12, .O = 16, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 16},
+    {.N = 1, .C = 6, .H = 7, .W = 9, .O = 6, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 6},
+    /* depthwise with a channel multiplier of 2 */
+    {.N = 1, .C = 4, .H = 8, .W = 8, .O = 8, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .groups = 4},
+};
+
+START_TEST(conv2d_float32_matches_reference) {
+  for (size_t i = 0; i < sizeof k_convs / sizeof k_convs[0]; i++) check_conv(&k_convs[i], false);
+}
+END_TEST
+
+START_TEST(conv2d_float16_matches_reference) {
+  for (size_t i = 0; i < sizeof k_convs / sizeof k_convs[0]; i++) check_conv(&k_convs[i], true);
+}
+END_TEST
+
 /* ---------------- inference errors ---------------- */
 
 static void expect_error(const char *body, const char *needle) {
@@ -419,6 +543,8 @@ int main(void) {
   tcase_add_test(tc, activations_match_libm);
   tcase_add_test(tc, log_softmax_matches_reference);
   tcase_add_test(tc, batch_norm_matches_tvm_legalization);
+  tcase_add_test(tc, conv2d_float32_matches_reference);
+  tcase_add_test(tc, conv2d_float16_matches_reference);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
