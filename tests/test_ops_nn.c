@@ -8,7 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/module.h"
+#include "ir/parse.h"
+#include "ir/visit.h"
+#include "support/arena.h"
 #include "testutil.h"
+#include "transforms/pass_manager.h"
+#include "transforms/tir/schedule.h"
 #include "tvmjit.h"
 
 #define TOL 1e-4
@@ -489,6 +495,79 @@ START_TEST(conv2d_float16_matches_reference) {
 }
 END_TEST
 
+
+/* ---------------- schedules ---------------- */
+
+/* Every nest of each legalized op is rewritten by a CPU schedule rule (no scalar loop
+ * nest left on a hot path): the injective and row-reduction rules count one per nest. */
+static bool count_nests(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  (void)v;
+  (void)s;
+  return true;
+}
+
+static int root_nests(const tj_prim_func_t *f) {
+  const tj_tir_stmt_t *body = f->body->realize.block->body;
+  return body->kind == TJ_TIR_SEQ ? body->seq.n : 1;
+}
+
+START_TEST(every_nest_gets_a_schedule) {
+  const char *ops[] = {
+      "R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])",
+      "R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], ceil_mode=True)",
+      "R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])",
+      "R.nn.adaptive_avg_pool2d(x, output_size=[3, 5])",
+      "R.nn.gelu(x)",
+      "R.nn.gelu_tanh(x)",
+      "R.nn.silu(x)",
+      "R.nn.leakyrelu(x)",
+      "R.nn.log_softmax(x, axis=1)",
+      "R.nn.batch_norm(x, g, g, g, g, axis=1)",
+      "R.split(x, [3, 9], axis=1)",
+      "R.concat((x, x), axis=1)",
+      "R.strided_slice(x, axes=[2], begin=[1], end=[12], strides=[2])",
+      "R.take(x, R.prim_value(3), axis=1)",
+      "R.expand_dims(x, axis=[0])",
+      "R.squeeze(g, axis=None)",
+      "R.flatten(x)",
+      "R.broadcast_to(g, (3, 16))",
+  };
+  (void)count_nests;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    char src[2048];
+    snprintf(src, sizeof src,
+             "%s    def main(x: R.Tensor((2, 16, 14, 14), dtype=\"float32\"), g: R.Tensor((16,), dtype=\"float32\")):\n"
+             "        gv = %s\n"
+             "        return gv\n",
+             k_header, ops[i]);
+    tj_arena_t *a = tj_arena_create();
+    tj_module_t *m = NULL;
+    TU_OK(tj_parse_module(a, "s.rx", src, strlen(src), &m));
+    tj_pipeline_t p;
+    tj_pass_context_t ctx;
+    tj_pass_context_init(&ctx, a);
+    const tj_module_t *out = NULL;
+    TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
+    TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+    int n_prims = 0;
+    for (int f = 0; f < out->n_funcs; f++) {
+      if (!out->funcs[f].is_prim) continue;
+      n_prims++;
+      tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 256};
+      tj_tir_schedule_stats_t st;
+      const tj_prim_func_t *sf = NULL;
+      TU_OK(tj_tir_schedule(a, out->funcs[f].prim, "f", &o, &sf, &st));
+      int nests = root_nests(out->funcs[f].prim);
+      int scheduled = st.injective + st.reduction + st.conv + st.fused_epilogues + st.windowed;
+      ck_assert_msg(scheduled >= nests, "%s: %d of %d nests scheduled (conv %d, windowed %d, injective %d, reduction %d, fused %d)",
+                    ops[i], scheduled, nests, st.conv, st.windowed, st.injective, st.reduction, st.fused_epilogues);
+    }
+    ck_assert_msg(n_prims == 1, "%s: %d PrimFuncs after LegalizeOps", ops[i], n_prims);
+    tj_arena_free(a);
+  }
+}
+END_TEST
+
 /* ---------------- inference errors ---------------- */
 
 static void expect_error(const char *body, const char *needle) {
@@ -545,6 +624,7 @@ int main(void) {
   tcase_add_test(tc, batch_norm_matches_tvm_legalization);
   tcase_add_test(tc, conv2d_float32_matches_reference);
   tcase_add_test(tc, conv2d_float16_matches_reference);
+  tcase_add_test(tc, every_nest_gets_a_schedule);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
