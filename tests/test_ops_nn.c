@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ir/module.h"
+#include "ir/op.h"
 #include "ir/parse.h"
 #include "ir/visit.h"
 #include "support/arena.h"
@@ -568,6 +569,25 @@ START_TEST(every_nest_gets_a_schedule) {
 }
 END_TEST
 
+
+/* ToMixedPrecision's policies, as TVM registers them (tvm-ops.md §0.4). */
+START_TEST(mixed_precision_policies_follow_tvm) {
+  const char *follow[] = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d",
+                          "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.nn.silu", "relax.flatten", "relax.squeeze",
+                          "relax.expand_dims", "relax.broadcast_to", "relax.concat", "relax.split",
+                          "relax.strided_slice"};
+  const char *never[] = {"relax.nn.leakyrelu", "relax.nn.log_softmax", "relax.nn.batch_norm", "relax.take"};
+  for (size_t i = 0; i < sizeof follow / sizeof follow[0]; i++) {
+    const tj_op_def_t *d = tj_op_lookup(follow[i]);
+    ck_assert_msg(d && d->mp_policy == TJ_MP_FOLLOW, "%s", follow[i]);
+  }
+  for (size_t i = 0; i < sizeof never / sizeof never[0]; i++) {
+    const tj_op_def_t *d = tj_op_lookup(never[i]);
+    ck_assert_msg(d && d->mp_policy == TJ_MP_NEVER, "%s", never[i]);
+  }
+}
+END_TEST
+
 /* ---------------- inference errors ---------------- */
 
 static void expect_error(const char *body, const char *needle) {
@@ -625,6 +645,7 @@ int main(void) {
   tcase_add_test(tc, conv2d_float32_matches_reference);
   tcase_add_test(tc, conv2d_float16_matches_reference);
   tcase_add_test(tc, every_nest_gets_a_schedule);
+  tcase_add_test(tc, mixed_precision_policies_follow_tvm);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
