@@ -497,6 +497,92 @@ START_TEST(conv2d_float16_matches_reference) {
 END_TEST
 
 
+
+/* float16: the pools accumulate in float16 (as topi), gelu's erf runs in float32; the
+ * reference reads the float16-rounded inputs. Tolerance: rtol 1e-2, atol 5e-2. */
+START_TEST(float16_ops_match_reference) {
+  const char *body =
+      "    def main(x: R.Tensor((1, 2, 6, 7), dtype=\"float16\")):\n"
+      "        with R.dataflow():\n"
+      "            a = R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], ceil_mode=True)\n"
+      "            b = R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2], padding=[1, 1, 1, 1])\n"
+      "            c = R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])\n"
+      "            d = R.nn.gelu(x)\n"
+      "            e = R.nn.gelu_tanh(x)\n"
+      "            f = R.nn.silu(x)\n"
+      "            g = R.nn.leakyrelu(x, 0.1)\n"
+      "            h = R.nn.log_softmax(x, axis=-1)\n"
+      "            gv = (a, b, c, d, e, f, g, h)\n"
+      "            R.output(gv)\n"
+      "        return gv\n";
+  float x[84];
+  for (int i = 0; i < 84; i++) x[i] = -3.0f + 6.0f * (float)((i * 29) % 84) / 83.0f;
+  int64_t xs[4] = {1, 2, 6, 7};
+  tvmjit_tensor_t *xh = to_dtype(x, 4, xs, TVMJIT_FLOAT16), *xr = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, 4, xs, &xr));
+  ck_assert_ptr_null(tvmjit_tensor_convert(xh, xr));
+  const float *v = tvmjit_tensor_data(xr);
+  char src[8192];
+  snprintf(src, sizeof src, "%s%s", k_header, body);
+  tvmjit_instance_t *inst = NULL;
+  tvmjit_module_t *mod = NULL;
+  tvmjit_function_t *fn = NULL;
+  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
+  tvmjit_module_options_t opts;
+  tvmjit_module_options_init(&opts);
+  tvmjit_status_t *st = tvmjit_module_load_string(inst, "f16.rx", src, strlen(src), &opts, &mod);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
+  const tvmjit_tensor_t *ins[1] = {xh};
+  tvmjit_tensor_t *o[8] = {NULL}, *o32[8] = {NULL};
+  st = tvmjit_function_call(fn, 1, ins, 8, o);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  const float *y[8];
+  for (int k = 0; k < 8; k++) {
+    ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, tvmjit_tensor_ndim(o[k]), tvmjit_tensor_shape(o[k]), &o32[k]));
+    ck_assert_ptr_null(tvmjit_tensor_convert(o[k], o32[k]));
+    y[k] = tvmjit_tensor_data(o32[k]);
+  }
+#define CLOSE16(what, i, got, want) \
+  ck_assert_msg(fabs((got) - (want)) <= 5e-2 + 1e-2 * fabs(want), "%s[%d] = %g, want %g", what, i, (double)(got), (double)(want))
+  pool_cfg_t mp = {.N = 1, .C = 2, .H = 6, .W = 7, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .ceil_mode = 1, .is_max = 1};
+  pool_cfg_t ap = {.N = 1, .C = 2, .H = 6, .W = 7, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+  int mh = pool_out(6, 3, 2, 1, 1, 1, 1), mw = pool_out(7, 3, 2, 1, 1, 1, 1);
+  int ah = pool_out(6, 2, 2, 1, 1, 1, 0), aw = pool_out(7, 2, 2, 1, 1, 1, 0);
+  check_shape(o[0], 4, (int64_t[]){1, 2, mh, mw});
+  check_shape(o[1], 4, (int64_t[]){1, 2, ah, aw});
+  for (int c = 0; c < 2; c++) {
+    for (int i = 0; i < mh; i++)
+      for (int j = 0; j < mw; j++) CLOSE16("max_pool2d f16", (c * mh + i) * mw + j, y[0][(c * mh + i) * mw + j], pool_ref(&mp, v, 0, c, i, j));
+    for (int i = 0; i < ah; i++)
+      for (int j = 0; j < aw; j++) CLOSE16("avg_pool2d f16", (c * ah + i) * aw + j, y[1][(c * ah + i) * aw + j], pool_ref(&ap, v, 0, c, i, j));
+    double s = 0;
+    for (int i = 0; i < 42; i++) s += v[c * 42 + i];
+    CLOSE16("adaptive_avg_pool2d f16", c, y[2][c], s / 42);
+  }
+  for (int i = 0; i < 84; i++) {
+    CLOSE16("gelu f16", i, y[3][i], gelu(v[i]));
+    CLOSE16("gelu_tanh f16", i, y[4][i], gelu_tanh(v[i]));
+    CLOSE16("silu f16", i, y[5][i], silu(v[i]));
+    CLOSE16("leakyrelu f16", i, y[6][i], v[i] > 0 ? v[i] : 0.1 * v[i]);
+    int row = i / 7;
+    double m = -INFINITY, s = 0;
+    for (int t = 0; t < 7; t++) m = fmax(m, v[row * 7 + t]);
+    for (int t = 0; t < 7; t++) s += exp(v[row * 7 + t] - m);
+    CLOSE16("log_softmax f16", i, y[7][i], v[i] - m - log(s));
+  }
+#undef CLOSE16
+  for (int k = 0; k < 8; k++) {
+    tvmjit_tensor_free(o[k]);
+    tvmjit_tensor_free(o32[k]);
+  }
+  tvmjit_tensor_free(xh);
+  tvmjit_tensor_free(xr);
+  tvmjit_module_free(mod);
+  tvmjit_instance_free(inst);
+}
+END_TEST
+
 /* ---------------- schedules ---------------- */
 
 /* Every nest of each legalized op is rewritten by a CPU schedule rule (no scalar loop
@@ -645,6 +731,7 @@ int main(void) {
   tcase_add_test(tc, conv2d_float32_matches_reference);
   tcase_add_test(tc, conv2d_float16_matches_reference);
   tcase_add_test(tc, every_nest_gets_a_schedule);
+  tcase_add_test(tc, float16_ops_match_reference);
   tcase_add_test(tc, mixed_precision_policies_follow_tvm);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
