@@ -1,7 +1,7 @@
 /* Data-movement operators end to end (parse, default pipeline, JIT, run through the
  * public API), checked against index arithmetic written here: flatten, squeeze,
  * expand_dims, broadcast_to, concat, split (sections, indices, empty and clamped
- * pieces; the tuple and its TupleGetItems), strided_slice (negative axes, negative and
+ * pieces; the tuple and its TupleGetItems; concat of a tuple-typed var), strided_slice (negative axes, negative and
  * out-of-range bounds, negative steps), take (axis, negative axis, PrimValue index),
  * and the inference errors TVM reports. */
 #include <stdio.h>

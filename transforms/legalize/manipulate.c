@@ -286,13 +286,26 @@ tj_status_t *tj_legalize_broadcast_to(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call
 
 /* R.concat → topi.concatenate (`concatenate`, block T_concat): an if_then_else chain
  * tested from the last input to the first, `off_k <= i ? x_k[i - off_k] : (...)`.
- * Only an inline tuple of tensors is legalized (a tuple-typed var would need
- * TupleGetItem bindings). */
+ * A tuple-typed var is read through TupleGetItems, which LegalizeOps binds to vars
+ * of their own (TVM follows a var bound to a Tuple back to it; otherwise it emits the
+ * same TupleGetItems). */
 tj_status_t *tj_legalize_concat(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   tj_arena_t *a = ctx->arena;
   const tj_rx_expr_t *tup = call->call.args[0];
   const tj_sinfo_t *os = call->sinfo;
+  const tj_sinfo_t *ts = tj_lg_arg_sinfo(a, tup);
+  if (tup->kind != TJ_RX_TUPLE && ts && ts->kind == TJ_SINFO_TUPLE && ts->tuple.n >= 1 &&
+      ts->tuple.n < TJ_LG_MAX_PARAMS) {
+    /* a tuple-typed var: its fields through TupleGetItem (bound by LegalizeOps) */
+    const tj_rx_expr_t *fields[TJ_LG_MAX_PARAMS];
+    for (int i = 0; i < ts->tuple.n; i++) {
+      fields[i] = tj_rx_with_sinfo(a, tj_rx_get_item(a, tup, i), ts->tuple.fields[i]);
+      if (!fields[i]) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory");
+    }
+    tup = tj_rx_tuple(a, ts->tuple.n, fields);
+    if (!tup) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory");
+  }
   if (tup->kind != TJ_RX_TUPLE || tup->tuple.n < 1 || tup->tuple.n > TJ_LG_MAX_PARAMS - 1 || !tj_lg_tensor_known(os) ||
       os->tensor.ndim > TJ_LG_MAX_ITERS || os->tensor.ndim < 1)
     return NULL;
