@@ -162,6 +162,12 @@ static const tj_rx_expr_t *legalize_post(tj_rx_mutator_t *m, const tj_rx_expr_t 
     tj_rx_mutator_fail(m, p->error);
     p->error = NULL;
   }
+  /* A legalization may read a tuple var's fields (concat): its get-item arguments
+   * become bindings of their own, as TVM's BlockBuilder emits them. */
+  tj_call_tir_view_t v;
+  if (r && r != e && tj_rx_as_call_tir(r, &v))
+    for (int i = 0; i < v.n_args; i++)
+      if (v.args[i]->kind == TJ_RX_TUPLE_GET_ITEM) return tj_rx_normalize(m, r);
   return r;
 }
 

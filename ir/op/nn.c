@@ -134,3 +134,170 @@ const tj_op_def_t tj_op_softmax = {
     .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_softmax, .infer = infer_softmax,
     .arg_names = unary_args, .positional_attrs = softmax_attrs,
 };
+
+/* ---------------- gelu, gelu_tanh, silu (float unary, kFollow) ---------------- */
+
+static tj_status_t *float_unary(const char *op, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg(op, call, 0, "data", &x));
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+    char b[TJ_DTYPE_BUFSIZE];
+    return tj_op_error("%s: data must be a float tensor, got %s", op, tj_dtype_str(x->tensor.dtype, b));
+  }
+  *out = x;
+  return NULL;
+}
+
+static tj_status_t *infer_gelu(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  return float_unary("gelu", call, out);
+}
+static tj_status_t *infer_gelu_tanh(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  return float_unary("gelu_tanh", call, out);
+}
+static tj_status_t *infer_silu(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  return float_unary("silu", call, out);
+}
+
+const tj_op_def_t tj_op_gelu = {
+    .name = "relax.nn.gelu", .script_name = "R.nn.gelu", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_gelu, .arg_names = unary_args,
+};
+const tj_op_def_t tj_op_gelu_tanh = {
+    .name = "relax.nn.gelu_tanh", .script_name = "R.nn.gelu_tanh", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_gelu_tanh, .arg_names = unary_args,
+};
+const tj_op_def_t tj_op_silu = {
+    .name = "relax.nn.silu", .script_name = "R.nn.silu", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .infer = infer_silu, .arg_names = unary_args,
+};
+
+/* ---------------- leakyrelu ---------------- */
+
+/* Canonical attrs: alpha FLOAT (float64), default 0.01. kNever (TVM registers none). */
+static const char *const leakyrelu_attrs[] = {"alpha", NULL};
+
+static tj_status_t *normalize_leakyrelu(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("leakyrelu", given, leakyrelu_attrs));
+  double alpha;
+  TJ_RETURN_IF_ERROR(tj_op_read_float("leakyrelu", given, "alpha", 0.01, &alpha));
+  tj_attr_builder_t b = {0};
+  tj_attr_value_t v = {.kind = TJ_ATTR_FLOAT, .dtype = TJ_F64, .f = alpha};
+  tj_attr_builder_add(&b, "alpha", v);
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_leakyrelu(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  return float_unary("leakyrelu", call, out);
+}
+
+const tj_op_def_t tj_op_leakyrelu = {
+    .name = "relax.nn.leakyrelu", .script_name = "R.nn.leakyrelu", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_leakyrelu, .infer = infer_leakyrelu,
+    .arg_names = unary_args, .positional_attrs = leakyrelu_attrs,
+};
+
+/* ---------------- log_softmax (as softmax; kNever) ---------------- */
+
+static tj_status_t *normalize_log_softmax(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("log_softmax", given, softmax_attrs));
+  int64_t axis;
+  TJ_RETURN_IF_ERROR(tj_op_read_int("log_softmax", given, "axis", -1, &axis));
+  tj_attr_builder_t b = {0};
+  tj_attr_builder_add(&b, "axis", tj_attr_int(axis));
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_log_softmax(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(float_unary("log_softmax", call, &x));
+  int axis;
+  if (x->tensor.ndim >= 0)
+    TJ_RETURN_IF_ERROR(
+        tj_op_axis("log_softmax", tj_attrs_get_int(call->call.attrs, "axis", -1), x->tensor.ndim, &axis));
+  *out = x;
+  return NULL;
+}
+
+const tj_op_def_t tj_op_log_softmax = {
+    .name = "relax.nn.log_softmax", .script_name = "R.nn.log_softmax", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_log_softmax, .infer = infer_log_softmax,
+    .arg_names = unary_args, .positional_attrs = softmax_attrs,
+};
+
+/* ---------------- batch_norm ---------------- */
+
+/* Canonical attrs (print order): axis int32 (required), epsilon FLOAT (1e-5),
+ * center, scale bool (True), momentum FLOAT (0.1). kNever. The result is
+ * Tuple(data, moving_mean, moving_var) struct info. */
+static const char *const batch_norm_attrs[] = {"axis", "epsilon", "center", "scale", "momentum", NULL};
+
+static tj_status_t *normalize_batch_norm(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("batch_norm", given, batch_norm_attrs));
+  if (!tj_attrs_get(given, "axis")) return tj_op_error("batch_norm: needs 'axis', e.g. axis=1");
+  int64_t axis;
+  double eps, momentum;
+  bool center, scale;
+  TJ_RETURN_IF_ERROR(tj_op_read_int("batch_norm", given, "axis", 1, &axis));
+  TJ_RETURN_IF_ERROR(tj_op_read_float("batch_norm", given, "epsilon", 1e-5, &eps));
+  TJ_RETURN_IF_ERROR(tj_op_read_bool("batch_norm", given, "center", true, &center));
+  TJ_RETURN_IF_ERROR(tj_op_read_bool("batch_norm", given, "scale", true, &scale));
+  TJ_RETURN_IF_ERROR(tj_op_read_float("batch_norm", given, "momentum", 0.1, &momentum));
+  tj_attr_builder_t b = {0};
+  tj_attr_builder_add(&b, "axis", tj_attr_int(axis));
+  tj_attr_value_t e = {.kind = TJ_ATTR_FLOAT, .dtype = TJ_F64, .f = eps};
+  tj_attr_builder_add(&b, "epsilon", e);
+  tj_attr_builder_add(&b, "center", tj_attr_bool(center));
+  tj_attr_builder_add(&b, "scale", tj_attr_bool(scale));
+  tj_attr_value_t m = {.kind = TJ_ATTR_FLOAT, .dtype = TJ_F64, .f = momentum};
+  tj_attr_builder_add(&b, "momentum", m);
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_batch_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  static const char *const what[] = {"data", "gamma", "beta", "moving_mean", "moving_var"};
+  const tj_sinfo_t *s[5];
+  for (int i = 0; i < 5; i++) TJ_RETURN_IF_ERROR(tj_op_tensor_arg("batch_norm", call, i, what[i], &s[i]));
+  char b0[TJ_DTYPE_BUFSIZE], b1[TJ_DTYPE_BUFSIZE];
+  tj_dtype_t dt = s[0]->tensor.dtype;
+  if (!tj_dtype_is_void(dt) && !tj_dtype_is_float(dt))
+    return tj_op_error("batch_norm: data must be a float tensor, got %s", tj_dtype_str(dt, b0));
+  int axis = -1;
+  if (s[0]->tensor.ndim >= 0)
+    TJ_RETURN_IF_ERROR(tj_op_axis("batch_norm", tj_attrs_get_int(call->call.attrs, "axis", 1), s[0]->tensor.ndim, &axis));
+  for (int i = 1; i < 5; i++) {
+    if (!tj_dtype_is_void(dt) && !tj_dtype_is_void(s[i]->tensor.dtype) && !tj_dtype_eq(dt, s[i]->tensor.dtype))
+      return tj_op_error("batch_norm: %s is %s but data is %s; they must have the same dtype", what[i],
+                         tj_dtype_str(s[i]->tensor.dtype, b0), tj_dtype_str(dt, b1));
+    if (s[i]->tensor.ndim >= 0 && s[i]->tensor.ndim != 1)
+      return tj_op_error("batch_norm: %s must be 1-D, got %d-D", what[i], s[i]->tensor.ndim);
+    if (axis >= 0 && s[0]->tensor.shape && s[i]->tensor.shape &&
+        tj_op_compare_dims(s[i]->tensor.shape[0], s[0]->tensor.shape[axis]) == TJ_DIM_DIFFERENT) {
+      tj_strbuf_t sb;
+      tj_strbuf_init(&sb);
+      tj_strbuf_printf(&sb, "batch_norm: %s has length ", what[i]);
+      tj_op_format_dim(&sb, s[i]->tensor.shape[0]);
+      tj_strbuf_printf(&sb, " but data has ");
+      tj_op_format_dim(&sb, s[0]->tensor.shape[axis]);
+      tj_strbuf_printf(&sb, " channels at axis %d", axis);
+      tj_status_t *st = tj_op_error("%s", sb.data ? sb.data : "batch_norm: parameter length mismatch");
+      tj_strbuf_free(&sb);
+      return st;
+    }
+  }
+  const tj_sinfo_t *fields[3] = {s[0], s[3], s[4]};
+  *out = tj_sinfo_tuple(ctx->arena, 3, fields);
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "batch_norm: out of memory");
+}
+
+static const char *const batch_norm_args[] = {"data", "gamma", "beta", "moving_mean", "moving_var"};
+
+const tj_op_def_t tj_op_batch_norm = {
+    .name = "relax.nn.batch_norm", .script_name = "R.nn.batch_norm", .min_args = 5, .max_args = 5,
+    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_batch_norm, .infer = infer_batch_norm,
+    .arg_names = batch_norm_args, .positional_attrs = batch_norm_attrs,
+};

@@ -32,7 +32,7 @@
 #define TJ_LG_MAX_PARAMS 16
 #define TJ_LG_MAX_ITERS 12
 #define TJ_LG_MAX_SYMS 32
-#define TJ_LG_MAX_STMTS 16
+#define TJ_LG_MAX_STMTS 32
 
 /* State of the pass that legalizers may use: the arena and the module being built. */
 typedef struct tj_lg_pass tj_lg_pass_t;
@@ -82,7 +82,7 @@ typedef struct tj_lg_te {
   const tj_rx_expr_t *call_args[TJ_LG_MAX_PARAMS];
   int n_placeholders; /* tensor placeholders made so far (for A, B, C names) */
   int n_outputs;
-  const tj_buffer_t *outputs[4];
+  const tj_buffer_t *outputs[TJ_LG_MAX_PARAMS];
   int n_allocs;
   const tj_buffer_t *allocs[TJ_LG_MAX_STMTS];
   int n_stmts;

@@ -280,3 +280,392 @@ tj_status_t *tj_legalize_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, con
   tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, norm));
   return tj_lg_te_finish(&te, "softmax", tj_lg_call_sinfo(call, xs), out_expr);
 }
+
+/* ---------------- gelu, gelu_tanh, silu, leakyrelu ----------------
+ * Chains of elementwise TE stages, one block each, as TVM's te_gelu / te_gelu_tanh /
+ * silu (multiply(x, sigmoid(x))) and topi.nn.leaky_relu write them (the block
+ * sequence of tvm-ops.md §13). */
+
+typedef enum ew_kind {
+  EW_MUL_C,  /* x * c */
+  EW_C_MUL,  /* c * x */
+  EW_C_ADD,  /* c + x */
+  EW_MUL,    /* x * y */
+  EW_CALL,   /* intrin(x) */
+  EW_CAST,   /* cast(dt, x) */
+} ew_kind_t;
+
+/* One elementwise stage `block` writing `dst` (NULL: a new root buffer named after
+ * the block) of dtype dt over x's shape. */
+static const tj_buffer_t *ew_stage(tj_lg_te_t *te, const char *block, const tj_buffer_t *dst, ew_kind_t k,
+                                   const tj_buffer_t *x, const tj_buffer_t *y, double c, const char *intrin,
+                                   tj_dtype_t dt) {
+  tj_arena_t *a = te->arena;
+  if (te->failed || !x) {
+    te->failed = true;
+    return NULL;
+  }
+  int n = x->ndim;
+  if (!dst) dst = tj_lg_alloc(te, block, dt, n, x->shape);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(te, &st, block, n, x->shape, "ax");
+  if (te->failed || !dst) return NULL;
+  const tj_tir_expr_t *xv = tj_lg_load(a, x, n, st.iv), *v = NULL;
+  const tj_tir_expr_t *cv = tj_tir_float(a, x->dtype, c);
+  switch (k) {
+  case EW_MUL_C: v = tj_lg_bin(a, TJ_TIR_MUL, xv, cv); break;
+  case EW_C_MUL: v = tj_lg_bin(a, TJ_TIR_MUL, cv, xv); break;
+  case EW_C_ADD: v = tj_lg_bin(a, TJ_TIR_ADD, cv, xv); break;
+  case EW_MUL: v = y ? tj_lg_bin(a, TJ_TIR_MUL, xv, tj_lg_load(a, y, n, st.iv)) : NULL; break;
+  case EW_CALL: v = tj_lg_call1(a, intrin, xv); break;
+  case EW_CAST: v = xv ? tj_tir_cast(a, dt, xv) : NULL; break;
+  }
+  tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, dst, n, st.iv, v));
+  return dst;
+}
+
+typedef enum act_kind { ACT_GELU, ACT_GELU_TANH, ACT_SILU, ACT_LEAKY } act_kind_t;
+
+static tj_status_t *legalize_activation(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, act_kind_t kind,
+                                        const tj_rx_expr_t **out_expr) {
+  static const char *const names[] = {"gelu", "gelu_tanh", "silu", "leaky_relu"};
+  const char *name = names[kind];
+  *out_expr = NULL;
+  if (call->call.n_args != 1) return NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
+  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim > TJ_LG_MAX_ITERS) return NULL;
+  tj_dtype_t dt = xs->tensor.dtype;
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  if (!x) return tj_lg_te_finish(&te, name, NULL, out_expr);
+  int n = x->ndim;
+  const tj_sinfo_t *out_sinfo = tj_lg_call_sinfo(call, xs);
+  const tj_buffer_t *out;
+  switch (kind) {
+  case ACT_GELU: {
+    out = tj_lg_output(&te, "T_multiply", dt, n, x->shape);
+    const tj_buffer_t *t = ew_stage(&te, "T_multiply", NULL, EW_MUL_C, x, NULL, 0.70710678118654757, NULL, dt);
+    const tj_buffer_t *e;
+    if (dt.bits == 16) { /* erf of a float16 runs in float32 */
+      const tj_buffer_t *c = ew_stage(&te, "compute", NULL, EW_CAST, t, NULL, 0, NULL, TJ_F32);
+      const tj_buffer_t *e32 = ew_stage(&te, "compute_1", NULL, EW_CALL, c, NULL, 0, "tir.erf", TJ_F32);
+      e = ew_stage(&te, "compute_2", NULL, EW_CAST, e32, NULL, 0, NULL, dt);
+    } else {
+      e = ew_stage(&te, "compute", NULL, EW_CALL, t, NULL, 0, "tir.erf", dt);
+    }
+    const tj_buffer_t *h = ew_stage(&te, "T_multiply_1", NULL, EW_MUL_C, e, NULL, 0.5, NULL, dt);
+    const tj_buffer_t *s = ew_stage(&te, "T_add", NULL, EW_C_ADD, h, NULL, 0.5, NULL, dt);
+    ew_stage(&te, "T_multiply_2", out, EW_MUL, x, s, 0, NULL, dt);
+    break;
+  }
+  case ACT_GELU_TANH: {
+    out = tj_lg_output(&te, "T_multiply", dt, n, x->shape);
+    const tj_buffer_t *m0 = ew_stage(&te, "T_multiply", NULL, EW_C_MUL, x, NULL, 0.5, NULL, dt);
+    const tj_buffer_t *m1 = ew_stage(&te, "T_multiply_1", NULL, EW_C_MUL, x, NULL, 0.79788456080286541, NULL, dt);
+    const tj_buffer_t *m2 = ew_stage(&te, "T_multiply_2", NULL, EW_C_MUL, x, NULL, 0.044714999999999998, NULL, dt);
+    const tj_buffer_t *m3 = ew_stage(&te, "T_multiply_3", NULL, EW_MUL, m2, x, 0, NULL, dt);
+    const tj_buffer_t *a0 = ew_stage(&te, "T_add", NULL, EW_C_ADD, m3, NULL, 1.0, NULL, dt);
+    const tj_buffer_t *m4 = ew_stage(&te, "T_multiply_4", NULL, EW_MUL, m1, a0, 0, NULL, dt);
+    const tj_buffer_t *th = ew_stage(&te, "compute", NULL, EW_CALL, m4, NULL, 0, "tir.tanh", dt);
+    const tj_buffer_t *a1 = ew_stage(&te, "T_add_1", NULL, EW_C_ADD, th, NULL, 1.0, NULL, dt);
+    ew_stage(&te, "T_multiply_5", out, EW_MUL, m0, a1, 0, NULL, dt);
+    break;
+  }
+  case ACT_SILU: {
+    out = tj_lg_output(&te, "T_multiply", dt, n, x->shape);
+    const tj_buffer_t *sg = ew_stage(&te, "compute", NULL, EW_CALL, x, NULL, 0, "tir.sigmoid", dt);
+    ew_stage(&te, "T_multiply", out, EW_MUL, x, sg, 0, NULL, dt);
+    break;
+  }
+  case ACT_LEAKY: {
+    const tj_attr_value_t *av = tj_attrs_get(call->call.attrs, "alpha");
+    double alpha = av && av->kind == TJ_ATTR_FLOAT ? av->f : 0.01;
+    out = tj_lg_output(&te, "compute", dt, n, x->shape);
+    tj_lg_stage_t st;
+    tj_lg_stage_spatial(&te, &st, "compute", n, x->shape, "i");
+    if (te.failed) break;
+    const tj_tir_expr_t *xv = tj_lg_load(a, x, n, st.iv);
+    const tj_tir_expr_t *cond = xv ? tj_tir_binary(a, TJ_TIR_LT, tj_lg_zero(a, dt), xv) : NULL;
+    const tj_tir_expr_t *neg = xv ? tj_lg_bin(a, TJ_TIR_MUL, xv, tj_tir_float(a, dt, alpha)) : NULL;
+    const tj_tir_expr_t *v = cond && neg ? tj_tir_select(a, cond, xv, neg) : NULL;
+    tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, v));
+    break;
+  }
+  }
+  return tj_lg_te_finish(&te, name, te.failed ? NULL : out_sinfo, out_expr);
+}
+
+tj_status_t *tj_legalize_gelu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_activation(ctx, call, ACT_GELU, out_expr);
+}
+tj_status_t *tj_legalize_gelu_tanh(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_activation(ctx, call, ACT_GELU_TANH, out_expr);
+}
+tj_status_t *tj_legalize_silu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_activation(ctx, call, ACT_SILU, out_expr);
+}
+tj_status_t *tj_legalize_leakyrelu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_activation(ctx, call, ACT_LEAKY, out_expr);
+}
+
+/* ---------------- log_softmax ----------------
+ * topi.nn.log_softmax (`log_softmax`): T_softmax_maxelem (max-reduction), `compute`
+ * (Σ exp(x − max), a reduction) and the output `compute_1` = x − max − log(sum),
+ * annotated {"axis": axis}. All in the data dtype. */
+tj_status_t *tj_legalize_log_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  if (call->call.n_args != 1) return NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
+  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
+      xs->tensor.ndim >= TJ_LG_MAX_ITERS)
+    return NULL;
+  int axis;
+  if (!tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", -1), xs->tensor.ndim, &axis)) return NULL;
+  tj_dtype_t dt = xs->tensor.dtype;
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  if (!x) return tj_lg_te_finish(&te, "log_softmax", NULL, out_expr);
+  int n = x->ndim;
+  const tj_tir_expr_t *rshape[TJ_LG_MAX_ITERS], *idx[TJ_LG_MAX_ITERS], *ridx[TJ_LG_MAX_ITERS];
+  int nr = drop_at(x->shape, n, axis, rshape);
+  const tj_buffer_t *out = tj_lg_output(&te, "compute", dt, n, x->shape);
+  const tj_buffer_t *maxelem = tj_lg_alloc(&te, "T_softmax_maxelem", dt, nr, rshape);
+  const tj_buffer_t *sum = tj_lg_alloc(&te, "compute_1", dt, nr, rshape);
+  tj_lg_stage_t st;
+
+  begin_reduce(&te, &st, "T_softmax_maxelem", nr, rshape, x->shape[axis]);
+  if (te.failed) return tj_lg_te_finish(&te, "log_softmax", NULL, out_expr);
+  insert_at(st.iv, nr, axis, st.iv[nr], idx);
+  tj_lg_stage_end(&te, &st, tj_lg_store(a, maxelem, nr, st.iv, tj_tir_float(a, dt, lowest(dt))),
+                  tj_lg_store(a, maxelem, nr, st.iv,
+                              tj_tir_binary(a, TJ_TIR_MAX, tj_lg_load(a, maxelem, nr, st.iv), tj_lg_load(a, x, n, idx))));
+
+  begin_reduce(&te, &st, "compute", nr, rshape, x->shape[axis]);
+  if (te.failed) return tj_lg_te_finish(&te, "log_softmax", NULL, out_expr);
+  insert_at(st.iv, nr, axis, st.iv[nr], idx);
+  const tj_tir_expr_t *e =
+      tj_lg_call1(a, "tir.exp", tj_lg_sub(a, tj_lg_load(a, x, n, idx), tj_lg_load(a, maxelem, nr, st.iv)));
+  tj_lg_stage_end(&te, &st, tj_lg_store(a, sum, nr, st.iv, tj_lg_zero(a, dt)),
+                  tj_lg_store(a, sum, nr, st.iv, e ? tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, sum, nr, st.iv), e) : NULL));
+
+  tj_lg_stage_spatial(&te, &st, "compute_1", n, x->shape, "i");
+  if (te.failed) return tj_lg_te_finish(&te, "log_softmax", NULL, out_expr);
+  st.annotations = tj_attrs_set(a, NULL, "axis", tj_attr_int(axis));
+  drop_at(st.iv, n, axis, ridx);
+  const tj_tir_expr_t *v = tj_lg_sub(a, tj_lg_sub(a, tj_lg_load(a, x, n, st.iv), tj_lg_load(a, maxelem, nr, ridx)),
+                                     tj_lg_call1(a, "tir.log", tj_lg_load(a, sum, nr, ridx)));
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, v));
+  return tj_lg_te_finish(&te, "log_softmax", tj_lg_call_sinfo(call, xs), out_expr);
+}
+
+/* ---------------- batch_norm ----------------
+ * R.nn.batch_norm → topi.nn.batch_norm(..., training=True, momentum) (`batch_norm`,
+ * three outputs), as TVM's LegalizeOps hard-codes it (tvm-ops.md §12): output 0
+ * normalises with the *batch* statistics (two-pass mean and biased variance over
+ * every axis but `axis`), outputs 1 and 2 are (1 − momentum)·moving + momentum·batch.
+ * The inference form (normalise with the moving statistics) is TVM's separate
+ * DecomposeOpsForInference pass, not LegalizeOps. The 26 stages and their names are
+ * TOPI's: `<x>_red`, T_divide, T_reshape, T_subtract(_1,_2), T_multiply,
+ * T_multiply_red, T_divide_1, T_reshape_1, T_add, compute (sqrt), T_divide_2,
+ * T_reshape_2, T_multiply_1, T_reshape_3, T_add_1, T_multiply_2, T_multiply_3,
+ * T_add_2, T_multiply_4, T_subtract_3, T_subtract_4, T_multiply_5,
+ * T_multiply_red_1, T_divide_3, T_multiply_6, T_add_3. */
+
+typedef struct bn_ctx {
+  tj_lg_te_t *te;
+  tj_arena_t *a;
+  const tj_buffer_t *x;
+  int n, axis;
+  const tj_tir_expr_t *pshape[TJ_LG_MAX_ITERS]; /* (1, .., C, .., 1) */
+  const tj_tir_expr_t *cshape[1];               /* (C,) */
+  tj_dtype_t dt;
+} bn_ctx_t;
+
+/* Index of a (1, .., C, .., 1) buffer from the data's iter vars (0 on unit dims). */
+static void bn_bidx(const bn_ctx_t *b, const tj_tir_expr_t *const *iv, const tj_tir_expr_t **idx) {
+  for (int d = 0; d < b->n; d++) {
+    int64_t e;
+    bool unit_in_x = tj_tir_is_const_int(b->x->shape[d], &e) && e == 1;
+    idx[d] = d == b->axis || unit_in_x ? iv[d] : tj_tir_i64(b->a, 0);
+  }
+}
+
+/* `<src>_red`-style reduction over every axis but `axis` into a (C,) buffer. */
+static const tj_buffer_t *bn_reduce(bn_ctx_t *b, const char *name, const tj_buffer_t *src) {
+  tj_arena_t *a = b->a;
+  const tj_buffer_t *dst = tj_lg_alloc(b->te, name, b->dt, 1, b->cshape);
+  const tj_tir_expr_t *ext[TJ_LG_MAX_ITERS];
+  tj_iter_kind_t kinds[TJ_LG_MAX_ITERS];
+  const char *names[TJ_LG_MAX_ITERS];
+  ext[0] = b->cshape[0];
+  kinds[0] = TJ_ITER_SPATIAL;
+  names[0] = "ax0";
+  int m = 1;
+  for (int d = 0; d < b->n; d++) {
+    if (d == b->axis) continue;
+    ext[m] = src->shape[d];
+    kinds[m] = TJ_ITER_REDUCE;
+    names[m++] = tj_arena_printf(a, "k%d", d);
+  }
+  tj_lg_stage_t st;
+  tj_lg_stage_begin(b->te, &st, name, m, ext, kinds, names);
+  if (b->te->failed || !dst) return NULL;
+  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
+  for (int d = 0, r = 1; d < b->n; d++) idx[d] = d == b->axis ? st.iv[0] : st.iv[r++];
+  const tj_tir_expr_t *cur = tj_lg_load(a, dst, 1, st.iv), *v = tj_lg_load(a, src, b->n, idx);
+  tj_lg_stage_end(b->te, &st, tj_lg_store(a, dst, 1, st.iv, tj_lg_zero(a, b->dt)),
+                  tj_lg_store(a, dst, 1, st.iv, cur && v ? tj_tir_binary(a, TJ_TIR_ADD, cur, v) : NULL));
+  return dst;
+}
+
+typedef enum bn_op { BN_MUL_C, BN_C_MUL, BN_ADD_C, BN_ADD, BN_SUB_B, BN_MUL, BN_MUL_B, BN_DIV_B, BN_ADD_B, BN_SQRT, BN_RESHAPE } bn_op_t;
+
+/* One stage: dst (NULL: new root buffer named `name`) over `shape` (rank nd).
+ * _B: y is a (1,..,C,..,1) buffer broadcast over the data. */
+static const tj_buffer_t *bn_stage(bn_ctx_t *b, const char *name, const tj_buffer_t *dst, int nd,
+                                   const tj_tir_expr_t *const *shape, bn_op_t op, const tj_buffer_t *x,
+                                   const tj_buffer_t *y, const tj_tir_expr_t *c, const char *prefix) {
+  tj_arena_t *a = b->a;
+  if (!dst) dst = tj_lg_alloc(b->te, name, b->dt, nd, shape);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(b->te, &st, name, nd, shape, prefix);
+  if (b->te->failed || !dst || !x) {
+    b->te->failed = true;
+    return NULL;
+  }
+  const tj_tir_expr_t *bi[TJ_LG_MAX_ITERS];
+  const tj_tir_expr_t *xv = op == BN_RESHAPE ? NULL : tj_lg_load(a, x, nd, st.iv), *v = NULL;
+  if (op == BN_SUB_B || op == BN_MUL_B || op == BN_DIV_B || op == BN_ADD_B) bn_bidx(b, st.iv, bi);
+  switch (op) {
+  case BN_MUL_C: v = tj_lg_bin(a, TJ_TIR_MUL, xv, c); break;
+  case BN_C_MUL: v = tj_lg_bin(a, TJ_TIR_MUL, c, xv); break;
+  case BN_ADD_C: v = tj_lg_bin(a, TJ_TIR_ADD, xv, c); break;
+  case BN_ADD: v = tj_lg_bin(a, TJ_TIR_ADD, xv, tj_lg_load(a, y, nd, st.iv)); break;
+  case BN_MUL: v = tj_lg_bin(a, TJ_TIR_MUL, xv, tj_lg_load(a, y, nd, st.iv)); break;
+  case BN_SUB_B: v = tj_lg_bin(a, TJ_TIR_SUB, xv, tj_lg_load(a, y, nd, bi)); break;
+  case BN_MUL_B: v = tj_lg_bin(a, TJ_TIR_MUL, xv, tj_lg_load(a, y, nd, bi)); break;
+  case BN_DIV_B: v = tj_lg_bin(a, TJ_TIR_DIV, xv, tj_lg_load(a, y, nd, bi)); break;
+  case BN_ADD_B: v = tj_lg_bin(a, TJ_TIR_ADD, xv, tj_lg_load(a, y, nd, bi)); break;
+  case BN_SQRT: v = tj_lg_call1(a, "tir.sqrt", xv); break;
+  case BN_RESHAPE: {
+    /* (C,) read at (v_axis + v_axis+1 + ...) % C, the canonical reshape index */
+    int64_t cv;
+    if (tj_tir_is_const_int(b->cshape[0], &cv) && cv == 1) {
+      v = tj_lg_load(a, x, 1, (const tj_tir_expr_t *[]){tj_tir_i64(a, 0)});
+      break;
+    }
+    const tj_tir_expr_t *sum = NULL;
+    for (int d = b->axis; d < nd; d++) sum = sum ? tj_tir_binary(a, TJ_TIR_ADD, sum, st.iv[d]) : st.iv[d];
+    const tj_tir_expr_t *i0 = tj_tir_binary(a, TJ_TIR_FLOOR_MOD, sum, b->cshape[0]);
+    v = tj_lg_load(a, x, 1, &i0);
+    break;
+  }
+  }
+  tj_lg_stage_end(b->te, &st, NULL, tj_lg_store(a, dst, nd, st.iv, v));
+  return dst;
+}
+
+tj_status_t *tj_legalize_batch_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  if (call->call.n_args != 5) return NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
+  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
+      xs->tensor.ndim >= TJ_LG_MAX_ITERS)
+    return NULL;
+  for (int i = 1; i < 5; i++) {
+    const tj_sinfo_t *s = tj_lg_arg_sinfo(a, call->call.args[i]);
+    if (!tj_lg_tensor_known(s) || s->tensor.ndim != 1 || !tj_dtype_eq(s->tensor.dtype, xs->tensor.dtype)) return NULL;
+  }
+  bn_ctx_t b = {.a = a, .n = xs->tensor.ndim, .dt = xs->tensor.dtype};
+  if (!tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", 1), b.n, &b.axis)) return NULL;
+  const tj_attr_value_t *ev = tj_attrs_get(call->call.attrs, "epsilon");
+  const tj_attr_value_t *mv = tj_attrs_get(call->call.attrs, "momentum");
+  double eps = ev && ev->kind == TJ_ATTR_FLOAT ? ev->f : 1e-5;
+  double momentum = mv && mv->kind == TJ_ATTR_FLOAT ? mv->f : 0.1;
+  bool center = tj_attrs_get_int(call->call.attrs, "center", 1) != 0;
+  bool scale = tj_attrs_get_int(call->call.attrs, "scale", 1) != 0;
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  b.te = &te;
+  const tj_buffer_t *in[5];
+  for (int i = 0; i < 5; i++) in[i] = tj_lg_placeholder(&te, call->call.args[i]);
+  if (te.failed) return tj_lg_te_finish(&te, "batch_norm", NULL, out_expr);
+  const tj_buffer_t *x = b.x = in[0];
+  int n = b.n;
+  b.cshape[0] = x->shape[b.axis];
+  for (int d = 0; d < n; d++) b.pshape[d] = d == b.axis ? x->shape[d] : tj_tir_i64(a, 1);
+  const tj_buffer_t *out0 = tj_lg_output(&te, "T_add", b.dt, n, x->shape);
+  const tj_buffer_t *out1 = tj_lg_output(&te, "T_add_1", b.dt, 1, b.cshape);
+  const tj_buffer_t *out2 = tj_lg_output(&te, "T_add_2", b.dt, 1, b.cshape);
+  /* 1/N with N the product of the reduced extents (a reciprocal literal when static) */
+  const tj_tir_expr_t *count = tj_lg_const(a, b.dt, 1);
+  for (int d = 0; d < n; d++)
+    if (d != b.axis) count = tj_lg_mul(a, count, tj_lg_cast(a, b.dt, x->shape[d]));
+  const tj_tir_expr_t *one_m = tj_tir_float(a, b.dt, 1.0 - momentum), *mom = tj_tir_float(a, b.dt, momentum);
+  const tj_tir_expr_t *const *xsh = x->shape;
+
+  /* mean */
+  const tj_buffer_t *red = bn_reduce(&b, tj_arena_printf(a, "%s_red", x->name), x);
+  const tj_buffer_t *mean = tj_lg_alloc(&te, "T_divide", b.dt, 1, b.cshape);
+  {
+    tj_lg_stage_t st;
+    tj_lg_stage_spatial(&te, &st, "T_divide", 1, b.cshape, "ax");
+    if (te.failed || !red) return tj_lg_te_finish(&te, "batch_norm", NULL, out_expr);
+    tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, mean, 1, st.iv, div_extent(a, tj_lg_load(a, red, 1, st.iv), count)));
+  }
+  const tj_buffer_t *mean_r = bn_stage(&b, "T_reshape", NULL, n, b.pshape, BN_RESHAPE, mean, NULL, NULL, "ax");
+  const tj_buffer_t *centered = bn_stage(&b, "T_subtract", NULL, n, xsh, BN_SUB_B, x, mean_r, NULL, "ax");
+  /* variance */
+  const tj_buffer_t *s1 = bn_stage(&b, "T_subtract_1", NULL, n, xsh, BN_SUB_B, x, mean_r, NULL, "ax");
+  const tj_buffer_t *s2 = bn_stage(&b, "T_subtract_2", NULL, n, xsh, BN_SUB_B, x, mean_r, NULL, "ax");
+  const tj_buffer_t *sq = bn_stage(&b, "T_multiply", NULL, n, xsh, BN_MUL, s1, s2, NULL, "ax");
+  const tj_buffer_t *sqr = sq ? bn_reduce(&b, "T_multiply_red", sq) : NULL;
+  const tj_buffer_t *var = tj_lg_alloc(&te, "T_divide_1", b.dt, 1, b.cshape);
+  {
+    tj_lg_stage_t st;
+    tj_lg_stage_spatial(&te, &st, "T_divide_1", 1, b.cshape, "ax");
+    if (te.failed || !sqr) return tj_lg_te_finish(&te, "batch_norm", NULL, out_expr);
+    tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, var, 1, st.iv, div_extent(a, tj_lg_load(a, sqr, 1, st.iv), count)));
+  }
+  const tj_buffer_t *var_r = bn_stage(&b, "T_reshape_1", NULL, n, b.pshape, BN_RESHAPE, var, NULL, NULL, "ax");
+  const tj_buffer_t *var_eps = bn_stage(&b, "T_add", NULL, n, b.pshape, BN_ADD_C, var_r, NULL, tj_tir_float(a, b.dt, eps), "ax");
+  const tj_buffer_t *sd = bn_stage(&b, "compute", NULL, n, b.pshape, BN_SQRT, var_eps, NULL, NULL, "i");
+  const tj_buffer_t *last = !scale && !center ? out0 : NULL;
+  const tj_buffer_t *normed = bn_stage(&b, "T_divide_2", last, n, xsh, BN_DIV_B, centered, sd, NULL, "ax");
+  if (scale) {
+    const tj_buffer_t *g = bn_stage(&b, "T_reshape_2", NULL, n, b.pshape, BN_RESHAPE, in[1], NULL, NULL, "ax");
+    normed = bn_stage(&b, "T_multiply_1", center ? NULL : out0, n, xsh, BN_MUL_B, normed, g, NULL, "ax");
+  }
+  if (center) {
+    const tj_buffer_t *be = bn_stage(&b, "T_reshape_3", NULL, n, b.pshape, BN_RESHAPE, in[2], NULL, NULL, "ax");
+    bn_stage(&b, "T_add_1", out0, n, xsh, BN_ADD_B, normed, be, NULL, "ax");
+  }
+  /* moving mean */
+  const tj_buffer_t *m2 = bn_stage(&b, "T_multiply_2", NULL, 1, b.cshape, BN_C_MUL, in[3], NULL, one_m, "ax");
+  const tj_buffer_t *m3 = bn_stage(&b, "T_multiply_3", NULL, 1, b.cshape, BN_C_MUL, mean, NULL, mom, "ax");
+  bn_stage(&b, "T_add_2", out1, 1, b.cshape, BN_ADD, m2, m3, NULL, "ax");
+  /* moving var (the biased batch variance computed again) */
+  const tj_buffer_t *m4 = bn_stage(&b, "T_multiply_4", NULL, 1, b.cshape, BN_C_MUL, in[4], NULL, one_m, "ax");
+  const tj_buffer_t *s3 = bn_stage(&b, "T_subtract_3", NULL, n, xsh, BN_SUB_B, x, mean_r, NULL, "ax");
+  const tj_buffer_t *s4 = bn_stage(&b, "T_subtract_4", NULL, n, xsh, BN_SUB_B, x, mean_r, NULL, "ax");
+  const tj_buffer_t *m5 = bn_stage(&b, "T_multiply_5", NULL, n, xsh, BN_MUL, s3, s4, NULL, "ax");
+  const tj_buffer_t *r1 = m5 ? bn_reduce(&b, "T_multiply_red_1", m5) : NULL;
+  const tj_buffer_t *var2 = tj_lg_alloc(&te, "T_divide_3", b.dt, 1, b.cshape);
+  {
+    tj_lg_stage_t st;
+    tj_lg_stage_spatial(&te, &st, "T_divide_3", 1, b.cshape, "ax");
+    if (te.failed || !r1) return tj_lg_te_finish(&te, "batch_norm", NULL, out_expr);
+    tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, var2, 1, st.iv, div_extent(a, tj_lg_load(a, r1, 1, st.iv), count)));
+  }
+  const tj_buffer_t *m6 = bn_stage(&b, "T_multiply_6", NULL, 1, b.cshape, BN_C_MUL, var2, NULL, mom, "ax");
+  bn_stage(&b, "T_add_3", out2, 1, b.cshape, BN_ADD, m4, m6, NULL, "ax");
+  const tj_sinfo_t *fields[3] = {tj_sinfo_tensor(a, b.dt, n, xs->tensor.shape),
+                                 tj_lg_arg_sinfo(a, call->call.args[3]), tj_lg_arg_sinfo(a, call->call.args[4])};
+  const tj_sinfo_t *out_sinfo = tj_lg_call_sinfo(call, tj_sinfo_tuple(a, 3, fields));
+  return tj_lg_te_finish(&te, "batch_norm", te.failed ? NULL : out_sinfo, out_expr);
+}

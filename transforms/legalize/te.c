@@ -109,7 +109,7 @@ const tj_tir_expr_t *tj_lg_prim_param(tj_lg_te_t *te, const tj_rx_expr_t *arg) {
 
 const tj_buffer_t *tj_lg_output(tj_lg_te_t *te, const char *name, tj_dtype_t dtype, int ndim,
                                 const tj_tir_expr_t *const *shape) {
-  if (te->n_outputs == 4) {
+  if (te->n_outputs == TJ_LG_MAX_PARAMS) {
     te->failed = true;
     return NULL;
   }
