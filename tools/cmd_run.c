@@ -109,7 +109,10 @@ static int write_outputs(const run_args_t *a, int n, tvmjit_tensor_t **outs) {
 
 static int execute(const run_args_t *a, const tvmjit_function_t *fn, cli_bound_inputs_t *b) {
   int n_out = tvmjit_function_num_outputs(fn);
-  if (n_out > CLI_MAX_INPUTS) n_out = CLI_MAX_INPUTS;
+  if (n_out > CLI_MAX_INPUTS) {
+    fprintf(stderr, "tvmjit: %s returns %d outputs; run handles at most %d\n", a->m.function, n_out, CLI_MAX_INPUTS);
+    return CLI_FAILED;
+  }
   tvmjit_tensor_t *outs[CLI_MAX_INPUTS] = {0};
   double *times = malloc(sizeof(double) * (size_t)a->repeat);
   if (!times) {

@@ -71,6 +71,8 @@ void cli_free_bound(cli_bound_inputs_t *b) {
     for (int k = 0; k < b->npz_count; k++) from_npz |= b->tensors[i] == b->npz_tensors[k];
     if (!from_npz) tvmjit_tensor_free(b->tensors[i]);
   }
+  free(b->tensors);
+  free(b->sources);
   if (b->npz_names) tvmjit_npz_free(b->npz_count, b->npz_names, b->npz_tensors);
 }
 
@@ -185,6 +187,12 @@ int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_
   int n_params = tvmjit_function_num_inputs(fn);
   char names[1024];
   list_params(fn, names, sizeof names);
+  b->tensors = calloc((size_t)n_params + 1, sizeof *b->tensors);
+  b->sources = calloc((size_t)n_params + 1, sizeof *b->sources);
+  if (!b->tensors || !b->sources) {
+    fprintf(stderr, "tvmjit: out of memory binding %d inputs\n", n_params);
+    return CLI_FAILED;
+  }
   b->n = n_params;
   tvmjit_status_t *st;
   int next_positional = 0;

@@ -60,8 +60,8 @@ void cli_unload(cli_loaded_t *l);
 /* The tensors bound to a function's parameters, one per parameter. */
 typedef struct cli_bound_inputs {
   int n;
-  tvmjit_tensor_t *tensors[CLI_MAX_INPUTS];
-  const char *sources[CLI_MAX_INPUTS]; /* where each came from, for messages */
+  tvmjit_tensor_t **tensors; /* n of them; a model may have hundreds of weights */
+  const char **sources;      /* where each came from, for messages */
   int npz_count;
   char **npz_names;
   tvmjit_tensor_t **npz_tensors;

@@ -31,3 +31,4 @@ static const char *const unary_args[] = {"x"};
 
 /*       op    require_float */
 UNARY_OP(exp,  true)
+UNARY_OP(sqrt, true)

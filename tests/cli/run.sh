@@ -70,6 +70,18 @@ expect_exit 0 "random integers are spread, not zeros" -- /usr/bin/python3 -c "
 import numpy as np; y = np.load('$TMP/int_add.npy')
 assert y.dtype == np.int32 and (y % 2 == 0).all() and y.min() >= -16 and y.max() <= 14, y
 assert len(np.unique(y)) >= 10, np.unique(y)"
+# A model with more parameters than any fixed-size table (ResNet-18 has 102): the sum
+# of 100 inputs filled with ones is 100 everywhere.
+{
+  printf '@R.function\ndef main('
+  for i in $(seq 0 99); do printf '%sp%d: R.Tensor((4,), dtype="float32")' "$([ "$i" = 0 ] || echo ', ')" "$i"; done
+  printf ') -> R.Tensor((4,), dtype="float32"):\n    s0 = R.add(p0, p1)\n'
+  for i in $(seq 2 99); do printf '    s%d = R.add(s%d, p%d)\n' "$((i - 1))" "$((i - 2))" "$i"; done
+  printf '    return s98\n'
+} >"$TMP/many_params.rx"
+expect_exit 0 "100 parameters" -- "$BIN" run "$TMP/many_params.rx" --fill ones --output "$TMP/many.npy"
+expect_exit 0 "sum of 100 ones is 100" -- /usr/bin/python3 -c "
+import numpy as np; y = np.load('$TMP/many.npy'); assert (y == 100).all(), y"
 expect_exit 2 "bad --repeat" -- "$BIN" run "$MODEL" --repeat 0
 expect_exit 2 "no model" -- "$BIN" run
 expect_exit 0 "--help" -- "$BIN" run --help

@@ -24,3 +24,4 @@ static tj_status_t *legalize_intrinsic(tj_lg_ctx_t *ctx, const tj_rx_expr_t *cal
 
 /*              op   TIR intrinsic */
 UNARY_INTRINSIC(exp, "tir.exp")
+UNARY_INTRINSIC(sqrt, "tir.sqrt")
