@@ -73,14 +73,16 @@ static const tj_rx_expr_t *decompose_batch_norm(tj_rx_mutator_t *m, const tj_rx_
   int axis = (int)tj_attrs_get_int(call->call.attrs, "axis", 1);
   if (axis < 0) axis += ndim;
   const tj_attr_value_t *eps = tj_attrs_get(call->call.attrs, "epsilon");
-  const tj_rx_expr_t *mean = expand_to_input(m, a[3], ndim, axis);
-  const tj_rx_expr_t *var = expand_to_input(m, a[4], ndim, axis);
   const tj_rx_expr_t *epsilon = scalar_const(m, eps && eps->kind == TJ_ATTR_FLOAT ? eps->f : 1e-5, x->tensor.dtype);
-  if (!mean || !var || !epsilon) return NULL;
-  const tj_rx_expr_t *sqrt_arg = emit2(m, "relax.add", var, epsilon);
+  if (!epsilon) return NULL;
+  /* Emitted in the order TVM's BlockBuilder normalises the nested expression
+   * divide(subtract(x, mean), sqrt(add(var, eps))): post-order, left to right. */
+  const tj_rx_expr_t *mean = expand_to_input(m, a[3], ndim, axis);
+  const tj_rx_expr_t *centered = mean ? emit2(m, "relax.subtract", a[0], mean) : NULL;
+  const tj_rx_expr_t *var = centered ? expand_to_input(m, a[4], ndim, axis) : NULL;
+  const tj_rx_expr_t *sqrt_arg = var ? emit2(m, "relax.add", var, epsilon) : NULL;
   const tj_rx_expr_t *sqrt_var = sqrt_arg ? emit_op(m, "relax.sqrt", 1, &sqrt_arg, NULL) : NULL;
-  const tj_rx_expr_t *centered = sqrt_var ? emit2(m, "relax.subtract", a[0], mean) : NULL;
-  const tj_rx_expr_t *out = centered ? emit2(m, "relax.divide", centered, sqrt_var) : NULL;
+  const tj_rx_expr_t *out = sqrt_var ? emit2(m, "relax.divide", centered, sqrt_var) : NULL;
   if (out && tj_attrs_get_int(call->call.attrs, "scale", 1)) {
     const tj_rx_expr_t *gamma = expand_to_input(m, a[1], ndim, axis);
     out = gamma ? emit2(m, "relax.multiply", out, gamma) : NULL;
