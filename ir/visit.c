@@ -444,6 +444,24 @@ bool tj_tir_stmt_contains_block(const tj_tir_stmt_t *s) {
   return found;
 }
 
+typedef struct find_var {
+  const tj_tir_expr_t *var;
+  bool found;
+} find_var_t;
+
+static bool find_var(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  find_var_t *f = v->ctx;
+  if (e == f->var) f->found = true;
+  return !f->found;
+}
+
+bool tj_tir_expr_uses_var(const tj_tir_expr_t *e, const tj_tir_expr_t *var) {
+  find_var_t f = {var, false};
+  tj_tir_visitor_t v = {.expr = find_var, .ctx = &f};
+  tj_tir_visit_expr(&v, e);
+  return f.found;
+}
+
 /* ---- substitution ---- */
 typedef struct subst_ctx {
   int n;

@@ -56,6 +56,8 @@ tj_status_t *tj_tir_mutate_prim_func_body(tj_tir_mutator_t *m, const tj_prim_fun
 
 /* Whether a statement holds a block (T.block) outside of expressions. */
 bool tj_tir_stmt_contains_block(const tj_tir_stmt_t *s);
+/* True when `var` (a TIR var node) occurs in e. */
+bool tj_tir_expr_uses_var(const tj_tir_expr_t *e, const tj_tir_expr_t *var);
 
 /* Substitute variables: every use of vars[i] becomes values[i]. */
 const tj_tir_expr_t *tj_tir_substitute_expr(tj_arena_t *a, const tj_tir_expr_t *e, int n,

@@ -315,6 +315,29 @@ START_TEST(nchw_grouped_strided_conv_computes_the_same_bits) {
 }
 END_TEST
 
+/* Transposes run in tiles (each cache line of the input serves several output rows);
+ * extents with no divisor fit for a tile stay untiled. Either way the bits are the same. */
+START_TEST(transposes_are_tiled_where_the_extents_allow) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/transpose_kernels.rx", "default");
+  int tiled = 0, prims = 0;
+  for (int i = 0; i < m->n_funcs; i++) {
+    if (!m->funcs[i].is_prim) continue;
+    const tj_prim_func_t *f = m->funcs[i].prim, *g;
+    tj_tir_schedule_stats_t st = schedule(a, f, 512, &g);
+    bool prime = f->buffer_map[0]->shape[0]->kind == TJ_TIR_INT_IMM && f->buffer_map[0]->shape[0]->int_imm == 29;
+    ck_assert_msg(st.transpose_tiles == !prime, "%s: %d transpose tiles", m->funcs[i].name, st.transpose_tiles);
+    ck_assert_int_eq(st.injective, 1);
+    assert_same_bits(m->funcs[i].name, f, g);
+    tiled += st.transpose_tiles;
+    prims++;
+  }
+  ck_assert_int_eq(prims, 4);
+  ck_assert_int_eq(tiled, 3);
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("schedule");
   TCase *tc = tcase_create("core");
@@ -326,6 +349,7 @@ int main(void) {
   tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
   tcase_add_test(tc, native_float16_convs_are_not_widened);
   tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
+  tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

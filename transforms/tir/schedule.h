@@ -19,7 +19,9 @@
  *                                conversions).
  *   injective (schedule_injective.c)  a spatial block: outer loops fused and parallel,
  *                                innermost loop vectorized; following elementwise nests
- *                                that read only its result are fused in.
+ *                                that read only its result are fused in. A nest that
+ *                                reads an input transposed runs in tiles of 16 x 16
+ *                                outputs, so each cache line read serves 16 rows.
  *   row reduction (schedule_reduction.c)  reduce loops innermost: spatial loops fused
  *                                and parallel, each row reduced in place.
  *
@@ -59,6 +61,7 @@ typedef struct tj_tir_schedule_stats {
   int widened;  /* convs computing float16 values in float32 registers */
   int windowed; /* convs computing their padded input per output row */
   int reordered; /* convs whose reduction loops were reordered (reorder_reductions) */
+  int transpose_tiles; /* injective nests run in tiles because they read an input transposed */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */
