@@ -31,7 +31,8 @@
 
 typedef struct live_name {
   const char *name;
-  int level; /* scope depth that defined it */
+  int level;        /* scope depth that defined it */
+  const void *node; /* what it names (NULL: a reserved name) */
 } live_name_t;
 
 typedef struct pr {
@@ -144,10 +145,16 @@ static bool name_live(const pr_t *p, const char *name) {
 
 static int scope_push(pr_t *p) { return ++p->level; }
 
+/* Leaving a scope forgets its names and what they named: a var shared by two functions
+ * (a prim_func's `n` that LegalizeOps took from main's signature) is declared again in
+ * the next function that meets it, as TVM's printer does per function frame. */
 static void scope_pop(pr_t *p, int level) {
   int j = 0;
-  for (int i = 0; i < p->names.n; i++)
-    if (p->names.items[i].level < level) p->names.items[j++] = p->names.items[i];
+  for (int i = 0; i < p->names.n; i++) {
+    live_name_t *ln = &p->names.items[i];
+    if (ln->level < level) p->names.items[j++] = *ln;
+    else if (ln->node && tj_map_get(&p->docs, ln->node) == ln->name) tj_map_remove(&p->docs, ln->node);
+  }
   p->names.n = j;
   p->level = level - 1;
 }
@@ -176,7 +183,7 @@ static const char *unique_name(pr_t *p, const char *hint, const char *dflt) {
 /* Defines node under a fresh unique name in the scope `level`; returns the name. */
 static const char *define_at(pr_t *p, const void *node, const char *hint, const char *dflt, int level) {
   const char *name = unique_name(p, hint, dflt);
-  if (!tj_vec_push(&p->names, ((live_name_t){name, level}))) {
+  if (!tj_vec_push(&p->names, ((live_name_t){name, level, node}))) {
     p->failed = true;
     return name;
   }

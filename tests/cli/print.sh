@@ -30,4 +30,13 @@ fi
 expect_exit 1 "--graph-svg without Graphviz" -- env PATH=/nonexistent "$BIN" print "$MODEL" --graph-svg "$TMP/none.svg"
 expect_text "$TMP/err" "graphviz" "the error names the package"
 [ ! -e "$TMP/none.svg" ] && passes=$((passes + 1)) || { echo "FAIL: a picture was written without dot"; failures=$((failures + 1)); }
+# A symbolic model after the passes: main declares its own `n = T.int64()` (the fused
+# prim_func declares another), so the printed module parses again to the same text.
+SYM=$SRC/tests/models/symbolic_add_relu.rx
+expect_exit 0 "print a symbolic model through the pipeline" -- "$BIN" print "$SYM" --passes default
+[ "$(grep -c '^ *n = T.int64()' "$TMP/out")" = 2 ] && passes=$((passes + 1)) ||
+  { echo "FAIL: main and the fused prim_func should each declare n"; failures=$((failures + 1)); }
+cp "$TMP/out" "$TMP/sym_once.rx"
+expect_exit 0 "reprint the symbolic pipeline output" -- "$BIN" print "$TMP/sym_once.rx"
+cmp -s "$TMP/out" "$TMP/sym_once.rx" && passes=$((passes + 1)) || { echo "FAIL: symbolic print is not a fixed point"; failures=$((failures + 1)); }
 finish
