@@ -148,16 +148,15 @@ tvmjit_status_t *tvmjit_tensor_from_dlpack(DLManagedTensor *managed, tvmjit_tens
 /* ---------------------------------------------------------------- calls */
 
 int tvmjit_function_input_index(const tvmjit_function_t *function, const char *name) {
-  int n = tj_executable_num_inputs(function->exe);
-  for (int i = 0; name && i < n; i++)
-    if (strcmp(tj_executable_input(function->exe, i)->name, name) == 0) return i;
+  for (int i = 0; name && i < function->n_inputs; i++)
+    if (strcmp(function->inputs[i].name, name) == 0) return i;
   return -1;
 }
 
 /* slots[p] = the DLTensor for parameter p, by position or by name. */
 static tj_status_t *order_inputs(const tvmjit_function_t *f, int n, const char *const *names, const DLTensor *const *inputs,
                                  const DLTensor **slots) {
-  int want = tj_executable_num_inputs(f->exe);
+  int want = f->n_inputs;
   if (n != want) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "'%s' takes %d input(s), %d given", f->name, want, n);
   for (int i = 0; i < n; i++) {
     int p = names ? tvmjit_function_input_index(f, names[i]) : i;
@@ -171,12 +170,12 @@ static tj_status_t *order_inputs(const tvmjit_function_t *f, int n, const char *
 
 /* Where the run writes output o: the caller's memory when it is dense, else a dense
  * temporary copied back after the run (*needs_copy). */
-static tj_status_t *bind_output(const tvmjit_function_t *f, int o, DLTensor *dl, tj_tensor_t **out, bool *needs_copy) {
+static tj_status_t *bind_output(const tj_executable_t *exe, int o, DLTensor *dl, tj_tensor_t **out, bool *needs_copy) {
   char what[32];
   snprintf(what, sizeof what, "output %d", o);
   tj_dtype_t dt;
   TJ_RETURN_IF_ERROR(dl_check(dl, what, &dt));
-  const tj_value_desc_t *d = tj_executable_output(f->exe, o);
+  const tj_value_desc_t *d = tj_executable_output(exe, o);
   *needs_copy = !dl_is_dense(dl);
   if (!*needs_copy) {
     if (!dl->data && dl_numel(dl) > 0) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s has no data", what);
@@ -197,15 +196,17 @@ static tj_status_t *call_dlpack(const tvmjit_function_t *f, int n_in, const char
   tj_status_t *st = slots ? order_inputs(f, n_in, names, inputs, slots) : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   for (int p = 0; p < n_in && !st; p++) {
     char what[160];
-    snprintf(what, sizeof what, "input '%s'", tj_executable_input(f->exe, p)->name);
+    snprintf(what, sizeof what, "input '%s'", f->inputs[p].name);
     st = dl_to_tensor(slots[p], what, &in[p]);
   }
   tj_free(slots);
-  int want = tj_executable_num_outputs(f->exe);
+  int want = f->n_outputs;
   if (!st && n_out != want)
     st = tj_status_new(TJ_ERR_INVALID_ARGUMENT, "'%s' returns %d output(s), %d destination(s) given", f->name, want, n_out);
-  for (int o = 0; o < n_out && !st; o++) st = bind_output(f, o, outputs[o], &out[o], &copy[o]);
-  if (!st) st = tj_executable_run_into(f->exe, n_in, (const tj_tensor_t *const *)in, n_out, (const tj_tensor_t *const *)out, NULL, NULL);
+  tj_executable_t *exe = NULL;
+  if (!st) st = tj_api_function_executable(f, n_in, (const tj_tensor_t *const *)in, &exe);
+  for (int o = 0; o < n_out && !st; o++) st = bind_output(exe, o, outputs[o], &out[o], &copy[o]);
+  if (!st) st = tj_executable_run_into(exe, n_in, (const tj_tensor_t *const *)in, n_out, (const tj_tensor_t *const *)out, NULL, NULL);
   for (int o = 0; o < n_out && !st; o++)
     if (copy[o] && tj_tensor_nbytes(out[o]) > 0) copy_back(out[o], outputs[o]);
   return st;

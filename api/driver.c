@@ -41,12 +41,14 @@ tj_status_t *tj_driver_run_passes(tj_arena_t *arena, const tj_driver_passes_t *o
 
 tj_status_t *tj_driver_load(tj_arena_t *arena, const char *name, const char *text, size_t length,
                             const tj_driver_passes_t *o, const tj_module_t **out_module,
-                            tj_pass_report_t *out_report) {
+                            tj_pass_report_t *out_report, const tj_module_t **out_parsed) {
   tj_module_t *parsed = NULL;
   TJ_RETURN_IF_ERROR(tj_driver_parse(arena, name, text, length, &parsed));
   /* Parse errors already start with file:line:col; the verifier's do not. */
   TJ_RETURN_IF_ERROR(tj_status_annotate(tj_verify_module(parsed), "%s", name ? name : "<string>"));
-  return tj_driver_run_passes(arena, o, parsed, out_module, out_report);
+  TJ_RETURN_IF_ERROR(tj_driver_run_passes(arena, o, parsed, out_module, out_report));
+  if (out_parsed) *out_parsed = parsed;
+  return NULL;
 }
 
 tj_status_t *tj_driver_compile(tj_jit_t *jit, const tj_module_t *m, const char *function,

@@ -35,10 +35,11 @@ tj_status_t *tj_driver_pipeline(tj_arena_t *arena, const tj_driver_passes_t *o, 
 tj_status_t *tj_driver_run_passes(tj_arena_t *arena, const tj_driver_passes_t *o, const tj_module_t *in,
                                   const tj_module_t **out_module, tj_pass_report_t *out_report);
 
-/* Parse, verify (the verifier's messages start with `name`), then the passes. */
+/* Parse, verify (the verifier's messages start with `name`), then the passes.
+ * `out_parsed` (may be NULL) receives the verified module before the passes. */
 tj_status_t *tj_driver_load(tj_arena_t *arena, const char *name, const char *text, size_t length,
                             const tj_driver_passes_t *o, const tj_module_t **out_module,
-                            tj_pass_report_t *out_report);
+                            tj_pass_report_t *out_report, const tj_module_t **out_parsed);
 
 /* JIT-compiles Relax function `function` of a module after the passes; its parallel
  * loops run on `pool` (NULL: the caller's current pool). */

@@ -14,9 +14,19 @@ struct tvmjit_tensor {
   DLManagedTensor *managed;
 };
 
+typedef struct tj_specialization tj_specialization_t;
+
 struct tvmjit_function {
   char *name;
-  tj_executable_t *exe;
+  tj_executable_t *exe; /* NULL for a symbolic function: see `specs` */
+  /* The signature: the executable's, or a symbolic function's with -1 for symbolic dims. */
+  int n_inputs, n_outputs;
+  tj_value_desc_t *inputs, *outputs;
+  /* A symbolic function (api/specialize.h) is compiled once per binding of its vars, on
+   * the first call with those shapes; `module` owns the IR it is specialised from. */
+  struct tvmjit_module *module;
+  tj_specialization_t *specs;
+  int n_specs;
   tvmjit_dtype_t *input_dtypes, *output_dtypes; /* public dtypes, cached */
   char *memory_plan;
   double flops; /* one call's float operations, -1 when unknown */
@@ -26,5 +36,9 @@ struct tvmjit_function {
 /* A handle for t; takes t (freed when the handle cannot be made). */
 tj_status_t *tj_api_wrap_tensor(tj_tensor_t *t, tvmjit_tensor_t **out);
 bool tj_api_internal_dtype(tvmjit_dtype_t d, tj_dtype_t *out);
+/* The executable that runs f on these inputs: f's own, or a symbolic function's
+ * specialisation to their shapes (compiled on first use). */
+tj_status_t *tj_api_function_executable(const tvmjit_function_t *f, int n_inputs, const tj_tensor_t *const *inputs,
+                                        tj_executable_t **out_exe);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "api/driver.h"
 #include "api/handles.h"
+#include "api/specialize.h"
 #include "ir/flops.h"
 #include "jit/cache.h"
 #include "jit/jit.h"
@@ -17,6 +18,7 @@
 #include "runtime/thread_pool.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
+#include "transforms/transforms.h"
 #include "transforms/pass_manager.h"
 
 /* ---------------------------------------------------------------- status */
@@ -267,7 +269,9 @@ tvmjit_status_t *tvmjit_cache_clear(const char *directory, int *out_removed, uin
 struct tvmjit_module {
   tvmjit_instance_t *instance;
   tj_arena_t *arena;
-  const tj_module_t *ir; /* after the passes */
+  const tj_module_t *ir;     /* after the passes */
+  const tj_module_t *parsed; /* before them: what a symbolic function is specialised from */
+  char *passes, *mixed_precision; /* the pipeline, run again for each specialisation */
   char *report;
   /* Cache settings and the message sink for compiles (options copied at load). */
   bool use_cache, cache_debug;
@@ -343,6 +347,14 @@ static tj_status_t *module_new(tvmjit_instance_t *instance, const tvmjit_module_
   return NULL;
 }
 
+static tj_status_t *keep_pipeline(tvmjit_module_t *mod, const tvmjit_module_options_t *o) {
+  mod->passes = o->passes ? tj_arena_strdup(mod->arena, o->passes) : NULL;
+  mod->mixed_precision = o->mixed_precision ? tj_arena_strdup(mod->arena, o->mixed_precision) : NULL;
+  if ((o->passes && !mod->passes) || (o->mixed_precision && !mod->mixed_precision))
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  return NULL;
+}
+
 /* `text` NULL: read the file `name`; else `name` (may be NULL) names the text in messages. */
 static tj_status_t *module_load(tvmjit_instance_t *instance, const char *name, const char *text, size_t length,
                                 const tvmjit_module_options_t *options, tvmjit_module_t **out_module) {
@@ -363,8 +375,9 @@ static tj_status_t *module_load(tvmjit_instance_t *instance, const char *name, c
   tj_driver_passes_t passes = {options->passes, options->mixed_precision, &ins};
   tj_pass_report_t report = {0};
   tj_status_t *st = tj_driver_load(mod->arena, text && !name ? "<string>" : name, text, length, &passes, &mod->ir,
-                                   &report);
+                                   &report, &mod->parsed);
   if (!st) st = keep_report(mod, options, &report);
+  if (!st) st = keep_pipeline(mod, options);
   if (st) {
     tvmjit_module_free(mod);
     return st;
@@ -386,7 +399,26 @@ tvmjit_status_t *tvmjit_module_load_file(tvmjit_instance_t *instance, const char
   return module_load(instance, path, NULL, 0, options, out_module);
 }
 
+struct tj_specialization {
+  tj_shape_binding_t binding;
+  tj_arena_t *arena; /* the specialised IR, which the executable's names point into */
+  tj_executable_t *exe;
+  tj_specialization_t *next;
+};
+
+static void specialization_free(tj_specialization_t *s) {
+  tj_executable_free(s->exe);
+  tj_arena_free(s->arena);
+  tj_free(s);
+}
+
 static void function_free(tvmjit_function_t *f) {
+  for (tj_specialization_t *s = f->specs, *next; s; s = next) {
+    next = s->next;
+    specialization_free(s);
+  }
+  tj_free(f->inputs);
+  tj_free(f->outputs);
   tj_executable_free(f->exe);
   tj_free(f->name);
   tj_free(f->input_dtypes);
@@ -409,21 +441,52 @@ void tvmjit_module_free(tvmjit_module_t *module) {
   tj_free(module);
 }
 
-/* Not locked: the report is only appended to by lookups, which callers finish first. */
+/* Not locked: the report is appended to by lookups and by a symbolic function's first
+ * call at each shape, which callers finish first. */
 const char *tvmjit_module_report(const tvmjit_module_t *module) { return module->report ? module->report : ""; }
 
 /* ---------------------------------------------------------------- functions */
 
+/* f's signature (inputs, outputs and their public dtypes) from n_in/n_out descriptors. */
+static tj_status_t *set_signature(tvmjit_function_t *f, int n_in, const tj_value_desc_t *in, int n_out,
+                                  const tj_value_desc_t *out) {
+  f->n_inputs = n_in;
+  f->n_outputs = n_out;
+  f->inputs = tj_calloc((size_t)n_in + 1, sizeof *f->inputs);
+  f->outputs = tj_calloc((size_t)n_out + 1, sizeof *f->outputs);
+  f->input_dtypes = tj_calloc((size_t)n_in + 1, sizeof *f->input_dtypes);
+  f->output_dtypes = tj_calloc((size_t)n_out + 1, sizeof *f->output_dtypes);
+  if (!f->inputs || !f->outputs || !f->input_dtypes || !f->output_dtypes)
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < n_in; i++) f->input_dtypes[i] = to_public_dtype((f->inputs[i] = in[i]).dtype);
+  for (int i = 0; i < n_out; i++) f->output_dtypes[i] = to_public_dtype((f->outputs[i] = out[i]).dtype);
+  return NULL;
+}
+
 static tj_status_t *describe_function(tvmjit_function_t *f) {
   int ni = tj_executable_num_inputs(f->exe), no = tj_executable_num_outputs(f->exe);
-  f->input_dtypes = tj_calloc((size_t)ni + 1, sizeof *f->input_dtypes);
-  f->output_dtypes = tj_calloc((size_t)no + 1, sizeof *f->output_dtypes);
+  tj_value_desc_t *in = tj_calloc((size_t)ni + 1, sizeof *in), *out = tj_calloc((size_t)no + 1, sizeof *out);
+  for (int i = 0; in && i < ni; i++) in[i] = *tj_executable_input(f->exe, i);
+  for (int i = 0; out && i < no; i++) out[i] = *tj_executable_output(f->exe, i);
   f->memory_plan = tj_executable_memory_plan_text(f->exe);
-  if (!f->input_dtypes || !f->output_dtypes || !f->memory_plan)
-    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-  for (int i = 0; i < ni; i++) f->input_dtypes[i] = to_public_dtype(tj_executable_input(f->exe, i)->dtype);
-  for (int i = 0; i < no; i++) f->output_dtypes[i] = to_public_dtype(tj_executable_output(f->exe, i)->dtype);
-  return NULL;
+  tj_status_t *st = in && out && f->memory_plan ? set_signature(f, ni, in, no, out)
+                                                : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  tj_free(in);
+  tj_free(out);
+  return st;
+}
+
+/* A symbolic function: its signature from the Relax params, -1 for symbolic dims;
+ * nothing is compiled until a call binds the vars. */
+static tj_status_t *describe_symbolic(tvmjit_module_t *module, tvmjit_function_t *f, const tj_rx_func_t *rx) {
+  int ni, no;
+  tj_value_desc_t *in, *out;
+  TJ_RETURN_IF_ERROR(tj_signature_describe(module->arena, rx, false, &ni, &in));
+  TJ_RETURN_IF_ERROR(tj_signature_describe(module->arena, rx, true, &no, &out));
+  f->module = module;
+  f->flops = -1;
+  f->memory_plan = tj_strdup("memory plan: made per input shape (the function has symbolic dims)\n");
+  return f->memory_plan ? set_signature(f, ni, in, no, out) : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
 static tj_status_t *append_stats(tvmjit_module_t *module, const tj_jit_stats_t *s) {
@@ -465,15 +528,9 @@ static tj_status_t *not_found(const tj_module_t *m, const char *name) {
   return st;
 }
 
-static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *name, tvmjit_function_t **out_function) {
-  for (tvmjit_function_t *f = module->functions; f; f = f->next)
-    if (strcmp(f->name, name) == 0) return *out_function = f, NULL;
-  if (!tj_module_find_relax(module->ir, name)) return not_found(module->ir, name);
-  tvmjit_function_t *f = tj_calloc(1, sizeof *f);
-  if (!f || !(f->name = tj_strdup(name))) {
-    tj_free(f);
-    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-  }
+/* JIT-compiles Relax function `name` of the lowered module `m` with the module's options. */
+static tj_status_t *compile_function(tvmjit_module_t *module, const tj_module_t *m, const char *name,
+                                     tj_executable_t **out_exe) {
   tj_jit_stats_t stats = {0};
   /* Default O2, not O3: measured on the seed, O3 kernels ran about 2x slower (113-129 ms vs
    * 43-55 ms a run) and compiled slower (781 vs 482 ms), mostly from over-unrolling. */
@@ -485,10 +542,28 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
                                            : "cache: off (TVMJIT_CACHE=0, --no-cache or cache.enable = 0)");
   tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
                            .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float};
-  tj_status_t *st = tj_driver_compile(module->instance->jit, module->ir, name, &opts, module->instance->pool, &f->exe);
-  if (!st) st = describe_function(f);
-  if (!st) st = append_stats(module, &stats);
-  if (!st && !tj_flops_relax_func(module->ir, name, &f->flops)) f->flops = -1;
+  tj_status_t *st = tj_driver_compile(module->instance->jit, m, name, &opts, module->instance->pool, out_exe);
+  return st ? st : append_stats(module, &stats);
+}
+
+static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *name, tvmjit_function_t **out_function) {
+  for (tvmjit_function_t *f = module->functions; f; f = f->next)
+    if (strcmp(f->name, name) == 0) return *out_function = f, NULL;
+  if (!tj_module_find_relax(module->ir, name)) return not_found(module->ir, name);
+  tvmjit_function_t *f = tj_calloc(1, sizeof *f);
+  if (!f || !(f->name = tj_strdup(name))) {
+    tj_free(f);
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  const tj_rx_func_t *parsed = tj_module_find_relax(module->parsed, name);
+  tj_status_t *st = NULL;
+  if (parsed && tj_signature_is_symbolic(parsed)) {
+    st = describe_symbolic(module, f, parsed);
+  } else {
+    st = compile_function(module, module->ir, name, &f->exe);
+    if (!st) st = describe_function(f);
+    if (!st && !tj_flops_relax_func(module->ir, name, &f->flops)) f->flops = -1;
+  }
   if (st) {
     function_free(f); /* the JIT's message already says "JIT-compiling 'name'" */
     return st;
@@ -499,14 +574,73 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
   return NULL;
 }
 
-int tvmjit_function_num_inputs(const tvmjit_function_t *function) { return tj_executable_num_inputs(function->exe); }
+/* ---------------------------------------------------------------- symbolic functions */
 
-int tvmjit_function_num_outputs(const tvmjit_function_t *function) { return tj_executable_num_outputs(function->exe); }
+static tj_specialization_t *find_specialization(const tvmjit_function_t *f, const tj_shape_binding_t *b) {
+  for (tj_specialization_t *s = f->specs; s; s = s->next)
+    if (s->binding.n == b->n && memcmp(s->binding.values, b->values, sizeof b->values[0] * (size_t)b->n) == 0) return s;
+  return NULL;
+}
+
+/* BindSymbolicVars on the parsed module, the module's passes, then the JIT. Every
+ * specialisation stays compiled for the function's lifetime (calls may still use it). */
+static tj_status_t *specialize(tvmjit_function_t *f, const tj_shape_binding_t *b, tj_specialization_t **out) {
+  tvmjit_module_t *module = f->module;
+  tj_specialization_t *s = tj_calloc(1, sizeof *s);
+  if (!s || !(s->arena = tj_arena_create())) {
+    tj_free(s);
+    return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  s->binding = *b;
+  const tj_module_t *bound = NULL, *lowered = NULL;
+  tj_driver_passes_t passes = {module->passes, module->mixed_precision, NULL};
+  tj_status_t *st = tj_bind_symbolic_vars(s->arena, module->parsed, f->name, b->n, b->vars, b->values, &bound);
+  if (!st) st = tj_driver_run_passes(s->arena, &passes, bound, &lowered, NULL);
+  if (!st) st = compile_function(module, lowered, f->name, &s->exe);
+  if (st) {
+    specialization_free(s);
+    return st;
+  }
+  s->next = f->specs;
+  f->specs = s;
+  f->n_specs++;
+  *out = s;
+  return NULL;
+}
+
+tj_status_t *tj_api_function_executable(const tvmjit_function_t *function, int n_inputs, const tj_tensor_t *const *inputs,
+                                        tj_executable_t **out_exe) {
+  tvmjit_function_t *f = (tvmjit_function_t *)function; /* the specialisations are a cache */
+  if (f->exe) return *out_exe = f->exe, NULL;
+  tj_shape_binding_t b;
+  TJ_RETURN_IF_ERROR(tj_signature_bind(tj_module_find_relax(f->module->parsed, f->name), n_inputs, inputs, &b));
+  pthread_mutex_lock(&f->module->lock);
+  tj_specialization_t *s = find_specialization(f, &b);
+  tj_status_t *st = s ? NULL : specialize(f, &b, &s);
+  pthread_mutex_unlock(&f->module->lock);
+  if (!st) *out_exe = s->exe;
+  return st;
+}
+
+/* The executable whose kernel calls describe f: its own, or its first specialisation
+ * (NULL before the first call). */
+static const tj_executable_t *describing_executable(const tvmjit_function_t *f) {
+  if (f->exe) return f->exe;
+  pthread_mutex_lock(&f->module->lock);
+  const tj_specialization_t *s = f->specs;
+  while (s && s->next) s = s->next;
+  pthread_mutex_unlock(&f->module->lock);
+  return s ? s->exe : NULL;
+}
+
+int tvmjit_function_num_inputs(const tvmjit_function_t *function) { return function->n_inputs; }
+
+int tvmjit_function_num_outputs(const tvmjit_function_t *function) { return function->n_outputs; }
 
 int tvmjit_function_input_info(const tvmjit_function_t *function, int i, const char **out_name,
                                tvmjit_dtype_t *out_dtype, int *out_ndim, const int64_t **out_shape) {
-  if (i < 0 || i >= tj_executable_num_inputs(function->exe)) return -1;
-  const tj_value_desc_t *d = tj_executable_input(function->exe, i);
+  if (i < 0 || i >= function->n_inputs) return -1;
+  const tj_value_desc_t *d = &function->inputs[i];
   if (out_name) *out_name = d->name;
   if (out_dtype) *out_dtype = function->input_dtypes[i];
   if (out_ndim) *out_ndim = d->ndim;
@@ -516,8 +650,8 @@ int tvmjit_function_input_info(const tvmjit_function_t *function, int i, const c
 
 int tvmjit_function_output_info(const tvmjit_function_t *function, int i, tvmjit_dtype_t *out_dtype, int *out_ndim,
                                 const int64_t **out_shape) {
-  if (i < 0 || i >= tj_executable_num_outputs(function->exe)) return -1;
-  const tj_value_desc_t *d = tj_executable_output(function->exe, i);
+  if (i < 0 || i >= function->n_outputs) return -1;
+  const tj_value_desc_t *d = &function->outputs[i];
   if (out_dtype) *out_dtype = function->output_dtypes[i];
   if (out_ndim) *out_ndim = d->ndim;
   if (out_shape) *out_shape = d->shape;
@@ -529,11 +663,13 @@ const char *tvmjit_function_memory_plan(const tvmjit_function_t *function) { ret
 double tvmjit_function_flops(const tvmjit_function_t *function) { return function->flops; }
 
 int tvmjit_function_num_kernel_calls(const tvmjit_function_t *function) {
-  return tj_executable_num_calls(function->exe);
+  const tj_executable_t *exe = describing_executable(function);
+  return exe ? tj_executable_num_calls(exe) : 0;
 }
 
 const char *tvmjit_function_kernel_call_name(const tvmjit_function_t *function, int i) {
-  return tj_executable_call_kernel(function->exe, i);
+  const tj_executable_t *exe = describing_executable(function);
+  return exe ? tj_executable_call_kernel(exe, i) : NULL;
 }
 
 tvmjit_status_t *tvmjit_function_call(const tvmjit_function_t *function, int n_inputs,
@@ -547,7 +683,7 @@ tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function
                                                tvmjit_tensor_t **out_outputs, double *out_call_ms) {
   if (!function || (n_inputs > 0 && !inputs) || (n_outputs > 0 && !out_outputs))
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_function_call: NULL argument");
-  int want_out = tj_executable_num_outputs(function->exe);
+  int want_out = function->n_outputs;
   if (n_outputs != want_out)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "'%s' returns %d output(s), but room for %d was given", function->name,
                          want_out, n_outputs);
@@ -559,7 +695,9 @@ tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function
     if (!inputs[i]) st = tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input %d is NULL", i);
     else in[i] = inputs[i]->t;
   }
-  if (!st) st = tj_executable_run_timed(function->exe, n_inputs, in, n_outputs, out, out_call_ms);
+  tj_executable_t *exe = NULL;
+  if (!st) st = tj_api_function_executable(function, n_inputs, in, &exe);
+  if (!st) st = tj_executable_run_timed(exe, n_inputs, in, n_outputs, out, out_call_ms);
   for (int i = 0; i < n_outputs && !st; i++) {
     st = tj_api_wrap_tensor(out[i], &handles[i]);
     out[i] = NULL;

@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
   tj_arena_t *arena = tj_arena_create();
   const tj_module_t *m;
   tj_driver_passes_t passes = {.passes = pipeline};
-  tj_status_t *st = tj_driver_load(arena, model, NULL, 0, &passes, &m, NULL);
+  tj_status_t *st = tj_driver_load(arena, model, NULL, 0, &passes, &m, NULL, NULL);
   tj_jit_t *jit = NULL;
   if (!st) st = tj_jit_create(&jit);
   if (st) {

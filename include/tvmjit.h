@@ -244,15 +244,22 @@ tvmjit_status_t *tvmjit_cache_clear(const char *directory, int *out_removed, uin
 /* ---------------------------------------------------------------- functions */
 
 /* A Relax function of a module, ready to call. Owned by the module (do not free).
- * tvmjit_function_call is thread-safe and reentrant. */
+ * tvmjit_function_call is thread-safe and reentrant.
+ *
+ * Symbolic shapes: a function whose parameters have symbolic dims (`R.Tensor(("n", 4))`)
+ * is compiled on its first call with each distinct set of values of its vars, which the
+ * call binds from the inputs' shapes; later calls with those values compile nothing.
+ * Its input/output info shows symbolic dims as -1; the outputs of a call carry their
+ * shapes. Inputs that disagree ("n" 3 in one input, 4 in another) are
+ * TVMJIT_INVALID_ARGUMENT naming the input, the dim and the var. */
 typedef struct tvmjit_function tvmjit_function_t;
 
 tvmjit_status_t *tvmjit_module_get_function(tvmjit_module_t *module, const char *name,
                                             tvmjit_function_t **out_function);
 int tvmjit_function_num_inputs(const tvmjit_function_t *function);
 int tvmjit_function_num_outputs(const tvmjit_function_t *function);
-/* Name, dtype and shape of input i (pointers owned by the function). Returns -1 when i
- * is out of range. */
+/* Name, dtype and shape of input i (pointers owned by the function; -1 for a symbolic
+ * dim). Returns -1 when i is out of range. */
 int tvmjit_function_input_info(const tvmjit_function_t *function, int i, const char **out_name,
                                tvmjit_dtype_t *out_dtype, int *out_ndim, const int64_t **out_shape);
 int tvmjit_function_output_info(const tvmjit_function_t *function, int i, tvmjit_dtype_t *out_dtype,

@@ -1,5 +1,6 @@
 #include "ir/tir.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static tj_tir_expr_t *new_expr(tj_arena_t *a, tj_tir_expr_kind_t kind, tj_dtype_t dtype) {
@@ -272,6 +273,38 @@ bool tj_tir_is_const_int(const tj_tir_expr_t *e, int64_t *out_value) {
   if (!e || e->kind != TJ_TIR_INT_IMM) return false;
   if (out_value) *out_value = e->int_imm;
   return true;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+static bool eval_binary(tj_tir_expr_kind_t k, int64_t a, int64_t b, int64_t *out) {
+  bool by_zero = b == 0 || (b == -1 && a == INT64_MIN);
+  switch (k) {
+    case TJ_TIR_ADD: return !__builtin_add_overflow(a, b, out);
+    case TJ_TIR_SUB: return !__builtin_sub_overflow(a, b, out);
+    case TJ_TIR_MUL: return !__builtin_mul_overflow(a, b, out);
+    case TJ_TIR_DIV: return !by_zero && (*out = a / b, true);
+    case TJ_TIR_MOD: return !by_zero && (*out = a % b, true);
+    case TJ_TIR_FLOOR_DIV: return !by_zero && (*out = floor_div(a, b), true);
+    case TJ_TIR_FLOOR_MOD: return !by_zero && (*out = a - floor_div(a, b) * b, true);
+    case TJ_TIR_MIN: return *out = a < b ? a : b, true;
+    case TJ_TIR_MAX: return *out = a > b ? a : b, true;
+    default: return false;
+  }
+}
+
+bool tj_tir_eval_int(const tj_tir_expr_t *e, int64_t *out_value) {
+  int64_t a, b;
+  if (!e || !tj_dtype_is_int(e->dtype)) return false;
+  switch (e->kind) {
+    case TJ_TIR_INT_IMM: return *out_value = e->int_imm, true;
+    case TJ_TIR_CAST: return tj_tir_eval_int(e->unary.operand, out_value);
+    case TJ_TIR_ADD: case TJ_TIR_SUB: case TJ_TIR_MUL: case TJ_TIR_DIV: case TJ_TIR_MOD:
+    case TJ_TIR_FLOOR_DIV: case TJ_TIR_FLOOR_MOD: case TJ_TIR_MIN: case TJ_TIR_MAX:
+      return tj_tir_eval_int(e->binary.a, &a) && tj_tir_eval_int(e->binary.b, &b) &&
+             eval_binary(e->kind, a, b, out_value);
+    default: return false;
+  }
 }
 
 const char *tj_tir_expr_kind_name(tj_tir_expr_kind_t kind) {

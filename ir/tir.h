@@ -258,6 +258,9 @@ tj_block_t *tj_block_new(tj_arena_t *a, const char *name);
 
 /* ---- small helpers ---- */
 bool tj_tir_is_const_int(const tj_tir_expr_t *e, int64_t *out_value);
+/* The value of an integer expression of literals (+ - * / % // min max, casts between
+ * ints); false when it holds a var or anything else, divides by zero or overflows. */
+bool tj_tir_eval_int(const tj_tir_expr_t *e, int64_t *out_value);
 bool tj_tir_kind_is_binary(tj_tir_expr_kind_t kind);    /* ADD..GE, AND, OR */
 bool tj_tir_kind_is_compare(tj_tir_expr_kind_t kind);
 const char *tj_tir_expr_kind_name(tj_tir_expr_kind_t kind);

@@ -1,5 +1,6 @@
 /* The public API (include/tvmjit.h): load, call, errors, and concurrent calls. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +216,87 @@ START_TEST(tensor_convert_and_dtype_names) {
 }
 END_TEST
 
+/* The same model with a symbolic batch n: one function serves every n; the signature
+ * shows n as -1; each new n compiles once, a repeated n compiles nothing; a bad n is
+ * an INVALID_ARGUMENT naming the var. */
+static const char *symbolic_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import tir as T\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((\"n\", 16), dtype=\"float32\"), y: R.Tensor((\"n\", 16), dtype=\"float32\")) -> R.Tensor((\"n\", 16), dtype=\"float32\"):\n"
+    "        n = T.int64()\n"
+    "        with R.dataflow():\n"
+    "            lv = R.nn.relu(x)\n"
+    "            gv = R.add(lv, y)\n"
+    "            R.output(gv)\n"
+    "        return gv\n";
+
+static int count_compiled(const char *report) {
+  int total = 0, n;
+  for (const char *p = report; (p = strstr(p, "requested, ")); p++)
+    if (sscanf(p, "requested, %d compiled", &n) == 1) total += n;
+  return total;
+}
+
+static void call_symbolic(tvmjit_function_t *f, int64_t n) {
+  int64_t dims[2] = {n, 16};
+  tvmjit_tensor_t *in[2], *y = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, 2, dims, &in[0]));
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, 2, dims, &in[1]));
+  float *x = tvmjit_tensor_data(in[0]), *b = tvmjit_tensor_data(in[1]);
+  for (int64_t i = 0; i < n * 16; i++) x[i] = (float)(i % 7) - 3.0f, b[i] = (float)i * 0.5f;
+  tvmjit_status_t *st = tvmjit_function_call(f, 2, (const tvmjit_tensor_t *const *)in, 1, &y);
+  ck_assert_msg(st == NULL, "n=%lld: %s", (long long)n, st ? tvmjit_status_message(st) : "");
+  ck_assert_int_eq(tvmjit_tensor_shape(y)[0], n);
+  const float *o = tvmjit_tensor_data(y);
+  for (int64_t i = 0; i < n * 16; i++) ck_assert_float_eq(o[i], (x[i] > 0 ? x[i] : 0) + b[i]);
+  tvmjit_tensor_free(y);
+  tvmjit_tensor_free(in[0]);
+  tvmjit_tensor_free(in[1]);
+}
+
+START_TEST(symbolic_batch_runs_at_every_size) {
+  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
+  tvmjit_module_options_t o;
+  tvmjit_module_options_init(&o);
+  o.use_cache = 0;
+  ck_assert_ptr_null(tvmjit_module_load_string(inst, "sym.rx", symbolic_text, strlen(symbolic_text), &o, &mod));
+  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
+  const int64_t *shape;
+  int ndim;
+  ck_assert_int_eq(tvmjit_function_input_info(fn, 1, NULL, NULL, &ndim, &shape), 0);
+  ck_assert_int_eq(ndim, 2);
+  ck_assert_int_eq(shape[0], -1);
+  ck_assert_int_eq(shape[1], 16);
+  ck_assert_int_eq(count_compiled(tvmjit_module_report(mod)), 0); /* nothing before a call */
+  call_symbolic(fn, 3);
+  int after_first = count_compiled(tvmjit_module_report(mod));
+  ck_assert_int_ge(after_first, 1);
+  call_symbolic(fn, 3);
+  ck_assert_int_eq(count_compiled(tvmjit_module_report(mod)), after_first);
+  call_symbolic(fn, 1);
+  call_symbolic(fn, 33);
+  ck_assert_int_gt(tvmjit_function_num_kernel_calls(fn), 0);
+
+  int64_t d3[2] = {3, 16}, d4[2] = {4, 16};
+  tvmjit_tensor_t *in[2], *y = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, 2, d3, &in[0]));
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, 2, d4, &in[1]));
+  tvmjit_status_t *st = tvmjit_function_call(fn, 2, (const tvmjit_tensor_t *const *)in, 1, &y);
+  ck_assert_int_eq(tvmjit_status_code(st), TVMJIT_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(tvmjit_status_message(st), "input 'y': dim 0 is 4, but n = 3 from dim 0 of input 'x'"), "%s",
+                tvmjit_status_message(st));
+  ck_assert_ptr_null(y);
+  tvmjit_status_free(st);
+  tvmjit_tensor_free(in[0]);
+  tvmjit_tensor_free(in[1]);
+  unload();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("api");
   TCase *tc = tcase_create("core");
@@ -225,6 +307,7 @@ int main(void) {
   tcase_add_test(tc, bad_models_are_reported_not_loaded);
   tcase_add_test(tc, eight_threads_call_one_function);
   tcase_add_test(tc, tensor_convert_and_dtype_names);
+  tcase_add_test(tc, symbolic_batch_runs_at_every_size);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -61,13 +61,13 @@ START_TEST(verifier_messages_name_the_model) {
   tj_arena_t *a = tj_arena_create();
   tj_driver_passes_t o = {"none", NULL, NULL};
   const tj_module_t *m = NULL;
-  tj_status_t *s = tj_driver_load(a, path, NULL, 0, &o, &m, NULL);
+  tj_status_t *s = tj_driver_load(a, path, NULL, 0, &o, &m, NULL, NULL);
   ck_assert_int_eq(tj_status_code(s), TJ_ERR_VERIFY);
   ck_assert_int_eq(strncmp(tj_status_text(s), path, strlen(path)), 0);
   tj_status_free(s);
   size_t len;
   char *text = slurp(path, &len);
-  s = tj_driver_load(a, NULL, text, len, &o, &m, NULL); /* text without a name */
+  s = tj_driver_load(a, NULL, text, len, &o, &m, NULL, NULL); /* text without a name */
   ck_assert_int_eq(tj_status_code(s), TJ_ERR_VERIFY);
   ck_assert_int_eq(strncmp(tj_status_text(s), "<string>: ", 10), 0);
   tj_status_free(s);
@@ -84,7 +84,7 @@ START_TEST(load_then_compile_gives_an_executable) {
   tj_driver_passes_t o = {"default", NULL, &ins};
   const tj_module_t *m = NULL;
   tj_pass_report_t report = {0};
-  TU_OK(tj_driver_load(a, path, NULL, 0, &o, &m, &report));
+  TU_OK(tj_driver_load(a, path, NULL, 0, &o, &m, &report, NULL));
   ck_assert_int_eq(report.n, pipeline_of(a, "default", NULL).n); /* the instruments reached the passes */
   tj_jit_t *jit;
   TU_OK(tj_jit_create(&jit));

@@ -123,7 +123,7 @@ static int run_print(int argc, char **argv) {
   tj_driver_passes_t passes = {a.passes, a.mixed_precision, &ins};
   tj_pass_report_t report = {0};
   const tj_module_t *module = NULL;
-  tj_status_t *status = tj_driver_load(arena, a.path, NULL, 0, &passes, &module, &report);
+  tj_status_t *status = tj_driver_load(arena, a.path, NULL, 0, &passes, &module, &report, NULL);
   if (status) {
     /* A usage mistake in --passes is a usage error (exit 2); anything else is exit 1. */
     rc = tj_status_code(status) == TJ_ERR_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED;

@@ -97,7 +97,9 @@ static void list_params(const tvmjit_function_t *fn, char *buf, size_t len) {
 
 void cli_type_str(tvmjit_dtype_t dt, int ndim, const int64_t *shape, char *buf, size_t len) {
   int n = snprintf(buf, len, "%s[", tvmjit_dtype_name(dt));
-  for (int d = 0; d < ndim && n < (int)len; d++) n += snprintf(buf + n, len - (size_t)n, "%s%lld", d ? ", " : "", (long long)shape[d]);
+  for (int d = 0; d < ndim && n < (int)len; d++)
+    n += shape[d] < 0 ? snprintf(buf + n, len - (size_t)n, "%s?", d ? ", " : "")
+                      : snprintf(buf + n, len - (size_t)n, "%s%lld", d ? ", " : "", (long long)shape[d]);
   if (n < (int)len) snprintf(buf + n, len - (size_t)n, "]");
 }
 
@@ -108,8 +110,8 @@ static bool check_input(const tvmjit_function_t *fn, int i, const tvmjit_tensor_
   int ndim;
   const int64_t *shape;
   tvmjit_function_input_info(fn, i, &name, &dt, &ndim, &shape);
-  bool ok = dt == tvmjit_tensor_dtype(t) && ndim == tvmjit_tensor_ndim(t) &&
-            memcmp(shape, tvmjit_tensor_shape(t), sizeof(int64_t) * (size_t)ndim) == 0;
+  bool ok = dt == tvmjit_tensor_dtype(t) && ndim == tvmjit_tensor_ndim(t);
+  for (int d = 0; ok && d < ndim; d++) ok = shape[d] < 0 || shape[d] == tvmjit_tensor_shape(t)[d]; /* -1: symbolic */
   if (!ok) {
     char want[256], got[256];
     cli_type_str(dt, ndim, shape, want, sizeof want);
@@ -141,6 +143,21 @@ static double random_value(tvmjit_dtype_t dt, uint64_t *rng) {
 static double fill_value(const char *how, tvmjit_dtype_t dt, uint64_t *rng) {
   if (strcmp(how, "ones") == 0) return 1.0;
   return strcmp(how, "random") == 0 ? random_value(dt, rng) : 0.0;
+}
+
+/* A parameter with a symbolic dim (-1) has no size to fill: says so, returns false. */
+static bool fillable(const tvmjit_function_t *fn, int i) {
+  const char *name;
+  int ndim;
+  const int64_t *shape;
+  tvmjit_function_input_info(fn, i, &name, NULL, &ndim, &shape);
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] < 0) {
+      fprintf(stderr, "tvmjit: input '%s' has a symbolic dim %d, so --fill cannot size it: give it with --input\n",
+              name, d);
+      return false;
+    }
+  return true;
 }
 
 static tvmjit_status_t *fill_tensor(const tvmjit_function_t *fn, int i, const char *how, uint64_t *rng,
@@ -250,6 +267,7 @@ int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_
               pname, pname, pname);
       return CLI_FAILED;
     }
+    if (!fillable(fn, i)) return CLI_FAILED;
     if ((st = fill_tensor(fn, i, a->fill, &rng, &b->tensors[i]))) return cli_report(st), CLI_FAILED;
     b->sources[i] = a->fill;
   }

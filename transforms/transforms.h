@@ -28,6 +28,12 @@ tj_status_t *tj_fuse_ops(const tj_pass_context_t *ctx, const tj_module_t *in, in
                          const tj_module_t **out);
 tj_status_t *tj_fuse_tir(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
 /* DecomposeOpsForInference: batch_norm in its inference form, in plain Relax ops. */
+/* BindSymbolicVars: Relax function `function` of `in` with vars[i] (TIR vars of its
+ * signature) replaced by values[i] in every struct info and shape it holds, constants
+ * folded. Not a pipeline row: the runtime calls it with the shapes of a call. */
+tj_status_t *tj_bind_symbolic_vars(tj_arena_t *arena, const tj_module_t *in, const char *function, int n,
+                                   const tj_tir_expr_t *const *vars, const int64_t *values,
+                                   const tj_module_t **out);
 tj_status_t *tj_decompose_ops_for_inference(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
 tj_status_t *tj_dead_code_elimination(const tj_pass_context_t *ctx, const tj_module_t *in,
                                       const tj_module_t **out);
