@@ -3,7 +3,8 @@
  * variance (population), std with axis None / int / list / negative and keepdims, on
  * float32 and int32 (integer mean truncates, as TVM's T.Div); large reductions to a
  * scalar and over leading axes (the full-reduction schedule); and the struct-info
- * errors TVM reports (axis out of range, repeated axis). */
+ * errors TVM reports (axis out of range, repeated axis). Also the search ops: argmax,
+ * argmin (ties, axis None, keepdims) and where with broadcasting. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -265,6 +266,101 @@ START_TEST(struct_info_errors) {
 }
 END_TEST
 
+/* argmax/argmin against a scan written here: ties keep the first index, axis=None
+ * indexes the flattened tensor, keepdims keeps a unit axis; the result is int64. */
+static void check_arg(bool is_max, const char *axis, int ax, bool keepdims) {
+  char body[512];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((3, 4, 5), dtype=\"float32\")):\n"
+           "        gv = R.%s(x, axis=%s, keepdims=%s)\n"
+           "        return gv\n",
+           is_max ? "argmax" : "argmin", axis, keepdims ? "True" : "False");
+  float x[60];
+  for (int i = 0; i < 60; i++) x[i] = (float)((i * 7) % 11); /* repeated values: ties */
+  int64_t shape[3] = {3, 4, 5};
+  tvmjit_tensor_t *out = run1(body, TVMJIT_FLOAT32, 3, shape, x);
+  ck_assert_int_eq(tvmjit_tensor_dtype(out), TVMJIT_INT64);
+  const int64_t *y = tvmjit_tensor_data(out);
+  if (ax < 0) {
+    int64_t best = 0;
+    for (int i = 1; i < 60; i++)
+      if (is_max ? x[i] > x[best] : x[i] < x[best]) best = i;
+    ck_assert_int_eq(tvmjit_tensor_ndim(out), keepdims ? 3 : 0);
+    ck_assert_int_eq(y[0], best);
+  } else {
+    ck_assert_int_eq(tvmjit_tensor_ndim(out), keepdims ? 3 : 2);
+    int stride = ax == 2 ? 1 : ax == 1 ? 5 : 20, ext = (int)shape[ax];
+    int o = 0;
+    for (int i = 0; i < 60; i++) {
+      if ((i / stride) % ext != 0) continue; /* first element of each reduced line */
+      int best = 0;
+      for (int k = 1; k < ext; k++)
+        if (is_max ? x[i + k * stride] > x[i + best * stride] : x[i + k * stride] < x[i + best * stride]) best = k;
+      ck_assert_msg(y[o] == best, "%s axis=%s [%d] = %lld, want %d", is_max ? "argmax" : "argmin", axis, o,
+                    (long long)y[o], best);
+      o++;
+    }
+  }
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(argmax_argmin_match_reference) {
+  for (int m = 0; m < 2; m++) {
+    check_arg(m, "None", -1, false);
+    check_arg(m, "None", -1, true);
+    check_arg(m, "1", 1, false);
+    check_arg(m, "-1", 2, true);
+    check_arg(m, "0", 0, false);
+  }
+}
+END_TEST
+
+/* where broadcasts condition (3, 1), x1 (3, 4) and x2 (4,). */
+START_TEST(where_broadcasts) {
+  const char *body = "    def main(c: R.Tensor((3, 1), dtype=\"bool\"), a: R.Tensor((3, 4), dtype=\"float32\"), "
+                     "b: R.Tensor((4,), dtype=\"float32\")):\n"
+                     "        gv = R.where(c, a, b)\n"
+                     "        return gv\n";
+  tvmjit_instance_t *inst = NULL;
+  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
+  tvmjit_status_t *st = NULL;
+  tvmjit_module_t *mod = load(inst, body, &st);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  tvmjit_function_t *fn = NULL;
+  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
+  bool c[3] = {true, false, true};
+  float a[12], b[4] = {-1, -2, -3, -4};
+  for (int i = 0; i < 12; i++) a[i] = (float)i;
+  int64_t cs[2] = {3, 1}, as[2] = {3, 4}, bs[1] = {4};
+  tvmjit_tensor_t *in[3], *out = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_BOOL, 2, cs, c, &in[0]));
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 2, as, a, &in[1]));
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 1, bs, b, &in[2]));
+  st = tvmjit_function_call(fn, 3, (const tvmjit_tensor_t *const *)in, 1, &out);
+  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  const float *y = tvmjit_tensor_data(out);
+  for (int i = 0; i < 12; i++) ck_assert_float_eq(y[i], c[i / 4] ? a[i] : b[i % 4]);
+  for (int i = 0; i < 3; i++) tvmjit_tensor_free(in[i]);
+  tvmjit_tensor_free(out);
+  tvmjit_module_free(mod);
+  tvmjit_instance_free(inst);
+}
+END_TEST
+
+START_TEST(search_errors) {
+  const char *e = load_error("    def main(c: R.Tensor((3,), dtype=\"int32\"), a: R.Tensor((3,), dtype=\"float32\")):\n"
+                             "        gv = R.where(c, a, a)\n"
+                             "        return gv\n");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_msg(strstr(e, "where: condition must be a bool tensor, got int32"), "%s", e);
+  e = load_error("    def main(x: R.Tensor((3, 4), dtype=\"float32\")):\n"
+                 "        gv = R.argmax(x, axis=2)\n"
+                 "        return gv\n");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_msg(strstr(e, "argmax: axis 2 is out of range for a 2-d tensor"), "%s", e);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ops_reduce");
   TCase *tc = tcase_create("reduce");
@@ -272,6 +368,9 @@ int main(void) {
   tcase_add_test(tc, float32_reductions_match_numpy);
   tcase_add_test(tc, int32_reductions_are_exact);
   tcase_add_test(tc, struct_info_errors);
+  tcase_add_test(tc, argmax_argmin_match_reference);
+  tcase_add_test(tc, where_broadcasts);
+  tcase_add_test(tc, search_errors);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
