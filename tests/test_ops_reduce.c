@@ -200,7 +200,6 @@ END_TEST
 
 /* Reductions large enough for the parallel schedules: to a scalar and over the
  * leading axes (a column sum), where float32 rounding must stay within tolerance. */
-#if 0 /* enabled with the full-reduction schedule */
 START_TEST(large_reductions_match_numpy) {
   red_case_t cases[] = {
       CASE(SUM, 2, S(512, 1024), "None", S(1, 1), false),
@@ -213,7 +212,6 @@ START_TEST(large_reductions_match_numpy) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_f32(&cases[i]);
 }
 END_TEST
-#endif
 
 START_TEST(int32_reductions_are_exact) {
   /* x = i % 7 - 3 over (4, 6): sums, max/min, and mean truncating toward zero */
@@ -366,6 +364,7 @@ int main(void) {
   TCase *tc = tcase_create("reduce");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, float32_reductions_match_numpy);
+  tcase_add_test(tc, large_reductions_match_numpy);
   tcase_add_test(tc, int32_reductions_are_exact);
   tcase_add_test(tc, struct_info_errors);
   tcase_add_test(tc, argmax_argmin_match_reference);
