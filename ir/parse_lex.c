@@ -36,7 +36,7 @@ void tj_parse_fail(tj_parse_src_t *src, tj_src_pos_t pos, const char *fmt, ...) 
   tj_strbuf_t sb;
   tj_strbuf_init(&sb);
   tj_strbuf_printf(&sb, "%s:%d:%d: ", src->filename, pos.line, pos.col);
-  char msg[1024];
+  char msg[6144]; /* room for the supported-operator list */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);

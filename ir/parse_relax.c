@@ -566,7 +566,7 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
     return rx_val(call->pos, out);
   }
   /* An op without a registry entry: tvmjit could neither infer nor run it. */
-  char known[600] = "";
+  char known[4096] = ""; /* the operator list grows with every family */
   int n_ops = 0;
   const tj_op_def_t *const *ops = tj_op_all(&n_ops);
   for (int i = 0; i < n_ops; i++) {

@@ -249,6 +249,17 @@ void tj_lg_stage_end(tj_lg_te_t *te, tj_lg_stage_t *st, const tj_tir_stmt_t *ini
     te->failed = true;
     return;
   }
+  /* A 0-d compute (no axes, no reduction) gets TVM's placeholder iterator
+   * `vi = T.axis.spatial(1, T.int64(0))` from create_prim_func. */
+  bool scalar = st->n_iters == 0 && !init;
+  const tj_tir_expr_t *scalar_binding[1] = {tj_tir_i64(a, 0)};
+  if (scalar) {
+    ivs[0].var = tj_tir_var(a, "vi", TJ_I64);
+    ivs[0].dom.min = tj_tir_int(a, TJ_I32, 0);
+    ivs[0].dom.extent = tj_tir_int(a, TJ_I32, 1);
+    ivs[0].kind = TJ_ITER_SPATIAL;
+    if (!ivs[0].var || !ivs[0].dom.min || !ivs[0].dom.extent || !scalar_binding[0]) te->failed = true;
+  }
   for (int i = 0; i < st->n_iters; i++) {
     ivs[i].var = st->iv[i];
     ivs[i].dom.min = tj_tir_i64(a, 0);
@@ -265,16 +276,17 @@ void tj_lg_stage_end(tj_lg_te_t *te, tj_lg_stage_t *st, const tj_tir_stmt_t *ini
   blk->writes = make_regions(a, &acc.writes, NULL, &n_writes);
   blk->n_reads = n_reads;
   blk->n_writes = n_writes;
-  blk->n_iter_vars = st->n_iters;
+  blk->n_iter_vars = scalar ? 1 : st->n_iters;
   blk->iter_vars = ivs;
   blk->init = init;
   blk->body = body;
   blk->annotations = st->annotations;
-  if (acc.overflow || !blk->reads || !blk->writes) {
+  if (acc.overflow || !blk->reads || !blk->writes || te->failed) {
     te->failed = true;
     return;
   }
-  const tj_tir_stmt_t *s = tj_tir_realize(a, st->n_iters, st->loop, tj_tir_bool(a, true), blk);
+  const tj_tir_stmt_t *s = scalar ? tj_tir_realize(a, 1, scalar_binding, tj_tir_bool(a, true), blk)
+                                  : tj_tir_realize(a, st->n_iters, st->loop, tj_tir_bool(a, true), blk);
   for (int i = st->n_iters - 1; i >= 0; i--)
     s = tj_tir_for(a, st->loop[i], tj_tir_i64(a, 0), st->extent[i], TJ_FOR_SERIAL, s);
   if (!s || te->n_stmts == TJ_LG_MAX_STMTS) {
