@@ -119,25 +119,57 @@ static const tj_tir_expr_t *shape_dim(tj_pctx_t *c, const tj_py_t *d) {
   return e;
 }
 
-/* Defines the symbolic variables named by plain strings in parameter shapes. */
-static void define_symbolic(tj_pctx_t *c, const tj_py_t *e) {
+static void define_int64_var(tj_pctx_t *c, const char *name, tj_src_pos_t pos) {
+  const tj_val_t *old = tj_pctx_lookup(c, name);
+  if (old && old->kind == V_PRIM && old->prim->kind == TJ_TIR_VAR) return;
+  if (old && old->kind == V_FUNC) return; /* T, R, ... */
+  tj_val_t v = tj_val_make(V_PRIM, pos);
+  v.prim = TJ_CHK(c, tj_tir_var(c->arena, name, TJ_I64));
+  tj_pctx_bind(c, name, v);
+}
+
+/* The free names of an expression string ("n * 2", "T.max(c, h)"): identifiers not
+ * after a '.' and not called, i.e. the variables. TVM's printer writes a function's
+ * deduced return struct info this way before the body declares the variables. */
+static void define_names_in_string(tj_pctx_t *c, const tj_py_t *e) {
+  const char *p = e->s;
+  while (*p) {
+    bool start = (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'));
+    if (!start) {
+      p++;
+      continue;
+    }
+    const char *q = p;
+    while (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')) q++;
+    bool after_dot = p > e->s && p[-1] == '.', is_module = *q == '.', called = *q == '(';
+    if (!after_dot && !is_module && !called && q - p < 64) {
+      char name[64];
+      memcpy(name, p, (size_t)(q - p));
+      name[q - p] = '\0';
+      define_int64_var(c, tj_pctx_str(c, name), e->pos);
+    }
+    p = q;
+  }
+}
+
+/* Defines the symbolic variables named by strings in shapes: plain names ("n") always;
+ * the free names of expressions ("n * 2") only in a return annotation, where TVM's
+ * printer writes a deduced struct info whose variables the body declares later (in
+ * parameters TVM rejects an undefined name). */
+static void define_symbolic_in(tj_pctx_t *c, const tj_py_t *e, bool expression_names) {
   if (!e) return;
   tj_pctx_enter(c, e->pos);
-  if (e->kind == PY_STR && is_plain_name(e->s)) {
-    const tj_val_t *old = tj_pctx_lookup(c, e->s);
-    if (!old || old->kind != V_PRIM || old->prim->kind != TJ_TIR_VAR) {
-      tj_val_t v = tj_val_make(V_PRIM, e->pos);
-      v.prim = TJ_CHK(c, tj_tir_var(c->arena, e->s, TJ_I64));
-      tj_pctx_bind(c, e->s, v);
-    }
-  }
+  if (e->kind == PY_STR && is_plain_name(e->s)) define_int64_var(c, e->s, e->pos);
+  else if (e->kind == PY_STR && expression_names) define_names_in_string(c, e);
   if (e->kind == PY_CALL || e->kind == PY_TUPLE || e->kind == PY_LIST) {
-    for (int i = 0; i < e->n; i++) define_symbolic(c, e->items[i]);
+    for (int i = 0; i < e->n; i++) define_symbolic_in(c, e->items[i], expression_names);
     if (e->kind == PY_CALL)
-      for (int i = 0; i < e->n2; i++) define_symbolic(c, e->items2[i]);
+      for (int i = 0; i < e->n2; i++) define_symbolic_in(c, e->items2[i], expression_names);
   }
   tj_pctx_leave(c);
 }
+
+static void define_symbolic(tj_pctx_t *c, const tj_py_t *e) { define_symbolic_in(c, e, false); }
 
 static const tj_py_t *arg_or_kw(const tj_py_t *call, int i, const char *kw) {
   if (call->kind != PY_CALL) return NULL;
@@ -222,8 +254,13 @@ static const tj_sinfo_t *parse_prim_sinfo(tj_pctx_t *c, const tj_py_t *e) {
   const tj_py_t *d = arg_or_kw(e, 0, "dtype"), *v = tj_py_kwarg(e, "value");
   tj_dtype_t dt = TJ_VOID;
   const tj_tir_expr_t *value = NULL;
-  if (v) {
-    value = shape_dim(c, v);
+  if (v) { /* a symbolic "n" is an int64 dimension; other values keep their own dtype */
+    if (v->kind == PY_STR) {
+      value = shape_dim(c, v);
+    } else {
+      tj_val_t pv = tj_tir_eval(c, v);
+      value = pv.kind == V_INT ? tj_tir_as_typed(c, &pv, TJ_I64) : tj_tir_as_expr(c, &pv);
+    }
     dt = value->dtype;
   }
   if (d) {
@@ -232,6 +269,26 @@ static const tj_sinfo_t *parse_prim_sinfo(tj_pctx_t *c, const tj_py_t *e) {
   }
   if (!d && !v) tj_parse_fail(c->src, e->pos, "R.Prim needs a dtype or a value");
   return TJ_CHK(c, tj_sinfo_prim(c->arena, dt, value));
+}
+
+/* `R.Callable`, `R.Callable(ret=..., purity=...)`: a function whose parameters are
+ * unknown (an opaque FuncStructInfo, e.g. an R.ExternFunc's). */
+static bool is_opaque_callable(const tj_py_t *e) {
+  return e->kind != PY_CALL || (e->n == 0 && !tj_py_kwarg(e, "params"));
+}
+
+static const tj_sinfo_t *parse_opaque_callable(tj_pctx_t *c, const tj_py_t *e, bool in_params) {
+  const tj_sinfo_t *ret = NULL;
+  bool pure = false; /* TVM's opaque default: an unknown function may have effects */
+  if (e->kind == PY_CALL) {
+    static const char *const kws[] = {"ret", "purity", NULL};
+    tj_py_check_kwargs(c, e, kws);
+    const tj_py_t *r = tj_py_kwarg(e, "ret"), *p = tj_py_kwarg(e, "purity");
+    if (r) ret = parse_sinfo(c, r, in_params);
+    if (p) pure = p->kind == PY_CONST && !strcmp(p->s, "True");
+  }
+  if (!ret) ret = TJ_CHK(c, tj_sinfo_object(c->arena));
+  return TJ_CHK(c, tj_sinfo_func(c->arena, -1, NULL, ret, pure));
 }
 
 static const tj_sinfo_t *parse_sinfo(tj_pctx_t *c, const tj_py_t *e, bool in_params) {
@@ -253,6 +310,8 @@ static const tj_sinfo_t *parse_sinfo(tj_pctx_t *c, const tj_py_t *e, bool in_par
     const tj_sinfo_t **f = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(n + 1)));
     for (int i = 0; i < n; i++) f[i] = parse_sinfo(c, items[i], in_params);
     s = TJ_CHK(c, tj_sinfo_tuple(c->arena, n, f));
+  } else if (!strcmp(name, "R.Callable") && is_opaque_callable(e)) {
+    s = parse_opaque_callable(c, e, in_params);
   } else if (!strcmp(name, "R.Callable")) {
     if (e->kind != PY_CALL || e->n < 2) tj_parse_fail(c->src, e->pos, "R.Callable needs (params, ret)");
     static const char *const kws[] = {"purity", NULL};
@@ -640,7 +699,9 @@ static tj_val_t call_packed(tj_pctx_t *c, const tj_py_t *call, bool pure) {
   tj_py_check_kwargs(c, call, kws);
   const tj_py_t *se = tj_py_kwarg(call, "sinfo_args");
   if (call->n < 1) tj_parse_fail(c->src, call->pos, "%s needs the function name first: %s(\"name\", *args, sinfo_args=...)", fname, fname);
-  if (!se) tj_parse_fail(c->src, call->pos, "%s needs sinfo_args=, the struct info of its result", fname);
+  /* TVM lets R.call_packed omit the result's struct info (it is then an Object);
+   * R.call_pure_packed must give it. */
+  if (!se && pure) tj_parse_fail(c->src, call->pos, "%s needs sinfo_args=, the struct info of its result", fname);
   const tj_py_t *fe = call->items[0];
   tj_val_t fv = eval(c, fe);
   const char *symbol = fv.kind == V_STR ? fv.s : (fv.kind == V_RX && fv.rx->kind == TJ_RX_EXTERN_FUNC) ? fv.rx->string_imm : NULL;
@@ -648,7 +709,7 @@ static tj_val_t call_packed(tj_pctx_t *c, const tj_py_t *call, bool pure) {
   const tj_rx_expr_t *ext = with_sinfo(c, fe->pos, TJ_CHK(c, tj_rx_extern_func(c->arena, tj_pctx_str(c, symbol))));
   int n = 0, n_sinfo = 0;
   const tj_rx_expr_t **args = leaf_args(c, call, 1, pure ? 1 : 0, &n);
-  const tj_sinfo_t *const *sinfo_args = sinfo_args_of(c, se, &n_sinfo);
+  const tj_sinfo_t *const *sinfo_args = se ? sinfo_args_of(c, se, &n_sinfo) : NULL;
   if (pure) {
     args[0] = ext;
     return special_call(c, call->pos, "relax.call_pure_packed", n, args, NULL, n_sinfo, sinfo_args);
@@ -1242,7 +1303,7 @@ const tj_sinfo_t *tj_parse_relax_decl(tj_pctx_t *c, const tj_py_t *def) {
   const tj_rx_expr_t *const *params = parse_params(c, def);
   const tj_sinfo_t **ps = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(def->np + 1)));
   for (int i = 0; i < def->np; i++) ps[i] = params[i]->sinfo;
-  if (def->b) define_symbolic(c, def->b);
+  if (def->b) define_symbolic_in(c, def->b, true);
   const tj_sinfo_t *ret = def->b && !is_none(def->b) ? parse_sinfo(c, def->b, false) : TJ_CHK(c, tj_sinfo_object(c->arena));
   tj_deco_t deco = {0};
   bool pure = def->nd == 1 && tj_parse_decorator(c, def->decos[0], &deco) ? deco.is_pure : true;
@@ -1281,7 +1342,7 @@ static const tj_rx_func_t *parse_function(tj_pctx_t *c, const tj_py_t *def, bool
   fn->n_params = def->np;
   fn->params = parse_params(c, def);
   fn->is_pure = is_pure;
-  if (def->b) define_symbolic(c, def->b); /* R.Callable signatures may name their own dims */
+  if (def->b) define_symbolic_in(c, def->b, true); /* R.Callable signatures may name their own dims */
   /* `-> None` is no annotation: the return struct info is deduced from the body */
   const tj_sinfo_t *ret_ann = def->b && !is_none(def->b) ? parse_sinfo(c, def->b, false) : NULL;
   fn->attrs = function_attrs(c, def);

@@ -706,6 +706,9 @@ START_TEST(relax_packed_calls_as_tvm_builds_them) {
       "    o: R.Object = R.call_packed(\"g\", sinfo_args=R.Object)\n"
       "    R.print(c, d[1], format=\"c={} d1={}\")\n"
       "    R.assert_op(R.const(True, \"bool\"), [c, d[1]], format=\"{} {}\")\n"
+      "    p = R.call_packed(\"h\", x)\n"
+      "    e: R.Callable(ret=R.Object, purity=False) = R.ExternFunc(\"e\")\n"
+      "    k = R.prim_value(T.FloatImm(\"float32\", 0.5))\n"
       "    return c\n");
   const tj_rx_func_t *f = m->funcs[0].relax;
   const tj_rx_expr_t *packed = binding_value(f, 0, 0);
@@ -718,6 +721,10 @@ START_TEST(relax_packed_calls_as_tvm_builds_them) {
   ck_assert_int_eq(pure->call.n_args, 3);
   ck_assert_int_eq(pure->call.args[0]->kind, TJ_RX_EXTERN_FUNC);
   ck_assert_int_eq(pure->call.args[2]->kind, TJ_RX_PRIM_VALUE);
+  ck_assert_int_eq(binding_value(f, 0, 9)->sinfo->kind, TJ_SINFO_OBJECT); /* no sinfo_args: an Object */
+  const tj_rx_binding_t *ext = &f->body->seq.blocks[0].bindings[10];
+  ck_assert_int_eq(ext->var->sinfo->kind, TJ_SINFO_FUNC);
+  ck_assert_int_eq(ext->var->sinfo->func.n_params, -1); /* R.Callable(ret=..., purity=...) is opaque */
   const tj_rx_expr_t *dps = binding_value(f, 0, 2);
   ck_assert(tj_rx_is_op_call(dps, "relax.call_dps_packed"));
   ck_assert_int_eq(dps->call.args[1]->kind, TJ_RX_TUPLE); /* a single argument is wrapped */
@@ -738,6 +745,10 @@ START_TEST(relax_packed_calls_as_tvm_builds_them) {
   ck_assert(tj_rx_is_op_call(as, "relax.assert_op"));
   ck_assert_int_eq(as->call.n_args, 4);
   ck_assert_str_eq(as->call.args[1]->string_imm, "{} {}");
+  const tj_tir_expr_t *half = binding_value(f, 0, 11)->prim_value.value;
+  ck_assert_int_eq(half->kind, TJ_TIR_FLOAT_IMM);
+  ck_assert(tj_dtype_eq(half->dtype, TJ_F32));
+  ck_assert(half->float_imm == 0.5);
   assert_text_round_trips(a, m);
   tj_arena_free(a);
 }
@@ -794,7 +805,7 @@ START_TEST(relax_construct_errors_name_the_place) {
   expect_error(buf, "m.rx:8:13:", "R.match_cast can never succeed");
   snprintf(buf, sizeof buf, "%s        R.add(x, x)\n        return x\n", mod);
   expect_error(buf, "m.rx:8:9:", "must be bound to a name");
-  snprintf(buf, sizeof buf, "%s        r = R.call_packed(\"f\", x)\n        return r\n", mod);
+  snprintf(buf, sizeof buf, "%s        r = R.call_pure_packed(\"f\", x)\n        return r\n", mod);
   expect_error(buf, "m.rx:8:13:", "needs sinfo_args=");
   snprintf(buf, sizeof buf, "%s        r = R.assert_op(x)\n        return x\n", mod);
   expect_error(buf, "m.rx:8:13:", "must be a bool scalar");
