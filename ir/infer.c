@@ -86,12 +86,8 @@ static tj_status_t *ret_of_func_sinfo(const tj_infer_ctx_t *ctx, const tj_sinfo_
 
 static tj_status_t *infer_op_call(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *e, const tj_sinfo_t **out) {
   const char *name = e->call.callee->op.name;
-  if (is_dps_call(name)) {
-    tj_call_tir_view_t v;
-    if (strcmp(name, "relax.call_tir") == 0 && tj_rx_as_call_tir(e, &v)) return *out = v.out_sinfo, NULL;
-    return sinfo_args_result(ctx, e, out);
-  }
   const tj_op_def_t *op = tj_op_lookup(name);
+  if (is_dps_call(name) && !op) return sinfo_args_result(ctx, e, out);
   if (!op || !op->infer)
     return tj_status_new(TJ_ERR_UNSUPPORTED, "struct info of a call to operator '%s': the operator is not supported "
                          "(not in the op registry)", name);

@@ -111,28 +111,65 @@ static const tj_tir_expr_t *shape_dim(tj_pctx_t *c, const tj_py_t *d) {
   tj_val_t v = d->kind == PY_STR ? eval_string_dim(c, d) : tj_tir_eval(c, d);
   const tj_tir_expr_t *e = tj_tir_as_typed(c, &v, TJ_I64);
   if (!tj_dtype_is_int(e->dtype)) tj_parse_fail(c->src, d->pos, "a shape dimension must be an integer expression");
+  /* TVM's ShapeExpr casts integer constants to int64 and rejects other dtypes. */
+  int64_t k;
+  if (!tj_dtype_eq(e->dtype, TJ_I64) && tj_tir_is_const_int(e, &k)) e = TJ_CHK(c, tj_tir_int(c->arena, TJ_I64, k));
+  if (!tj_dtype_eq(e->dtype, TJ_I64))
+    tj_parse_fail(c->src, d->pos, "a shape dimension must be an int64 expression; declare the variable with T.int64()");
   return e;
 }
 
-/* Defines the symbolic variables named by plain strings in parameter shapes. */
-static void define_symbolic(tj_pctx_t *c, const tj_py_t *e) {
+static void define_int64_var(tj_pctx_t *c, const char *name, tj_src_pos_t pos) {
+  const tj_val_t *old = tj_pctx_lookup(c, name);
+  if (old && old->kind == V_PRIM && old->prim->kind == TJ_TIR_VAR) return;
+  if (old && old->kind == V_FUNC) return; /* T, R, ... */
+  tj_val_t v = tj_val_make(V_PRIM, pos);
+  v.prim = TJ_CHK(c, tj_tir_var(c->arena, name, TJ_I64));
+  tj_pctx_bind(c, name, v);
+}
+
+/* The free names of an expression string ("n * 2", "T.max(c, h)"): identifiers not
+ * after a '.' and not called, i.e. the variables. TVM's printer writes a function's
+ * deduced return struct info this way before the body declares the variables. */
+static void define_names_in_string(tj_pctx_t *c, const tj_py_t *e) {
+  const char *p = e->s;
+  while (*p) {
+    bool start = (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'));
+    if (!start) {
+      p++;
+      continue;
+    }
+    const char *q = p;
+    while (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')) q++;
+    bool after_dot = p > e->s && p[-1] == '.', is_module = *q == '.', called = *q == '(';
+    if (!after_dot && !is_module && !called && q - p < 64) {
+      char name[64];
+      memcpy(name, p, (size_t)(q - p));
+      name[q - p] = '\0';
+      define_int64_var(c, tj_pctx_str(c, name), e->pos);
+    }
+    p = q;
+  }
+}
+
+/* Defines the symbolic variables named by strings in shapes: plain names ("n") always;
+ * the free names of expressions ("n * 2") only in a return annotation, where TVM's
+ * printer writes a deduced struct info whose variables the body declares later (in
+ * parameters TVM rejects an undefined name). */
+static void define_symbolic_in(tj_pctx_t *c, const tj_py_t *e, bool expression_names) {
   if (!e) return;
   tj_pctx_enter(c, e->pos);
-  if (e->kind == PY_STR && is_plain_name(e->s)) {
-    const tj_val_t *old = tj_pctx_lookup(c, e->s);
-    if (!old || old->kind != V_PRIM || old->prim->kind != TJ_TIR_VAR) {
-      tj_val_t v = tj_val_make(V_PRIM, e->pos);
-      v.prim = TJ_CHK(c, tj_tir_var(c->arena, e->s, TJ_I64));
-      tj_pctx_bind(c, e->s, v);
-    }
-  }
+  if (e->kind == PY_STR && is_plain_name(e->s)) define_int64_var(c, e->s, e->pos);
+  else if (e->kind == PY_STR && expression_names) define_names_in_string(c, e);
   if (e->kind == PY_CALL || e->kind == PY_TUPLE || e->kind == PY_LIST) {
-    for (int i = 0; i < e->n; i++) define_symbolic(c, e->items[i]);
+    for (int i = 0; i < e->n; i++) define_symbolic_in(c, e->items[i], expression_names);
     if (e->kind == PY_CALL)
-      for (int i = 0; i < e->n2; i++) define_symbolic(c, e->items2[i]);
+      for (int i = 0; i < e->n2; i++) define_symbolic_in(c, e->items2[i], expression_names);
   }
   tj_pctx_leave(c);
 }
+
+static void define_symbolic(tj_pctx_t *c, const tj_py_t *e) { define_symbolic_in(c, e, false); }
 
 static const tj_py_t *arg_or_kw(const tj_py_t *call, int i, const char *kw) {
   if (call->kind != PY_CALL) return NULL;
@@ -217,8 +254,13 @@ static const tj_sinfo_t *parse_prim_sinfo(tj_pctx_t *c, const tj_py_t *e) {
   const tj_py_t *d = arg_or_kw(e, 0, "dtype"), *v = tj_py_kwarg(e, "value");
   tj_dtype_t dt = TJ_VOID;
   const tj_tir_expr_t *value = NULL;
-  if (v) {
-    value = shape_dim(c, v);
+  if (v) { /* a symbolic "n" is an int64 dimension; other values keep their own dtype */
+    if (v->kind == PY_STR) {
+      value = shape_dim(c, v);
+    } else {
+      tj_val_t pv = tj_tir_eval(c, v);
+      value = pv.kind == V_INT ? tj_tir_as_typed(c, &pv, TJ_I64) : tj_tir_as_expr(c, &pv);
+    }
     dt = value->dtype;
   }
   if (d) {
@@ -227,6 +269,26 @@ static const tj_sinfo_t *parse_prim_sinfo(tj_pctx_t *c, const tj_py_t *e) {
   }
   if (!d && !v) tj_parse_fail(c->src, e->pos, "R.Prim needs a dtype or a value");
   return TJ_CHK(c, tj_sinfo_prim(c->arena, dt, value));
+}
+
+/* `R.Callable`, `R.Callable(ret=..., purity=...)`: a function whose parameters are
+ * unknown (an opaque FuncStructInfo, e.g. an R.ExternFunc's). */
+static bool is_opaque_callable(const tj_py_t *e) {
+  return e->kind != PY_CALL || (e->n == 0 && !tj_py_kwarg(e, "params"));
+}
+
+static const tj_sinfo_t *parse_opaque_callable(tj_pctx_t *c, const tj_py_t *e, bool in_params) {
+  const tj_sinfo_t *ret = NULL;
+  bool pure = false; /* TVM's opaque default: an unknown function may have effects */
+  if (e->kind == PY_CALL) {
+    static const char *const kws[] = {"ret", "purity", NULL};
+    tj_py_check_kwargs(c, e, kws);
+    const tj_py_t *r = tj_py_kwarg(e, "ret"), *p = tj_py_kwarg(e, "purity");
+    if (r) ret = parse_sinfo(c, r, in_params);
+    if (p) pure = p->kind == PY_CONST && !strcmp(p->s, "True");
+  }
+  if (!ret) ret = TJ_CHK(c, tj_sinfo_object(c->arena));
+  return TJ_CHK(c, tj_sinfo_func(c->arena, -1, NULL, ret, pure));
 }
 
 static const tj_sinfo_t *parse_sinfo(tj_pctx_t *c, const tj_py_t *e, bool in_params) {
@@ -248,6 +310,8 @@ static const tj_sinfo_t *parse_sinfo(tj_pctx_t *c, const tj_py_t *e, bool in_par
     const tj_sinfo_t **f = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(n + 1)));
     for (int i = 0; i < n; i++) f[i] = parse_sinfo(c, items[i], in_params);
     s = TJ_CHK(c, tj_sinfo_tuple(c->arena, n, f));
+  } else if (!strcmp(name, "R.Callable") && is_opaque_callable(e)) {
+    s = parse_opaque_callable(c, e, in_params);
   } else if (!strcmp(name, "R.Callable")) {
     if (e->kind != PY_CALL || e->n < 2) tj_parse_fail(c->src, e->pos, "R.Callable needs (params, ret)");
     static const char *const kws[] = {"purity", NULL};
@@ -298,10 +362,26 @@ static bool is_output_binding(tj_pctx_t *c, const char *name) {
   return false;
 }
 
+/* Appends a binding of a new var (a DataflowVar inside a dataflow block unless it is an
+ * output) with struct info `s`; binds the name when asked; returns the var. */
+static const tj_rx_expr_t *push_binding(tj_pctx_t *c, tj_src_pos_t pos, const char *name, const tj_sinfo_t *s,
+                                        const tj_rx_expr_t *value, const tj_sinfo_t *match_cast, bool bind_name) {
+  rxfn_t *f = c->rxfn;
+  bool dataflow_var = f->in_dataflow && !(bind_name && is_output_binding(c, name));
+  const tj_rx_expr_t *var = dataflow_var ? tj_rx_dataflow_var(c->arena, name, s) : tj_rx_var(c->arena, name, s);
+  TJ_CHK(c, var);
+  tj_rx_binding_t *b = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof *b));
+  b->var = var;
+  b->value = value->sinfo ? value : TJ_CHK(c, tj_rx_with_sinfo(c->arena, value, infer(c, pos, value)));
+  b->match_cast = match_cast;
+  tj_ptrvec_push(c->src, &f->bindings, b);
+  if (bind_name) tj_pctx_bind(c, name, rx_val(pos, var));
+  return var;
+}
+
 /* Emits `name = value` in the open block and binds the name; returns the var. */
 static const tj_rx_expr_t *emit(tj_pctx_t *c, tj_src_pos_t pos, const char *name, const tj_rx_expr_t *value,
                                 const tj_sinfo_t *ann, bool bind_name) {
-  rxfn_t *f = c->rxfn;
   const tj_sinfo_t *s = infer(c, pos, value);
   if (ann) {
     /* Only a different kind (Tensor annotated as Shape, ...) is a parse error: dtype and
@@ -321,15 +401,7 @@ static const tj_rx_expr_t *emit(tj_pctx_t *c, tj_src_pos_t pos, const char *name
     }
     s = ann;
   }
-  bool dataflow_var = f->in_dataflow && !(bind_name && is_output_binding(c, name));
-  const tj_rx_expr_t *var = dataflow_var ? tj_rx_dataflow_var(c->arena, name, s) : tj_rx_var(c->arena, name, s);
-  TJ_CHK(c, var);
-  tj_rx_binding_t *b = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof *b));
-  b->var = var;
-  b->value = value->sinfo ? value : TJ_CHK(c, tj_rx_with_sinfo(c->arena, value, infer(c, pos, value)));
-  tj_ptrvec_push(c->src, &f->bindings, b);
-  if (bind_name) tj_pctx_bind(c, name, rx_val(pos, var));
-  return var;
+  return push_binding(c, pos, name, s, value, NULL, bind_name);
 }
 
 static bool is_leaf(const tj_rx_expr_t *e) {
@@ -468,31 +540,41 @@ static tj_val_t call_const(tj_pctx_t *c, const tj_py_t *call) {
   return rx_val(call->pos, with_sinfo(c, call->pos, k));
 }
 
-static const tj_sinfo_t *out_sinfo_of(tj_pctx_t *c, const tj_py_t *e) {
-  if (e->kind == PY_LIST || e->kind == PY_TUPLE) {
-    const tj_sinfo_t **f = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(e->n + 1)));
-    for (int i = 0; i < e->n; i++) f[i] = parse_sinfo(c, e->items[i], false);
-    return TJ_CHK(c, tj_sinfo_tuple(c->arena, e->n, f));
-  }
-  return parse_sinfo(c, e, false);
+/* ---- calls with their own syntax: call_tir & co., packed calls, print, assert ---- */
+
+static bool is_none_value(const tj_py_t *e) { return !e || (e->kind == PY_CONST && !strcmp(e->s, "None")); }
+
+/* A struct info given as a value (`R.Tensor(...)`, `R.Object`, `x.struct_info`). */
+static const tj_sinfo_t *sinfo_value(tj_pctx_t *c, const tj_val_t *v) {
+  if (v->kind != V_SINFO)
+    tj_parse_fail(c->src, v->pos, "expected a struct info such as R.Tensor((2, 3), \"float32\"), found %s",
+                  tj_val_kind_name(v->kind));
+  return v->sinfo;
 }
 
-static tj_val_t call_call_tir(tj_pctx_t *c, const tj_py_t *call) {
-  static const char *const kws[] = {"out_sinfo", "tir_vars", "args", NULL};
-  tj_py_check_kwargs(c, call, kws);
-  tj_py_check_nargs(c, call, "R.call_tir", 1, 4);
-  const tj_py_t *fe = call->items[0], *ae = arg_or_kw(call, 1, "args"), *oe = arg_or_kw(call, 2, "out_sinfo");
-  const tj_py_t *te = arg_or_kw(call, 3, "tir_vars");
-  if (!ae || !oe) tj_parse_fail(c->src, call->pos, "R.call_tir needs (func, args, out_sinfo)");
-  const tj_rx_expr_t *callee;
-  if (fe->kind == PY_STR) {
-    callee = TJ_CHK(c, tj_rx_extern_func(c->arena, fe->s));
-  } else {
-    tj_val_t f = eval(c, fe);
-    if (f.kind != V_RX || (f.rx->kind != TJ_RX_GLOBAL_VAR && f.rx->kind != TJ_RX_EXTERN_FUNC))
-      tj_parse_fail(c->src, fe->pos, "R.call_tir expects a PrimFunc of the module (cls.name) or an extern name");
-    callee = f.rx;
-  }
+/* sinfo_args= of a packed call: one struct info or a list/tuple of them (TVM makes a
+ * single one a list of one). */
+static const tj_sinfo_t *const *sinfo_args_of(tj_pctx_t *c, const tj_py_t *e, int *out_n) {
+  tj_val_t v = eval(c, e);
+  int n = v.kind == V_SEQ ? v.n : 1;
+  const tj_sinfo_t **out = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(n + 1)));
+  for (int i = 0; i < n; i++) out[i] = sinfo_value(c, v.kind == V_SEQ ? &v.items[i] : &v);
+  *out_n = n;
+  return out;
+}
+
+/* out_sinfo= of call_tir-like calls: a tensor, or a list of tensors for several outputs
+ * (a list of one is that one tensor, as TVM's constructor makes it). */
+static const tj_sinfo_t *out_sinfo_of(tj_pctx_t *c, const tj_py_t *e) {
+  int n = 0;
+  const tj_sinfo_t *const *list = sinfo_args_of(c, e, &n);
+  if (n == 1) return list[0];
+  return TJ_CHK(c, tj_sinfo_tuple(c->arena, n, list));
+}
+
+/* The argument tuple of call_tir-like calls: a tuple/list literal, a tuple-valued
+ * expression, or a single argument (TVM's _wrap_inline_arg_tuple). */
+static const tj_rx_expr_t *call_args_tuple(tj_pctx_t *c, const tj_py_t *ae) {
   tj_val_t av = eval(c, ae);
   int n;
   const tj_rx_expr_t **args;
@@ -502,26 +584,184 @@ static tj_val_t call_call_tir(tj_pctx_t *c, const tj_py_t *call) {
     for (int i = 0; i < n; i++) args[i] = leaf(c, av.items[i].pos, as_rx(c, &av.items[i]));
   } else {
     const tj_rx_expr_t *a = as_rx(c, &av);
-    if (a->kind == TJ_RX_TUPLE) {
-      n = a->tuple.n;
-      args = (const tj_rx_expr_t **)a->tuple.fields;
-      for (int i = 0; i < n; i++) args[i] = leaf(c, av.pos, args[i]);
-    } else {
-      n = 1;
-      args = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *)));
-      args[0] = leaf(c, av.pos, a);
-    }
+    if (a->kind == TJ_RX_TUPLE) return leaf(c, av.pos, a);
+    n = 1;
+    args = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *)));
+    args[0] = leaf(c, av.pos, a);
   }
-  const tj_sinfo_t *out = out_sinfo_of(c, oe);
+  return with_sinfo(c, ae->pos, TJ_CHK(c, tj_rx_tuple(c->arena, n, args)));
+}
+
+/* The callee of call_tir / call_dps_packed: a module PrimFunc, an extern name, or a var
+ * bound to R.ExternFunc. */
+static const tj_rx_expr_t *dps_callee(tj_pctx_t *c, const tj_py_t *fe, const char *fname) {
+  if (fe->kind == PY_STR) return with_sinfo(c, fe->pos, TJ_CHK(c, tj_rx_extern_func(c->arena, fe->s)));
+  tj_val_t f = eval(c, fe);
+  if (f.kind != V_RX || (f.rx->kind != TJ_RX_GLOBAL_VAR && f.rx->kind != TJ_RX_EXTERN_FUNC && !tj_rx_is_var(f.rx)))
+    tj_parse_fail(c->src, fe->pos, "%s expects a function of the module (cls.name), an extern name (\"name\") or "
+                  "an R.ExternFunc", fname);
+  return f.rx;
+}
+
+static const tj_rx_expr_t *tir_vars_of(tj_pctx_t *c, const tj_py_t *te) {
+  if (is_none_value(te)) return NULL;
+  tj_val_t tv = eval(c, te);
   const tj_rx_expr_t *tir_vars = NULL;
-  if (te && !(te->kind == PY_CONST && !strcmp(te->s, "None"))) {
-    tj_val_t tv = eval(c, te);
-    if (tv.kind == V_SEQ) tir_vars = shape_expr_of(c, &tv);
-    else if (tv.kind == V_RX && tv.rx->kind == TJ_RX_SHAPE_EXPR) tir_vars = tv.rx;
-    else tj_parse_fail(c->src, te->pos, "tir_vars must be R.shape([...])");
-    tir_vars = with_sinfo(c, te->pos, tir_vars);
+  if (tv.kind == V_SEQ) tir_vars = shape_expr_of(c, &tv);
+  else if (tv.kind == V_RX && tv.rx->kind == TJ_RX_SHAPE_EXPR) tir_vars = tv.rx;
+  else tj_parse_fail(c->src, te->pos, "tir_vars must be R.shape([...])");
+  return with_sinfo(c, te->pos, tir_vars);
+}
+
+/* Builds op(args) with sinfo_args and infers its struct info through the registry,
+ * which reports TVM's errors (a bad inplace index, a non-bool assert condition). */
+static tj_val_t special_call(tj_pctx_t *c, tj_src_pos_t pos, const char *op, int n, const tj_rx_expr_t *const *args,
+                             const tj_attrs_t *attrs, int n_sinfo, const tj_sinfo_t *const *sinfo_args) {
+  const tj_rx_expr_t *callee = TJ_CHK(c, tj_rx_op(c->arena, op));
+  const tj_rx_expr_t *e = TJ_CHK(c, tj_rx_call(c->arena, callee, n, args, attrs, n_sinfo, sinfo_args));
+  return rx_val(pos, with_sinfo(c, pos, e));
+}
+
+static tj_val_t call_call_tir(tj_pctx_t *c, const tj_py_t *call) {
+  static const char *const kws[] = {"out_sinfo", "tir_vars", "args", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  tj_py_check_nargs(c, call, "R.call_tir", 1, 4);
+  const tj_py_t *ae = arg_or_kw(call, 1, "args"), *oe = arg_or_kw(call, 2, "out_sinfo");
+  if (!ae || !oe) tj_parse_fail(c->src, call->pos, "R.call_tir needs (func, args, out_sinfo)");
+  const tj_rx_expr_t *callee = dps_callee(c, call->items[0], "R.call_tir");
+  const tj_rx_expr_t *tuple = call_args_tuple(c, ae);
+  const tj_sinfo_t *out = out_sinfo_of(c, oe);
+  const tj_rx_expr_t *tir_vars = tir_vars_of(c, arg_or_kw(call, 3, "tir_vars"));
+  return rx_val(call->pos, TJ_CHK(c, tj_rx_make_call_tir(c->arena, callee, tuple->tuple.n, tuple->tuple.fields, out,
+                                                         tir_vars)));
+}
+
+/* inplace_indices: an int or a list of ints, kept as TVM's Array<Integer> (int32). */
+static tj_attr_value_t inplace_indices_of(tj_pctx_t *c, const tj_py_t *ie) {
+  tj_val_t v = eval(c, ie);
+  int n = v.kind == V_SEQ ? v.n : 1;
+  tj_attr_value_t *items = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(tj_attr_value_t) * (size_t)(n + 1)));
+  for (int i = 0; i < n; i++) {
+    const tj_val_t *x = v.kind == V_SEQ ? &v.items[i] : &v;
+    if (x->kind != V_INT) tj_parse_fail(c->src, x->pos, "inplace_indices must be integers (an argument index, or -1)");
+    items[i] = tj_attr_int(x->i);
   }
-  return rx_val(call->pos, TJ_CHK(c, tj_rx_make_call_tir(c->arena, callee, n, args, out, tir_vars)));
+  tj_attr_value_t list = {.kind = TJ_ATTR_LIST};
+  list.list.n = n;
+  list.list.items = items;
+  return list;
+}
+
+static tj_val_t call_call_tir_inplace(tj_pctx_t *c, const tj_py_t *call) {
+  static const char *const kws[] = {"args", "inplace_indices", "out_sinfo", "tir_vars", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  tj_py_check_nargs(c, call, "R.call_tir_inplace", 1, 5);
+  const tj_py_t *ae = arg_or_kw(call, 1, "args"), *ie = arg_or_kw(call, 2, "inplace_indices");
+  const tj_py_t *oe = arg_or_kw(call, 3, "out_sinfo");
+  if (!ae || !ie || !oe) tj_parse_fail(c->src, call->pos, "R.call_tir_inplace needs (func, args, inplace_indices, out_sinfo)");
+  const tj_rx_expr_t *args[3] = {dps_callee(c, call->items[0], "R.call_tir_inplace"), call_args_tuple(c, ae), NULL};
+  const tj_attrs_t *attrs = TJ_CHK(c, tj_attrs_set(c->arena, NULL, "inplace_indices", inplace_indices_of(c, ie)));
+  const tj_sinfo_t *out = out_sinfo_of(c, oe);
+  args[2] = tir_vars_of(c, arg_or_kw(call, 4, "tir_vars"));
+  return special_call(c, call->pos, "relax.call_tir_inplace", args[2] ? 3 : 2, args, attrs, 1, &out);
+}
+
+static tj_val_t call_call_dps_packed(tj_pctx_t *c, const tj_py_t *call) {
+  static const char *const kws[] = {"args", "out_sinfo", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  tj_py_check_nargs(c, call, "R.call_dps_packed", 1, 3);
+  const tj_py_t *ae = arg_or_kw(call, 1, "args"), *oe = arg_or_kw(call, 2, "out_sinfo");
+  if (!ae || !oe) tj_parse_fail(c->src, call->pos, "R.call_dps_packed needs (func, args, out_sinfo)");
+  const tj_rx_expr_t *args[2] = {dps_callee(c, call->items[0], "R.call_dps_packed"), call_args_tuple(c, ae)};
+  const tj_sinfo_t *out = out_sinfo_of(c, oe);
+  return special_call(c, call->pos, "relax.call_dps_packed", 2, args, NULL, 1, &out);
+}
+
+/* Positional Relax arguments from index `from` on, each normalised to a leaf. */
+static const tj_rx_expr_t **leaf_args(tj_pctx_t *c, const tj_py_t *call, int from, int extra_front, int *out_n) {
+  int n = call->n > from ? call->n - from : 0;
+  const tj_rx_expr_t **args = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(n + extra_front + 1)));
+  for (int i = 0; i < n; i++) {
+    const tj_py_t *a = call->items[from + i];
+    if (a->kind == PY_STARRED) tj_parse_fail(c->src, a->pos, "'*' arguments are not supported here");
+    tj_val_t v = eval(c, a);
+    args[extra_front + i] = leaf(c, v.pos, as_rx(c, &v));
+  }
+  *out_n = n + extra_front;
+  return args;
+}
+
+/* R.call_packed("f", *args, sinfo_args=...) is a call whose callee is ExternFunc("f");
+ * R.call_pure_packed is the op relax.call_pure_packed with the ExternFunc first. */
+static tj_val_t call_packed(tj_pctx_t *c, const tj_py_t *call, bool pure) {
+  const char *fname = pure ? "R.call_pure_packed" : "R.call_packed";
+  static const char *const kws[] = {"sinfo_args", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  const tj_py_t *se = tj_py_kwarg(call, "sinfo_args");
+  if (call->n < 1) tj_parse_fail(c->src, call->pos, "%s needs the function name first: %s(\"name\", *args, sinfo_args=...)", fname, fname);
+  /* TVM lets R.call_packed omit the result's struct info (it is then an Object);
+   * R.call_pure_packed must give it. */
+  if (!se && pure) tj_parse_fail(c->src, call->pos, "%s needs sinfo_args=, the struct info of its result", fname);
+  const tj_py_t *fe = call->items[0];
+  tj_val_t fv = eval(c, fe);
+  const char *symbol = fv.kind == V_STR ? fv.s : (fv.kind == V_RX && fv.rx->kind == TJ_RX_EXTERN_FUNC) ? fv.rx->string_imm : NULL;
+  if (!symbol) tj_parse_fail(c->src, fe->pos, "%s expects the packed function's name as a string", fname);
+  const tj_rx_expr_t *ext = with_sinfo(c, fe->pos, TJ_CHK(c, tj_rx_extern_func(c->arena, tj_pctx_str(c, symbol))));
+  int n = 0, n_sinfo = 0;
+  const tj_rx_expr_t **args = leaf_args(c, call, 1, pure ? 1 : 0, &n);
+  const tj_sinfo_t *const *sinfo_args = se ? sinfo_args_of(c, se, &n_sinfo) : NULL;
+  if (pure) {
+    args[0] = ext;
+    return special_call(c, call->pos, "relax.call_pure_packed", n, args, NULL, n_sinfo, sinfo_args);
+  }
+  const tj_rx_expr_t *e = TJ_CHK(c, tj_rx_call(c->arena, ext, n, args, NULL, n_sinfo, sinfo_args));
+  return rx_val(call->pos, with_sinfo(c, call->pos, e));
+}
+
+/* A format string: a Python string or R.str(...). */
+static const tj_rx_expr_t *format_of(tj_pctx_t *c, const tj_py_t *fe) {
+  if (!fe) return with_sinfo(c, (tj_src_pos_t){0}, TJ_CHK(c, tj_rx_string_imm(c->arena, "")));
+  tj_val_t v = eval(c, fe);
+  if (v.kind == V_RX && v.rx->kind == TJ_RX_STRING_IMM) return v.rx;
+  if (v.kind != V_STR) tj_parse_fail(c->src, fe->pos, "format must be a string");
+  return with_sinfo(c, fe->pos, TJ_CHK(c, tj_rx_string_imm(c->arena, v.s)));
+}
+
+/* R.print(*values, format="") is relax.print(format, *values). */
+static tj_val_t call_print(tj_pctx_t *c, const tj_py_t *call) {
+  static const char *const kws[] = {"format", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  int n = 0;
+  const tj_rx_expr_t **args = leaf_args(c, call, 0, 1, &n);
+  args[0] = format_of(c, tj_py_kwarg(call, "format"));
+  return special_call(c, call->pos, "relax.print", n, args, NULL, 0, NULL);
+}
+
+/* R.assert_op(condition, format_args=None, format="") is
+ * relax.assert_op(condition, format, *format_args); a Python bool condition becomes a
+ * PrimValue, as in TVM. */
+static tj_val_t call_assert_op(tj_pctx_t *c, const tj_py_t *call) {
+  static const char *const kws[] = {"condition", "format_args", "format", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  tj_py_check_nargs(c, call, "R.assert_op", 0, 3);
+  const tj_py_t *ce = arg_or_kw(call, 0, "condition"), *ae = arg_or_kw(call, 1, "format_args");
+  const tj_py_t *fe = arg_or_kw(call, 2, "format");
+  if (!ce) tj_parse_fail(c->src, call->pos, "R.assert_op needs a condition");
+  tj_val_t cv = eval(c, ce);
+  int n_fmt = 0;
+  tj_val_t av = tj_val_make(V_NONE, call->pos);
+  if (!is_none_value(ae)) {
+    av = eval(c, ae);
+    n_fmt = av.kind == V_SEQ ? av.n : 1;
+  }
+  const tj_rx_expr_t **args = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(n_fmt + 2)));
+  args[0] = leaf(c, cv.pos, as_rx(c, &cv));
+  args[1] = format_of(c, fe);
+  for (int i = 0; i < n_fmt; i++) {
+    const tj_val_t *x = av.kind == V_SEQ ? &av.items[i] : &av;
+    args[2 + i] = leaf(c, x->pos, as_rx(c, x));
+  }
+  return special_call(c, call->pos, "relax.assert_op", n_fmt + 2, args, NULL, 0, NULL);
 }
 
 static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
@@ -570,7 +810,9 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   int n_ops = 0;
   const tj_op_def_t *const *ops = tj_op_all(&n_ops);
   for (int i = 0; i < n_ops; i++) {
-    if (!ops[i]->script_name || !strcmp(ops[i]->script_name, "R.call_tir")) continue;
+    /* the call family (call_tir, print, ...) are constructs with their own syntax, not operators */
+    const char *family = tj_op_family(ops[i]);
+    if (!ops[i]->script_name || (family && !strcmp(family, "call"))) continue;
     size_t used = strlen(known);
     snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", ops[i]->script_name);
   }
@@ -590,6 +832,12 @@ static tj_val_t call_function(tj_pctx_t *c, const tj_py_t *call, const tj_rx_exp
 
 static tj_val_t call_r(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   if (!strcmp(name, "R.call_tir")) return call_call_tir(c, call);
+  if (!strcmp(name, "R.call_tir_inplace")) return call_call_tir_inplace(c, call);
+  if (!strcmp(name, "R.call_dps_packed")) return call_call_dps_packed(c, call);
+  if (!strcmp(name, "R.call_packed")) return call_packed(c, call, false);
+  if (!strcmp(name, "R.call_pure_packed")) return call_packed(c, call, true);
+  if (!strcmp(name, "R.print")) return call_print(c, call);
+  if (!strcmp(name, "R.assert_op")) return call_assert_op(c, call);
   if (!strcmp(name, "R.const")) return call_const(c, call);
   if (is_sinfo_name(name)) {
     tj_val_t v = tj_val_make(V_SINFO, call->pos);
@@ -630,13 +878,19 @@ static tj_val_t call_r(tj_pctx_t *c, const tj_py_t *call, const char *name) {
     return rx_val(call->pos, with_sinfo(c, call->pos, TJ_CHK(c, tj_rx_tuple(c->arena, call->n, f))));
   }
   if (!strcmp(name, "R.match_cast"))
-    tj_parse_fail(c->src, call->pos, "R.match_cast is not supported by tvmjit");
+    tj_parse_fail(c->src, call->pos, "R.match_cast must be the whole value of a binding: x = R.match_cast(value, "
+                  "R.Tensor(...))");
   return call_op(c, call, name);
 }
 
 static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *e) {
   const char *name = tj_py_dotted(c->src, e->a);
   if (name && (!strncmp(name, "T.", 2))) return tj_tir_eval(c, e);
+  if (is_sinfo_name(name)) {
+    tj_val_t v = tj_val_make(V_SINFO, e->pos);
+    v.sinfo = parse_sinfo(c, e, false);
+    return v;
+  }
   tj_val_t f = eval(c, e->a);
   if (f.kind == V_FUNC) {
     if (!strncmp(f.s, "R.", 2)) return call_r(c, e, f.s);
@@ -703,6 +957,14 @@ static tj_val_t eval(tj_pctx_t *c, const tj_py_t *e) {
         v.sinfo = parse_sinfo(c, e, false);
         break;
       }
+      if (!strcmp(e->s, "struct_info")) { /* x.struct_info: the struct info of a Relax value */
+        tj_val_t base = eval(c, e->a);
+        if (base.kind == V_RX) {
+          v = tj_val_make(V_SINFO, e->pos);
+          v.sinfo = infer(c, e->pos, base.rx);
+          break;
+        }
+      }
       v = tj_tir_eval(c, e);
       if (v.kind == V_RX && v.rx->kind == TJ_RX_GLOBAL_VAR) v.rx = with_sinfo(c, e->pos, v.rx);
       break;
@@ -717,6 +979,7 @@ static tj_val_t eval(tj_pctx_t *c, const tj_py_t *e) {
 
 static void parse_stmts(tj_pctx_t *c, const tj_py_t *const *items, int n, const tj_rx_expr_t **out_ret,
                         bool top_level);
+static const tj_rx_expr_t *emit_void_stmt(tj_pctx_t *c, const tj_py_t *s);
 
 static const char *single_target(tj_pctx_t *c, const tj_py_t *s) {
   if (s->kind == PY_ASSIGN && s->n != 1)
@@ -726,8 +989,69 @@ static const char *single_target(tj_pctx_t *c, const tj_py_t *s) {
   return t->s;
 }
 
+/* `n = T.int64()` declares a symbolic variable (a name, not a binding); false when
+ * `value` is something else. Redeclaring with the same dtype keeps the variable. */
+static bool declare_tir_var(tj_pctx_t *c, const char *name, const tj_py_t *value) {
+  const char *fn = value->kind == PY_CALL ? tj_py_dotted(c->src, value->a) : NULL;
+  tj_dtype_t dt;
+  if (!fn || strncmp(fn, "T.", 2) || value->n != 0 || value->n2 != 0 || !tj_dtype_parse(fn + 2, &dt)) return false;
+  const tj_val_t *old = tj_pctx_lookup(c, name);
+  if (old && old->kind == V_PRIM && old->prim->kind == TJ_TIR_VAR && tj_dtype_eq(old->prim->dtype, dt)) return true;
+  tj_val_t v = tj_val_make(V_PRIM, value->pos);
+  v.prim = TJ_CHK(c, tj_tir_var(c->arena, name, dt));
+  tj_pctx_bind(c, name, v);
+  return true;
+}
+
+/* `m, n = T.int64(), T.int64()`: several declarations at once. Relax bindings never
+ * unpack a tuple, so any other tuple target is an error. */
+static bool declare_tir_vars(tj_pctx_t *c, const tj_py_t *s) {
+  if (s->kind != PY_ASSIGN || s->n != 1 || s->items[0]->kind != PY_TUPLE) return false;
+  const tj_py_t *t = s->items[0], *v = s->a;
+  if (v->kind != PY_TUPLE || v->n != t->n)
+    tj_parse_fail(c->src, t->pos, "a Relax binding assigns one name (tuple unpacking is only allowed to declare "
+                  "symbolic variables: m, n = T.int64(), T.int64())");
+  for (int i = 0; i < t->n; i++) {
+    if (t->items[i]->kind != PY_NAME || !declare_tir_var(c, t->items[i]->s, v->items[i]))
+      tj_parse_fail(c->src, v->items[i]->pos, "tuple unpacking is only allowed to declare symbolic variables "
+                    "(m, n = T.int64(), T.int64())");
+  }
+  return true;
+}
+
+/* `x = R.match_cast(value, sinfo)`: a MatchCast binding; the new var has the given struct
+ * info, whose symbolic variables the cast defines (checked when the function runs). */
+static void parse_match_cast(tj_pctx_t *c, const tj_py_t *s, const char *name, const tj_py_t *call,
+                             const tj_sinfo_t *ann) {
+  tj_py_check_nargs(c, call, "R.match_cast", 2, 2);
+  if (call->n2) tj_parse_fail(c->src, call->items2[0]->pos, "R.match_cast takes (value, struct_info)");
+  tj_val_t v = eval(c, call->items[0]);
+  const tj_rx_expr_t *value = as_rx(c, &v);
+  if (value->kind == TJ_RX_TUPLE) value = leaf(c, v.pos, value);
+  value = with_sinfo(c, v.pos, value);
+  define_symbolic(c, call->items[1]);
+  const tj_sinfo_t *target = parse_sinfo(c, call->items[1], false);
+  if (tj_sinfo_base_check(target, value->sinfo) == TJ_SINFO_FAIL_L0 && target->kind != TJ_SINFO_OBJECT) {
+    tj_strbuf_t a, b;
+    tj_strbuf_init(&a);
+    tj_strbuf_init(&b);
+    tj_sinfo_format_short(&a, target);
+    tj_sinfo_format_short(&b, value->sinfo);
+    char msg[512];
+    snprintf(msg, sizeof msg, "R.match_cast can never succeed: the value is %s, the cast wants %s",
+             b.data ? b.data : "?", a.data ? a.data : "?");
+    tj_strbuf_free(&a);
+    tj_strbuf_free(&b);
+    tj_parse_fail(c->src, call->pos, "%s", msg);
+  }
+  if (ann && tj_sinfo_base_check(ann, target) == TJ_SINFO_FAIL_L0 && ann->kind != TJ_SINFO_OBJECT)
+    tj_parse_fail(c->src, s->pos, "the annotation of '%s' contradicts its R.match_cast struct info", name);
+  push_binding(c, s->pos, name, target, value, target, true);
+}
+
 static void parse_binding(tj_pctx_t *c, const tj_py_t *s) {
   if (c->rxfn->after_output) tj_parse_fail(c->src, s->pos, "no binding may follow R.output(...) in a dataflow block");
+  if (declare_tir_vars(c, s)) return;
   const char *name = single_target(c, s);
   const tj_py_t *value = s->kind == PY_ASSIGN ? s->a : s->c;
   if (!value) tj_parse_fail(c->src, s->pos, "a binding needs a value");
@@ -736,17 +1060,13 @@ static void parse_binding(tj_pctx_t *c, const tj_py_t *s) {
     tj_pctx_bind(c, name, tj_val_make(V_MODULE, s->pos));
     return;
   }
+  if (declare_tir_var(c, name, value)) return;
+  const tj_sinfo_t *ann = s->kind == PY_ANNASSIGN ? parse_sinfo(c, s->b, false) : NULL;
   const char *fn = value->kind == PY_CALL ? tj_py_dotted(c->src, value->a) : NULL;
-  tj_dtype_t dt;
-  if (fn && !strncmp(fn, "T.", 2) && value->n == 0 && value->n2 == 0 && tj_dtype_parse(fn + 2, &dt)) {
-    const tj_val_t *old = tj_pctx_lookup(c, name);
-    if (old && old->kind == V_PRIM && old->prim->kind == TJ_TIR_VAR && tj_dtype_eq(old->prim->dtype, dt)) return;
-    tj_val_t v = tj_val_make(V_PRIM, s->pos);
-    v.prim = TJ_CHK(c, tj_tir_var(c->arena, name, dt));
-    tj_pctx_bind(c, name, v);
+  if (fn && !strcmp(fn, "R.match_cast")) {
+    parse_match_cast(c, s, name, value, ann);
     return;
   }
-  const tj_sinfo_t *ann = s->kind == PY_ANNASSIGN ? parse_sinfo(c, s->b, false) : NULL;
   tj_val_t v = eval(c, value);
   if (v.kind == V_SINFO) tj_parse_fail(c->src, value->pos, "a struct info is not a value");
   if (v.kind == V_MODULE) tj_parse_fail(c->src, value->pos, "the module is not a value");
@@ -827,12 +1147,34 @@ static void parse_dataflow(tj_pctx_t *c, const tj_py_t *s) {
   f->outputs = (tj_ptrvec_t){0};
 }
 
+/* A branch ending in a statement such as R.print(...) binds "_" (TVM names it so). */
 static const char *last_binding_name(tj_pctx_t *c, const tj_py_t *const *items, int n, tj_src_pos_t pos) {
   if (n == 0) tj_parse_fail(c->src, pos, "an empty branch");
   const tj_py_t *last = items[n - 1];
+  if (last->kind == PY_EXPR_STMT && last->a->kind == PY_CALL) return "_";
   if (last->kind != PY_ASSIGN && last->kind != PY_ANNASSIGN)
     tj_parse_fail(c->src, last->pos, "each branch of a Relax 'if' must end with a binding of the result");
   return single_target(c, last);
+}
+
+/* The value of a branch's last statement, normalised to a leaf: a binding's value (a
+ * match_cast binds and yields its var) or a void statement's. */
+static const tj_rx_expr_t *branch_result(tj_pctx_t *c, const tj_py_t *last) {
+  if (last->kind == PY_EXPR_STMT) {
+    const tj_rx_expr_t *var = emit_void_stmt(c, last);
+    return var;
+  }
+  const tj_py_t *value = last->kind == PY_ASSIGN ? last->a : last->c;
+  if (!value) tj_parse_fail(c->src, last->pos, "a branch must bind its result");
+  const char *fn = value->kind == PY_CALL ? tj_py_dotted(c->src, value->a) : NULL;
+  if (fn && !strcmp(fn, "R.match_cast")) {
+    parse_binding(c, last);
+    const tj_rx_binding_t *b = c->rxfn->bindings.items[c->rxfn->bindings.n - 1];
+    return b->var;
+  }
+  if (last->kind == PY_ANNASSIGN) (void)parse_sinfo(c, last->b, false);
+  tj_val_t v = eval(c, value);
+  return leaf(c, v.pos, as_rx(c, &v));
 }
 
 /* One branch of an if, as TVM's GetSeqExprForBranch: the statements before the last
@@ -846,11 +1188,7 @@ static const tj_rx_expr_t *parse_branch(tj_pctx_t *c, const tj_py_t *const *item
   int mark = tj_pctx_scope_open(c);
   parse_stmts(c, items, n - 1, NULL, false);
   const tj_py_t *last = items[n - 1];
-  if (last->kind == PY_ANNASSIGN) (void)parse_sinfo(c, last->b, false);
-  const tj_py_t *value = last->kind == PY_ASSIGN ? last->a : last->c;
-  if (!value) tj_parse_fail(c->src, last->pos, "a branch must bind its result");
-  tj_val_t v = eval(c, value);
-  const tj_rx_expr_t *body = leaf(c, v.pos, as_rx(c, &v));
+  const tj_rx_expr_t *body = branch_result(c, last);
   flush_block(c, false);
   tj_pctx_scope_close(c, mark);
   int nb = f->blocks.n;
@@ -887,6 +1225,18 @@ static void parse_local_function(tj_pctx_t *c, const tj_py_t *s) {
   emit(c, s->pos, s->s, with_sinfo(c, s->pos, e), NULL, true);
 }
 
+/* An expression statement (`R.print(x)`) is bound to a var named "_", as TVM's parser
+ * does; only a void value (an empty tuple) may be dropped that way. */
+static const tj_rx_expr_t *emit_void_stmt(tj_pctx_t *c, const tj_py_t *s) {
+  tj_val_t v = eval(c, s->a);
+  if (v.kind != V_RX) tj_parse_fail(c->src, s->pos, "this expression statement has no effect; remove it");
+  const tj_sinfo_t *si = infer(c, s->pos, v.rx);
+  if (si->kind != TJ_SINFO_TUPLE || si->tuple.n != 0)
+    tj_parse_fail(c->src, s->pos, "the result of this expression must be bound to a name (x = ...): only a call "
+                  "returning nothing (R.print, R.assert_op) may stand alone");
+  return emit(c, s->pos, "_", v.rx, NULL, false);
+}
+
 static void parse_expr_stmt(tj_pctx_t *c, const tj_py_t *s, bool top_level) {
   if (s->a->kind == PY_STR) return;
   const char *fn = s->a->kind == PY_CALL ? tj_py_dotted(c->src, s->a->a) : NULL;
@@ -895,7 +1245,7 @@ static void parse_expr_stmt(tj_pctx_t *c, const tj_py_t *s, bool top_level) {
     if (!top_level) tj_parse_fail(c->src, s->pos, "R.func_attr is only allowed at the function level");
     return; /* read by parse_function */
   }
-  tj_parse_fail(c->src, s->pos, "the result of this expression must be bound to a name (x = ...)");
+  emit_void_stmt(c, s);
 }
 
 static void parse_stmts(tj_pctx_t *c, const tj_py_t *const *items, int n, const tj_rx_expr_t **out_ret,
@@ -953,7 +1303,7 @@ const tj_sinfo_t *tj_parse_relax_decl(tj_pctx_t *c, const tj_py_t *def) {
   const tj_rx_expr_t *const *params = parse_params(c, def);
   const tj_sinfo_t **ps = TJ_CHK(c, tj_arena_alloc(c->arena, sizeof(void *) * (size_t)(def->np + 1)));
   for (int i = 0; i < def->np; i++) ps[i] = params[i]->sinfo;
-  if (def->b) define_symbolic(c, def->b);
+  if (def->b) define_symbolic_in(c, def->b, true);
   const tj_sinfo_t *ret = def->b && !is_none(def->b) ? parse_sinfo(c, def->b, false) : TJ_CHK(c, tj_sinfo_object(c->arena));
   tj_deco_t deco = {0};
   bool pure = def->nd == 1 && tj_parse_decorator(c, def->decos[0], &deco) ? deco.is_pure : true;
@@ -992,7 +1342,7 @@ static const tj_rx_func_t *parse_function(tj_pctx_t *c, const tj_py_t *def, bool
   fn->n_params = def->np;
   fn->params = parse_params(c, def);
   fn->is_pure = is_pure;
-  if (def->b) define_symbolic(c, def->b); /* R.Callable signatures may name their own dims */
+  if (def->b) define_symbolic_in(c, def->b, true); /* R.Callable signatures may name their own dims */
   /* `-> None` is no annotation: the return struct info is deduced from the body */
   const tj_sinfo_t *ret_ann = def->b && !is_none(def->b) ? parse_sinfo(c, def->b, false) : NULL;
   fn->attrs = function_attrs(c, def);

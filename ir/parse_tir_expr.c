@@ -654,6 +654,17 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
     for (int i = 1; i < a.n; i++) args[i - 1] = tj_tir_as_expr(c, &a.v[i]);
     return make_prim(call->pos, TJ_CHK(c, tj_tir_call(c->arena, rdt, !strcmp(name, "T.call_extern") ? "tir.call_extern" : "tir.call_pure_extern", a.n - 1, args)));
   }
+  if (!strcmp(name, "T.FloatImm") || !strcmp(name, "T.IntImm")) { /* the node constructors: (dtype, value) */
+    want_args(c, call, name, &a, 2, 2);
+    tj_dtype_t d = tj_val_dtype(c, &a.v[0]);
+    bool is_float = name[2] == 'F';
+    if (is_float != tj_dtype_is_float(d))
+      tj_parse_fail(c->src, a.v[0].pos, "%s needs a%s dtype", name, is_float ? " float" : "n integer or bool");
+    if (a.v[1].kind != V_INT && a.v[1].kind != V_FLOAT && a.v[1].kind != V_BOOL)
+      tj_parse_fail(c->src, a.v[1].pos, "%s needs a literal value", name);
+    if (!is_float && a.v[1].kind == V_FLOAT) tj_parse_fail(c->src, a.v[1].pos, "T.IntImm needs an integer value");
+    return make_prim(call->pos, make_const(c, d, &a.v[1]));
+  }
   if (!strcmp(name, "T.max_value") || !strcmp(name, "T.min_value")) {
     want_args(c, call, name, &a, 1, 1);
     tj_dtype_t d = tj_val_dtype(c, &a.v[0]);

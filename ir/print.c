@@ -1489,10 +1489,19 @@ static void rx_tuple_fields(pr_t *p, const tj_rx_expr_t *t) {
   out(p, t->tuple.n == 1 ? ",)" : ")");
 }
 
+static void inplace_indices(pr_t *p, const tj_attrs_t *attrs) {
+  const tj_attr_value_t *idx = tj_attrs_get(attrs, "inplace_indices");
+  out(p, ", inplace_indices=[");
+  for (int i = 0; idx && idx->kind == TJ_ATTR_LIST && i < idx->list.n; i++)
+    outf(p, "%s%lld", i ? ", " : "", (long long)idx->list.items[i].i);
+  out(p, "]");
+}
+
+/* call_tir, call_tir_inplace and call_dps_packed, in TVM's keyword form. */
 static void rx_call_tir(pr_t *p, const tj_rx_expr_t *e) {
-  const char *op = e->call.callee->op.name;
-  bool dps_packed = strcmp(op, "relax.call_dps_packed") == 0;
-  outf(p, "R.%s(", dps_packed ? "call_dps_packed" : "call_tir");
+  const char *op = e->call.callee->op.name + strlen("relax.");
+  bool dps_packed = strcmp(op, "call_dps_packed") == 0;
+  outf(p, "R.%s(", op);
   const tj_rx_expr_t *callee = e->call.args[0];
   if (callee->kind == TJ_RX_EXTERN_FUNC) out_str_literal(p, callee->string_imm);
   else rx_expr(p, callee);
@@ -1510,6 +1519,7 @@ static void rx_call_tir(pr_t *p, const tj_rx_expr_t *e) {
   } else {
     sinfo(p, o);
   }
+  if (strcmp(op, "call_tir_inplace") == 0) inplace_indices(p, e->call.attrs);
   if (!dps_packed && e->call.n_args > 2) {
     out(p, ", tir_vars=");
     rx_expr(p, e->call.args[2]);
@@ -1517,13 +1527,62 @@ static void rx_call_tir(pr_t *p, const tj_rx_expr_t *e) {
   out(p, ")");
 }
 
+/* A format string argument as a keyword (print and assert_op take it by keyword so that
+ * it is not read back as one more value). */
+static void format_kwarg(pr_t *p, const tj_rx_expr_t *fmt) {
+  out(p, "format=");
+  if (fmt->kind == TJ_RX_STRING_IMM) out_str_literal(p, fmt->string_imm);
+  else rx_expr(p, fmt);
+}
+
+/* relax.print(format, *values) prints as R.print(*values, format=...). */
+static void rx_call_print(pr_t *p, const tj_rx_expr_t *e) {
+  out(p, "R.print(");
+  for (int i = 1; i < e->call.n_args; i++) {
+    rx_expr(p, e->call.args[i]);
+    out(p, ", ");
+  }
+  format_kwarg(p, e->call.args[0]);
+  out(p, ")");
+}
+
+/* relax.assert_op(cond, format, *format_args) prints as R.assert_op(cond, format_args,
+ * format=...); several format args print as a list, which R.assert_op reads back as such. */
+static void rx_call_assert(pr_t *p, const tj_rx_expr_t *e) {
+  out(p, "R.assert_op(");
+  rx_expr(p, e->call.args[0]);
+  int n_fmt = e->call.n_args - 2;
+  if (n_fmt == 1) {
+    out(p, ", ");
+    rx_expr(p, e->call.args[2]);
+  } else if (n_fmt > 1) {
+    out(p, ", [");
+    rx_args(p, n_fmt, e->call.args + 2);
+    out(p, "]");
+  }
+  out(p, ", ");
+  format_kwarg(p, e->call.args[1]);
+  out(p, ")");
+}
+
+static bool is_dps_style(const char *op) {
+  return strcmp(op, "relax.call_tir") == 0 || strcmp(op, "relax.call_dps_packed") == 0 ||
+         strcmp(op, "relax.call_tir_inplace") == 0;
+}
+
 static void rx_call(pr_t *p, const tj_rx_expr_t *e) {
   const tj_rx_expr_t *callee = e->call.callee;
   p->used_relax = true;
-  if (callee->kind == TJ_RX_OP &&
-      (strcmp(callee->op.name, "relax.call_tir") == 0 || strcmp(callee->op.name, "relax.call_dps_packed") == 0) &&
-      e->call.n_args >= 2 && e->call.n_sinfo_args == 1) {
+  if (callee->kind == TJ_RX_OP && is_dps_style(callee->op.name) && e->call.n_args >= 2 && e->call.n_sinfo_args == 1) {
     rx_call_tir(p, e);
+    return;
+  }
+  if (tj_rx_is_op_call(e, "relax.print") && e->call.n_args >= 1) {
+    rx_call_print(p, e);
+    return;
+  }
+  if (tj_rx_is_op_call(e, "relax.assert_op") && e->call.n_args >= 2) {
+    rx_call_assert(p, e);
     return;
   }
   bool any = false;

@@ -429,6 +429,11 @@ static void prim_binding(prim_ctx_t *c, const tj_rx_binding_t *b) {
     return;
   }
   if (val && val->kind == TJ_RX_TUPLE) return;
+  /* Calls outside the module's PrimFuncs: FuseTIR leaves them alone, as TVM's does. */
+  if (val && (tj_rx_is_op_call(val, "relax.call_dps_packed") || tj_rx_is_op_call(val, "relax.call_tir_inplace") ||
+              tj_rx_is_op_call(val, "relax.call_pure_packed") ||
+              (val->kind == TJ_RX_CALL && val->call.callee->kind == TJ_RX_EXTERN_FUNC)))
+    return;
   const char *what = val ? tj_rx_expr_kind_name(val->kind) : "nothing";
   if (val && val->kind == TJ_RX_CALL && val->call.callee) {
     const tj_rx_expr_t *callee = val->call.callee;

@@ -234,6 +234,10 @@ typedef struct build {
   int n_calls, cap_calls;
   kernel_slot_t *kernels;
   int n_kernels, cap_kernels;
+  /* Outputs that are a copy of a value (a parameter or constant returned directly, or a
+   * value returned twice): output position i copies value copies[i], -1 = none. */
+  int *copies;
+  int n_copies, cap_copies;
 } build_t;
 
 /* Grows an arena array by doubling (old storage stays in the arena). */
@@ -423,12 +427,84 @@ static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const
   return bind_var(bd, bind->var, n_out, args + view->n_args);
 }
 
+/* The external function a packed or DPS call names, or NULL for other calls. */
+static const char *external_symbol(const tj_rx_expr_t *v) {
+  if (v->kind != TJ_RX_CALL) return NULL;
+  if (v->call.callee->kind == TJ_RX_EXTERN_FUNC) return v->call.callee->string_imm; /* R.call_packed */
+  if (v->call.callee->kind != TJ_RX_OP || v->call.n_args < 1) return NULL;
+  const char *op = v->call.callee->op.name;
+  if (strcmp(op, "relax.call_dps_packed") && strcmp(op, "relax.call_pure_packed") && strcmp(op, "relax.call_tir")) return NULL;
+  const tj_rx_expr_t *f = v->call.args[0];
+  if (f->kind == TJ_RX_EXTERN_FUNC) return f->string_imm;
+  return tj_rx_is_var(f) ? "(an R.ExternFunc variable)" : NULL;
+}
+
+/* Calls that leave the compiled graph: tvmjit has no packed-function registry, so it
+ * says which function the model needs instead of failing on a generic binding. */
+static tj_status_t *unsupported_call(const char *binding, const tj_rx_expr_t *v) {
+  const char *symbol = external_symbol(v);
+  const char *op = v->call.callee->kind == TJ_RX_OP ? op_display_name(v->call.callee->op.name) : "call_packed";
+  if (symbol)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.%s calls the external function '%s', which tvmjit does "
+                         "not provide (it runs PrimFuncs of the module through R.call_tir only)", binding, op, symbol);
+  if (tj_rx_is_op_call(v, "relax.print") || tj_rx_is_op_call(v, "relax.assert_op"))
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.%s has an effect at run time, which the JIT does not "
+                         "support yet; remove it to run the model", binding, op);
+  return NULL;
+}
+
+/* The value's static shape and dtype must satisfy the cast; each symbolic dimension of
+ * the cast takes the value's extent (the same variable the same extent). The JIT's
+ * shapes are static and the inputs are checked against them on every run, so checking
+ * here is checking every run. */
+static tj_status_t *check_match_cast(build_t *bd, const char *binding, const tj_rx_expr_t *value,
+                                     const tj_sinfo_t *cast) {
+  const tj_sinfo_t *s = value->sinfo;
+  if (cast->kind == TJ_SINFO_OBJECT) return NULL;
+  if (!tj_sinfo_is_tensor(cast) || !tj_sinfo_is_tensor(s))
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.match_cast of a non-tensor value", binding);
+  int64_t dims[8];
+  int ndim = 0;
+  if (!tj_sinfo_static_shape(s, &ndim, dims))
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.match_cast of a value whose shape is not static", binding);
+  if (cast->tensor.dtype.code != TJ_DT_VOID && !tj_dtype_eq(cast->tensor.dtype, s->tensor.dtype)) {
+    char a[TJ_DTYPE_BUFSIZE], b[TJ_DTYPE_BUFSIZE];
+    return tj_status_new(TJ_ERR_VERIFY, "binding '%s': R.match_cast to dtype %s, but the value is %s", binding,
+                         tj_dtype_str(cast->tensor.dtype, a), tj_dtype_str(s->tensor.dtype, b));
+  }
+  if (cast->tensor.ndim >= 0 && cast->tensor.ndim != ndim)
+    return tj_status_new(TJ_ERR_VERIFY, "binding '%s': R.match_cast to rank %d, but the value has rank %d", binding,
+                         cast->tensor.ndim, ndim);
+  for (int i = 0; cast->tensor.shape && i < ndim; i++) {
+    const tj_tir_expr_t *d = cast->tensor.shape[i];
+    int64_t want;
+    if (tj_tir_is_const_int(d, &want) && want != dims[i])
+      return tj_status_new(TJ_ERR_VERIFY, "binding '%s': R.match_cast wants dimension %d to be %lld, the value has %lld",
+                           binding, i, (long long)want, (long long)dims[i]);
+    if (d->kind != TJ_TIR_VAR) continue;
+    for (int j = 0; j < i; j++)
+      if (cast->tensor.shape[j] == d && dims[j] != dims[i])
+        return tj_status_new(TJ_ERR_VERIFY, "binding '%s': R.match_cast binds '%s' to both %lld and %lld", binding,
+                             d->var.name, (long long)dims[j], (long long)dims[i]);
+  }
+  (void)bd;
+  return NULL;
+}
+
 static tj_status_t *add_binding(build_t *bd, const tj_rx_binding_t *bind) {
   const char *binding = var_name(bind->var);
   const tj_rx_expr_t *v = bind->value;
   tj_call_tir_view_t view;
-  if (bind->match_cast)
-    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.match_cast is not supported by the JIT", binding);
+  if (bind->match_cast) {
+    if (!tj_rx_is_var(v))
+      return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.match_cast of a %s; bind the value to a variable first",
+                           binding, tj_rx_expr_kind_name(v->kind));
+    TJ_RETURN_IF_ERROR(check_match_cast(bd, binding, v, bind->match_cast));
+  }
+  if (v->kind == TJ_RX_CALL) {
+    tj_status_t *ext = unsupported_call(binding, v);
+    if (ext) return ext;
+  }
   if (tj_rx_as_call_tir(v, &view)) return add_call_tir(bd, bind, &view);
   if (tj_rx_is_var(v)) {
     const var_values_t *src = find_var(bd, v);
@@ -489,12 +565,18 @@ static tj_status_t *mark_outputs(build_t *bd, const tj_rx_expr_t *ret) {
     return tj_status_new(TJ_ERR_UNSUPPORTED, "%s returns a %s; the JIT returns a variable or a tuple of variables",
                          bd->function, tj_rx_expr_kind_name(ret->kind));
   }
+  bd->copies = TJ_ARENA_ARRAY(bd->arena, int, n + 1);
+  if (!bd->copies) return oom();
+  bd->n_copies = n;
   for (int i = 0; i < n; i++) {
     tj_value_desc_t *v = &bd->values[ids[i]];
-    if (v->kind != TJ_VALUE_INTERMEDIATE)
-      return tj_status_new(TJ_ERR_UNSUPPORTED,
-                           "%s returns '%s' (%s) directly or twice; the JIT returns results of call_tir bindings only",
-                           bd->function, v->name, v->kind == TJ_VALUE_INPUT ? "a parameter" : "not a fresh result");
+    bd->copies[i] = -1;
+    if (v->kind != TJ_VALUE_INTERMEDIATE) {
+      /* a parameter or constant returned as is, or a value returned twice: the caller
+       * gets its own copy (outputs never alias inputs or each other) */
+      bd->copies[i] = ids[i];
+      continue;
+    }
     v->kind = TJ_VALUE_OUTPUT;
     v->index = i;
   }
@@ -546,6 +628,8 @@ static tj_status_t *build_executable(build_t *bd, tj_executable_t *exe) {
     for (int j = 0; j < c->n_args; j++) args[j] = value_ids[c->args[j]];
     TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, kernel_ids[c->kernel], c->n_args, args, c->scalars, c->binding));
   }
+  for (int i = 0; i < bd->n_copies; i++)
+    if (bd->copies[i] >= 0) TJ_RETURN_IF_ERROR(tj_executable_set_output(exe, i, value_ids[bd->copies[i]]));
   return tj_executable_plan_memory(exe);
 }
 

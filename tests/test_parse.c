@@ -676,6 +676,146 @@ START_TEST(relax_ops_if_and_constants) {
 }
 END_TEST
 
+/* ---- TVMScript constructs: packed calls, call_tir_inplace, print, assert, match_cast ---- */
+
+/* print(parse(text)) parses to a structurally equal module. */
+static void assert_text_round_trips(tj_arena_t *a, tj_module_t *m1) {
+  char why[512] = "";
+  char *text = tj_print_module(m1);
+  ck_assert_ptr_nonnull(text);
+  tj_module_t *m2 = NULL;
+  tj_status_t *s = tj_parse_module(a, "printed", text, strlen(text), &m2);
+  ck_assert_msg(s == NULL, "printed text does not parse: %s\n%s", s ? tj_status_text(s) : "", text);
+  ck_assert_msg(tj_struct_equal_module(m1, m2, why, sizeof why), "round trip differs: %s\n%s", why, text);
+  tj_free(text);
+}
+
+static const tj_rx_expr_t *binding_value(const tj_rx_func_t *f, int block, int i) {
+  return f->body->seq.blocks[block].bindings[i].value;
+}
+
+START_TEST(relax_packed_calls_as_tvm_builds_them) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@R.function(pure=False)\n"
+      "def f(x: R.Tensor((2, 3), \"float32\")) -> R.Tensor((2, 3), \"float32\"):\n"
+      "    a = R.call_packed(\"vm.builtin.copy\", x, sinfo_args=R.Tensor((2, 3), \"float32\"))\n"
+      "    b = R.call_pure_packed(\"copy\", a, R.prim_value(1), sinfo_args=[x.struct_info])\n"
+      "    c = R.call_dps_packed(\"dps\", b, R.Tensor((2, 3), dtype=\"float32\"))\n"
+      "    d = R.call_dps_packed(\"dps2\", (b, c), [R.Tensor((2, 3), \"float32\"), R.Tensor((3,), \"int32\")])\n"
+      "    o: R.Object = R.call_packed(\"g\", sinfo_args=R.Object)\n"
+      "    R.print(c, d[1], format=\"c={} d1={}\")\n"
+      "    R.assert_op(R.const(True, \"bool\"), [c, d[1]], format=\"{} {}\")\n"
+      "    p = R.call_packed(\"h\", x)\n"
+      "    e: R.Callable(ret=R.Object, purity=False) = R.ExternFunc(\"e\")\n"
+      "    k = R.prim_value(T.FloatImm(\"float32\", 0.5))\n"
+      "    return c\n");
+  const tj_rx_func_t *f = m->funcs[0].relax;
+  const tj_rx_expr_t *packed = binding_value(f, 0, 0);
+  ck_assert_int_eq(packed->call.callee->kind, TJ_RX_EXTERN_FUNC); /* a call OF the ExternFunc */
+  ck_assert_str_eq(packed->call.callee->string_imm, "vm.builtin.copy");
+  ck_assert_int_eq(packed->call.n_sinfo_args, 1);
+  ck_assert(tj_sinfo_is_tensor(packed->sinfo));
+  const tj_rx_expr_t *pure = binding_value(f, 0, 1);
+  ck_assert(tj_rx_is_op_call(pure, "relax.call_pure_packed")); /* op(ExternFunc, *args) */
+  ck_assert_int_eq(pure->call.n_args, 3);
+  ck_assert_int_eq(pure->call.args[0]->kind, TJ_RX_EXTERN_FUNC);
+  ck_assert_int_eq(pure->call.args[2]->kind, TJ_RX_PRIM_VALUE);
+  ck_assert_int_eq(binding_value(f, 0, 9)->sinfo->kind, TJ_SINFO_OBJECT); /* no sinfo_args: an Object */
+  const tj_rx_binding_t *ext = &f->body->seq.blocks[0].bindings[10];
+  ck_assert_int_eq(ext->var->sinfo->kind, TJ_SINFO_FUNC);
+  ck_assert_int_eq(ext->var->sinfo->func.n_params, -1); /* R.Callable(ret=..., purity=...) is opaque */
+  const tj_rx_expr_t *dps = binding_value(f, 0, 2);
+  ck_assert(tj_rx_is_op_call(dps, "relax.call_dps_packed"));
+  ck_assert_int_eq(dps->call.args[1]->kind, TJ_RX_TUPLE); /* a single argument is wrapped */
+  ck_assert_int_eq(dps->call.args[1]->tuple.n, 1);
+  const tj_rx_expr_t *dps2 = binding_value(f, 0, 3);
+  ck_assert_int_eq(dps2->sinfo->kind, TJ_SINFO_TUPLE); /* a list of two outputs is a tuple */
+  ck_assert_int_eq(binding_value(f, 0, 4)->sinfo->kind, TJ_SINFO_OBJECT);
+  /* print: format first, then the values (the get-item was bound first) */
+  const tj_rx_binding_t *pr = &f->body->seq.blocks[0].bindings[6];
+  ck_assert(tj_rx_is_op_call(pr->value, "relax.print"));
+  ck_assert_int_eq(pr->value->call.n_args, 3);
+  ck_assert_str_eq(pr->value->call.args[0]->string_imm, "c={} d1={}");
+  ck_assert_str_eq(pr->var->var.name, "_");
+  ck_assert_int_eq(pr->var->sinfo->kind, TJ_SINFO_TUPLE);
+  ck_assert_int_eq(pr->var->sinfo->tuple.n, 0);
+  /* assert_op: condition, format, then the format args */
+  const tj_rx_expr_t *as = f->body->seq.blocks[0].bindings[8].value; /* after d[1], bound again */
+  ck_assert(tj_rx_is_op_call(as, "relax.assert_op"));
+  ck_assert_int_eq(as->call.n_args, 4);
+  ck_assert_str_eq(as->call.args[1]->string_imm, "{} {}");
+  const tj_tir_expr_t *half = binding_value(f, 0, 11)->prim_value.value;
+  ck_assert_int_eq(half->kind, TJ_TIR_FLOAT_IMM);
+  ck_assert(tj_dtype_eq(half->dtype, TJ_F32));
+  ck_assert(half->float_imm == 0.5);
+  assert_text_round_trips(a, m);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(relax_call_tir_inplace_and_match_cast) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@I.ir_module\n"
+      "class Module:\n"
+      "    @T.prim_func\n"
+      "    def copy(A: T.Buffer((2, 3), \"int32\"), B: T.Buffer((2, 3), \"int32\"), C: T.Buffer((2, 3), \"int32\")):\n"
+      "        T.evaluate(0)\n"
+      "    @R.function\n"
+      "    def main(x: R.Tensor((2, 3), \"int32\"), y: R.Tensor(\"int32\", ndim=2), c: R.Tensor((), \"bool\")):\n"
+      "        m, n = T.int64(), T.int64()\n"
+      "        y1 = R.match_cast(y, R.Tensor((m, n), \"int32\"))\n"
+      "        r = R.call_tir_inplace(Module.copy, (x, y1), [0, -1], [R.Tensor((2, 3), \"int32\"), R.Tensor((2, 3), \"int32\")])\n"
+      "        if c:\n"
+      "            R.print(x, format=\"then\")\n"
+      "        else:\n"
+      "            R.print(x, format=\"else\")\n"
+      "        return (r, R.shape([m, n]))\n");
+  const tj_rx_func_t *f = m->funcs[1].relax;
+  const tj_rx_binding_t *mc = &f->body->seq.blocks[0].bindings[0];
+  ck_assert_ptr_nonnull(mc->match_cast);
+  ck_assert_ptr_eq(mc->var->sinfo, mc->match_cast);
+  ck_assert_int_eq(mc->var->sinfo->tensor.shape[0]->kind, TJ_TIR_VAR);
+  const tj_rx_expr_t *ip = binding_value(f, 0, 1);
+  ck_assert(tj_rx_is_op_call(ip, "relax.call_tir_inplace"));
+  const tj_attr_value_t *idx = tj_attrs_get(ip->call.attrs, "inplace_indices");
+  ck_assert_ptr_nonnull(idx);
+  ck_assert_int_eq(idx->list.n, 2);
+  ck_assert_int_eq(idx->list.items[1].i, -1);
+  const tj_rx_expr_t *iff = binding_value(f, 0, 2);
+  ck_assert_int_eq(iff->kind, TJ_RX_IF);
+  ck_assert(tj_rx_is_op_call(iff->if_.then_branch->seq.blocks[0].bindings[0].value, "relax.print"));
+  assert_text_round_trips(a, m);
+  tj_arena_free(a);
+}
+END_TEST
+
+START_TEST(relax_construct_errors_name_the_place) {
+  const char *mod = "@I.ir_module\nclass M:\n    @T.prim_func\n    def k(A: T.Buffer((2,), \"int32\")):\n"
+                    "        T.evaluate(0)\n    @R.function\n    def main(x: R.Tensor((2,), \"int32\")):\n";
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s        r = R.call_tir_inplace(M.k, (x,), [-1], R.Tensor((2,), \"int32\"))\n        return r\n", mod);
+  expect_error(buf, "m.rx:8:13:", "use R.call_tir instead");
+  snprintf(buf, sizeof buf, "%s        r = R.call_tir_inplace(M.k, (x,), [0], R.Tensor((3,), \"int32\"))\n        return r\n", mod);
+  expect_error(buf, "m.rx:8:13:", "same shape and dtype");
+  snprintf(buf, sizeof buf, "%s        r = R.call_tir_inplace(M.k, (x,), [1], R.Tensor((2,), \"int32\"))\n        return r\n", mod);
+  expect_error(buf, "m.rx:8:13:", "outside -1..0");
+  snprintf(buf, sizeof buf, "%s        r = R.match_cast(x, R.Shape([2]))\n        return r\n", mod);
+  expect_error(buf, "m.rx:8:13:", "R.match_cast can never succeed");
+  snprintf(buf, sizeof buf, "%s        R.add(x, x)\n        return x\n", mod);
+  expect_error(buf, "m.rx:8:9:", "must be bound to a name");
+  snprintf(buf, sizeof buf, "%s        r = R.call_pure_packed(\"f\", x)\n        return r\n", mod);
+  expect_error(buf, "m.rx:8:13:", "needs sinfo_args=");
+  snprintf(buf, sizeof buf, "%s        r = R.assert_op(x)\n        return x\n", mod);
+  expect_error(buf, "m.rx:8:13:", "must be a bool scalar");
+  snprintf(buf, sizeof buf, "%s        a, b = x, x\n        return x\n", mod);
+  expect_error(buf, "m.rx:8:16:", "only allowed to declare symbolic variables");
+  snprintf(buf, sizeof buf, "%s        n = T.int32()\n        r = R.call_dps_packed(\"f\", x, R.Tensor((n,), \"int32\"))\n        return r\n", mod);
+  expect_error(buf, "m.rx:9:49:", "int64");
+}
+END_TEST
+
 START_TEST(failed_parse_leaves_output_untouched) {
   tj_arena_t *a = tj_arena_create();
   tj_module_t *sentinel = (tj_module_t *)(uintptr_t)0x1234;
@@ -715,6 +855,9 @@ int main(void) {
   tcase_add_test(tc, relax_ops_if_and_constants);
   tcase_add_test(tc, failed_parse_leaves_output_untouched);
   tcase_add_test(tc, round_trip_seed);
+  tcase_add_test(tc, relax_packed_calls_as_tvm_builds_them);
+  tcase_add_test(tc, relax_call_tir_inplace_and_match_cast);
+  tcase_add_test(tc, relax_construct_errors_name_the_place);
   tcase_add_test(tc, mutated_sources_fail_cleanly);
   tcase_add_test(tc, allocation_failures_fail_cleanly);
   suite_add_tcase(s, tc);
