@@ -23,7 +23,6 @@
  * ms, bench_kernels); 16-register ISAs (AVX2, SSE) keep 8. */
 #define DEFAULT_TILE_WIDE 16
 #define DEFAULT_TILE 8
-#define MAX_REPACK_ELEMS (1 << 20)
 #define MAX_REPACK 4
 /* A padding window serves up to this many output rows, as long as that leaves at least
  * MIN_WINDOWS windows to run in parallel: fewer refills (a 3x3 window of one row
@@ -104,6 +103,7 @@ static bool match(conv_t *k) {
   k->init = in;
   k->vec_iter = iter_index(b, st->store.indices[d - 1]);
   k->tile_iter = d >= 2 ? iter_index(b, st->store.indices[d - 2]) : -1;
+  tj_sched_conv_pick_axes(k->c, &k->nest, st, &k->vec_iter, &k->tile_iter);
   int64_t ev = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
   k->lanes = largest_divisor(ev, tj_sched_lanes(k->c, cb->dtype));
   if (k->lanes < 2) return false;
@@ -145,7 +145,7 @@ static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
     const tj_buffer_t *w = c->func->buffer_map ? c->func->buffer_map[p] : NULL;
     int64_t elems;
     if (!w || w->ndim < 2 || w->strides || w->elem_offset || !tj_buffer_static_size(w, &elems) ||
-        elems > MAX_REPACK_ELEMS || w->dtype.lanes != 1)
+        elems > TJ_SCHED_MAX_REPACK_ELEMS || w->dtype.lanes != 1)
       continue;
     const tj_tir_expr_t *load = tj_sched_single_load(value, w);
     if (!load || load->load.indices[w->ndim - 1] == vvar || stored_anywhere(c, w)) continue;
