@@ -101,3 +101,19 @@ void tj_sched_conv_pick_axes(const tj_sched_ctx_t *c, const tj_sched_nest_t *nes
     return;
   }
 }
+
+int64_t tj_sched_conv_weight_bytes(const tj_sched_ctx_t *c, const tj_sched_nest_t *nest, const tj_tir_stmt_t *store,
+                                   int vec_iter) {
+  const tj_tir_expr_t *var = nest->block->iter_vars[vec_iter].var;
+  int64_t total = 0;
+  for (int p = 0; p < c->func->n_params; p++) {
+    const tj_buffer_t *w = c->func->buffer_map ? c->func->buffer_map[p] : NULL;
+    int64_t elems;
+    if (!w || w == store->store.buffer || !tj_buffer_static_size(w, &elems)) continue;
+    const tj_tir_expr_t *load = tj_sched_single_load(store->store.value, w);
+    bool indexed = false;
+    for (int d = 0; load && d < load->load.n_indices; d++) indexed |= mentions(load->load.indices[d], var);
+    if (indexed) total += elems * tj_dtype_bytes(w->dtype);
+  }
+  return total;
+}

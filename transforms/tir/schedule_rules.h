@@ -81,6 +81,10 @@ bool tj_sched_store_is_identity(const tj_block_t *b, const tj_tir_stmt_t *store)
 void tj_sched_conv_pick_axes(const tj_sched_ctx_t *c, const tj_sched_nest_t *nest, const tj_tir_stmt_t *store,
                              int *vec_iter, int *tile_iter);
 
+/* Bytes of the parameters the conv's update reads along its vector dim (its weights). */
+int64_t tj_sched_conv_weight_bytes(const tj_sched_ctx_t *c, const tj_sched_nest_t *nest, const tj_tir_stmt_t *store,
+                                   int vec_iter);
+
 /* ---- epilogue fusion ---- */
 #define TJ_SCHED_MAX_EPILOGUE 8
 typedef struct tj_sched_epilogue {
