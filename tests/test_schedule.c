@@ -154,7 +154,7 @@ START_TEST(conv_rule_fires_on_the_seed_fused_conv) {
   ck_assert_int_eq(k.parallel_extent, 64);
   ck_assert_int_eq(k.window_rows, 10); /* 8 rows + the 3x3 kernel's 2 */
   ck_assert_int_eq(k.unrolled, 3); /* init, update, write-back tiles */
-  ck_assert_int_eq(k.vectorized, 4);
+  ck_assert_int_eq(k.vectorized, 5); /* the tiles, the window fill and the weight repack */
   /* The relu's intermediate buffer and pad_temp are gone. */
   ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 0);
   ck_assert_int_eq(k.allocates, 3); /* padding window, packed weights, accumulator tile */
