@@ -2,6 +2,40 @@
  * differential.h. TVM's conformance corpus gets the same treatment in
  * test_corpus_differential.c. */
 #include "differential.h"
+#include "transforms/pass_manager.h"
+
+/* A Relax model through the default pipeline: each PrimFunc it produces (legalized,
+ * fused), JIT-compiled with the CPU schedule, against the interpreter. */
+static void compare_pipeline_file(const char *rel, tally_t *t) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", tu_source_dir(), rel);
+  tj_arena_t *arena = tj_arena_create();
+  tj_module_t *m = NULL;
+  TU_OK(tj_parse_file(arena, path, &m));
+  tj_pipeline_t p;
+  tj_pass_context_t ctx;
+  tj_pass_context_init(&ctx, arena);
+  const tj_module_t *out = NULL;
+  TU_OK(tj_pipeline_parse(arena, "default", &p));
+  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  for (int i = 0; i < out->n_funcs; i++)
+    if (out->funcs[i].is_prim) compare_function(arena, path, out->funcs[i].name, out->funcs[i].prim, t);
+  tj_arena_free(arena);
+}
+
+/* NCHW convs of every kind ResNet-18 and MobileNetV2 use (the schedule vectorizes their
+ * output channels or x, strided and depthwise, float32 and float16): bit-exact. */
+START_TEST(nchw_conv_kernels_match_the_interpreter) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  compare_pipeline_file("tests/models/nchw_conv_layouts.rx", &t);
+  report("NCHW convs", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 9);
+  ck_assert_int_eq(t.exact, 9);
+  tj_jit_free(jit);
+}
+END_TEST
 
 static void project_models(void) {
   ck_assert_ptr_null(tj_jit_create(&jit));
@@ -40,6 +74,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, project_models_match_the_interpreter);
   tcase_add_test(tc, project_models_vectorized_match_the_interpreter);
+  tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -154,7 +154,7 @@ START_TEST(conv_rule_fires_on_the_seed_fused_conv) {
   ck_assert_int_eq(k.parallel_extent, 64);
   ck_assert_int_eq(k.window_rows, 10); /* 8 rows + the 3x3 kernel's 2 */
   ck_assert_int_eq(k.unrolled, 3); /* init, update, write-back tiles */
-  ck_assert_int_eq(k.vectorized, 4);
+  ck_assert_int_eq(k.vectorized, 5); /* the tiles, the window fill and the weight repack */
   /* The relu's intermediate buffer and pad_temp are gone. */
   ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 0);
   ck_assert_int_eq(k.allocates, 3); /* padding window, packed weights, accumulator tile */
@@ -338,6 +338,43 @@ START_TEST(transposes_are_tiled_where_the_extents_allow) {
 }
 END_TEST
 
+/* NCHW convs as PyTorch models write them (tests/models/nchw_conv_layouts.rx): the dense
+ * ones vectorize their output channels (weights repacked with them innermost, the tile
+ * along x), whatever the stride; the depthwise ones, whose input would be gathered
+ * along channels, keep x. Every one computes the same bits as the original, at 512 and
+ * 256 bits, float32 and float16. */
+START_TEST(nchw_convs_vectorize_output_channels_and_compute_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/nchw_conv_layouts.rx", "default");
+  static const struct {
+    const char *name;
+    int repacked; /* 1: output channels vectorized (weights repacked) */
+  } want[] = {{"fused_conv2d_relu", 1}, {"conv2d1", 1}, {"conv2d2", 1}, {"conv2d3", 1},
+              {"conv2d4", 1},           {"conv2d5", 0}, {"conv2d6", 0}, {"conv2d7", 1},
+              {"conv2d8", 1}};
+  const int bits[] = {512, 256};
+  int checked = 0;
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
+      const tj_prim_func_t *f = prim(m, want[i].name), *g;
+      tj_tir_schedule_stats_t st = schedule(a, f, bits[j], &g);
+      ck_assert_msg(st.conv == 1 && st.repacked == want[i].repacked, "%s at %d bits: conv %d repacked %d",
+                    want[i].name, bits[j], st.conv, st.repacked);
+      assert_same_bits(want[i].name, f, g);
+      checked++;
+    }
+  ck_assert_int_eq(checked, 18);
+  /* 590 KB of weights: one parallel iteration per block of 16 output channels and
+   * output row (256 / 16 x 3), the padding materialised by its own nest. */
+  const tj_prim_func_t *g;
+  tj_tir_schedule_stats_t st = schedule(a, prim(m, "conv2d8"), 512, &g);
+  ck_assert_int_eq(st.windowed, 0);
+  ck_assert_int_eq(st.injective, 1);
+  ck_assert_int_eq(kinds_of(g).parallel_extent, 48);
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("schedule");
   TCase *tc = tcase_create("core");
@@ -347,6 +384,7 @@ int main(void) {
   tcase_add_test(tc, conv_rule_fires_on_float32_and_mixed_precision_convs);
   tcase_add_test(tc, scheduled_kernels_compute_the_same_bits);
   tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
+  tcase_add_test(tc, nchw_convs_vectorize_output_channels_and_compute_the_same_bits);
   tcase_add_test(tc, native_float16_convs_are_not_widened);
   tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
   tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);

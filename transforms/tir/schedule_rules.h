@@ -72,6 +72,20 @@ int tj_sched_root_alloc(const tj_sched_ctx_t *c, const tj_buffer_t *buf);
 /* True when indices[k] is exactly the var of the block's iter var it[k] for every k. */
 bool tj_sched_store_is_identity(const tj_block_t *b, const tj_tir_stmt_t *store);
 
+/* ---- conv ---- */
+/* Read-only weights up to this many elements are repacked (once per call) so the conv's
+ * vector dim is contiguous: 4M covers every conv of ResNet-50 (512x512x3x3 = 2.4M). */
+#define TJ_SCHED_MAX_REPACK_ELEMS (4 << 20)
+/* The conv's vector and tile dims (iter var indices; in: C's last and second-to-last
+ * dims), chosen from the shape and the way the update reads its inputs
+ * (schedule_conv_axes.c). */
+void tj_sched_conv_pick_axes(const tj_sched_ctx_t *c, const tj_sched_nest_t *nest, const tj_tir_stmt_t *store,
+                             int *vec_iter, int *tile_iter);
+
+/* Bytes of the parameters the conv's update reads along its vector dim (its weights). */
+int64_t tj_sched_conv_weight_bytes(const tj_sched_ctx_t *c, const tj_sched_nest_t *nest, const tj_tir_stmt_t *store,
+                                   int vec_iter);
+
 /* ---- epilogue fusion ---- */
 #define TJ_SCHED_MAX_EPILOGUE 8
 typedef struct tj_sched_epilogue {

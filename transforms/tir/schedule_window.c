@@ -154,38 +154,57 @@ bool tj_sched_window_bind(tj_sched_ctx_t *c, tj_sched_window_t *w, const tj_tir_
   return true;
 }
 
-/* Loops over the local buffer's dims; the innermost vectorized (split by the lanes when
- * they divide it) so the producer's branch on the border is taken once per vector. */
-const tj_tir_stmt_t *tj_sched_window_fill(tj_sched_ctx_t *c, const tj_sched_window_t *w) {
+/* local[l_idx] = the producer's value at the padded element l_idx stands for. */
+static const tj_tir_stmt_t *fill_store(tj_sched_ctx_t *c, const tj_sched_window_t *w, const tj_tir_expr_t *const *l_idx) {
   const tj_buffer_t *p = w->from;
-  int n = w->local->ndim, lanes = tj_sched_lanes(c, w->local->dtype);
-  const tj_tir_expr_t *vars[TJ_SCHED_MAX_NEST], *l_idx[TJ_SCHED_MAX_NEST], *p_idx[TJ_SCHED_MAX_NEST];
-  int64_t ext[TJ_SCHED_MAX_NEST];
-  for (int q = 0; q < n; q++) {
-    tj_tir_is_const_int(w->local->shape[q], &ext[q]);
-    vars[q] = l_idx[q] = tj_sched_var(c, "w");
-  }
-  bool vec = n > 0 && ext[n - 1] >= 2 && (ext[n - 1] <= lanes || ext[n - 1] % lanes == 0);
-  bool split = vec && ext[n - 1] > lanes;
-  const tj_tir_expr_t *vo = split ? tj_sched_var(c, "wo") : NULL;
-  if (split) l_idx[n - 1] = tj_sched_add(c, tj_sched_mul(c, vo, lanes), vars[n - 1]);
+  int n = w->local->ndim;
+  const tj_tir_expr_t *p_idx[TJ_SCHED_MAX_NEST], *vals[TJ_SCHED_MAX_NEST];
+  for (int q = 0; q < n; q++)
+    if (!l_idx[q]) return NULL;
   for (int d = 0, q = 0; d < p->ndim; d++) {
     const tj_sched_window_dim_t *dim = &w->dims[d];
     if (dim->mode == TJ_WINDOW_FIXED) p_idx[d] = w->bound[d];
     else if (dim->mode == TJ_WINDOW_SLIDE) p_idx[d] = tj_sched_add(c, w->bound[d], l_idx[q++]);
     else p_idx[d] = l_idx[q++];
   }
-  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
   for (int d = 0; d < p->ndim; d++) vals[d] = tj_sched_cast_like(c, w->producer->iter_vars[d].var, p_idx[d]);
   const tj_tir_expr_t *v = tj_sched_subst_expr(c, w->producer, w->producer->body->store.value, vals);
   if (v && !tj_dtype_eq(v->dtype, w->local->dtype)) v = tj_tir_cast(c->arena, w->local->dtype, v);
-  for (int q = 0; q < n; q++)
-    if (!l_idx[q]) v = NULL;
-  const tj_tir_stmt_t *s = v ? tj_tir_store(c->arena, w->local, n, l_idx, v) : NULL;
-  for (int q = n - 1; q >= 0; q--) {
-    bool inner = q == n - 1;
-    s = tj_sched_loop(c, vars[q], inner && split ? lanes : ext[q], inner && vec ? TJ_FOR_VECTORIZED : TJ_FOR_SERIAL, s);
-    if (inner && split) s = tj_sched_loop(c, vo, ext[q] / lanes, TJ_FOR_SERIAL, s);
+  return v ? tj_tir_store(c->arena, w->local, n, l_idx, v) : NULL;
+}
+
+/* The innermost dim of extent `ext` (at least one vector): full vectors, vectorized, then
+ * the remainder serial, so the producer's branch on the border is taken once per vector
+ * for all but ext % lanes elements (a 3x3 NCHW window row of 58 is 3 vectors and 10). */
+static const tj_tir_stmt_t *fill_innermost(tj_sched_ctx_t *c, const tj_sched_window_t *w, const tj_tir_expr_t **l_idx,
+                                           int64_t ext, int lanes) {
+  int n = w->local->ndim;
+  const tj_tir_expr_t *vo = tj_sched_var(c, "wo"), *vi = tj_sched_var(c, "wi"), *vt = tj_sched_var(c, "wt");
+  if (!vo || !vi || !vt) return NULL;
+  int64_t full = ext / lanes, tail = ext % lanes;
+  l_idx[n - 1] = tj_sched_add(c, tj_sched_mul(c, vo, lanes), vi);
+  const tj_tir_stmt_t *body = tj_sched_loop(c, vi, lanes, TJ_FOR_VECTORIZED, fill_store(c, w, l_idx));
+  body = full > 1 ? tj_sched_loop(c, vo, full, TJ_FOR_SERIAL, body) : body ? tj_tir_let_stmt(c->arena, vo, tj_tir_i64(c->arena, 0), body) : NULL;
+  if (!tail || !body) return body;
+  l_idx[n - 1] = tj_sched_add(c, tj_tir_i64(c->arena, full * lanes), vt);
+  const tj_tir_stmt_t *two[2] = {body, tj_sched_loop(c, vt, tail, TJ_FOR_SERIAL, fill_store(c, w, l_idx))};
+  return two[1] ? tj_tir_seq(c->arena, 2, two) : NULL;
+}
+
+/* Loops over the local buffer's dims, the innermost vectorized (fill_innermost). */
+const tj_tir_stmt_t *tj_sched_window_fill(tj_sched_ctx_t *c, const tj_sched_window_t *w) {
+  int n = w->local->ndim, lanes = tj_sched_lanes(c, w->local->dtype);
+  const tj_tir_expr_t *vars[TJ_SCHED_MAX_NEST], *l_idx[TJ_SCHED_MAX_NEST];
+  int64_t ext[TJ_SCHED_MAX_NEST];
+  for (int q = 0; q < n; q++) {
+    tj_tir_is_const_int(w->local->shape[q], &ext[q]);
+    vars[q] = l_idx[q] = tj_sched_var(c, "w");
+  }
+  bool split = n > 0 && lanes > 1 && ext[n - 1] >= lanes;
+  const tj_tir_stmt_t *s = split ? fill_innermost(c, w, l_idx, ext[n - 1], lanes) : fill_store(c, w, l_idx);
+  for (int q = (split ? n - 1 : n) - 1; q >= 0; q--) {
+    bool vec = !split && q == n - 1 && ext[q] >= 2; /* a short innermost dim: one vector */
+    s = tj_sched_loop(c, vars[q], ext[q], vec ? TJ_FOR_VECTORIZED : TJ_FOR_SERIAL, s);
   }
   if (!s) c->oom = true;
   return s;
