@@ -87,9 +87,6 @@ tj_status_t *tj_legalize_strided_slice(tj_lg_ctx_t *ctx, const tj_rx_expr_t *cal
   const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
   if (!tj_lg_tensor_known(xs) || xs->tensor.ndim > TJ_LG_MAX_ITERS) return NULL;
   int n = xs->tensor.ndim;
-  int64_t ext[TJ_LG_MAX_ITERS];
-  for (int d = 0; d < n; d++)
-    if (!tj_tir_is_const_int(xs->tensor.shape[d], &ext[d])) return NULL;
   int64_t axes[TJ_LG_MAX_ITERS], begin[TJ_LG_MAX_ITERS], end[TJ_LG_MAX_ITERS], strides[TJ_LG_MAX_ITERS];
   int na = int_values(call->call.args[1], axes, TJ_LG_MAX_ITERS);
   if (na < 0 || int_values(call->call.args[2], begin, TJ_LG_MAX_ITERS) != na ||
@@ -100,21 +97,31 @@ tj_status_t *tj_legalize_strided_slice(tj_lg_ctx_t *ctx, const tj_rx_expr_t *cal
   } else {
     for (int i = 0; i < na; i++) strides[i] = 1;
   }
-  /* per dim: start and step of the read index, output extent (TOPI's static path) */
+  /* per dim: start and step of the read index, output extent. Dims not sliced keep
+   * their (maybe symbolic) extent. A sliced dim of static extent clamps as TOPI's
+   * static path; one of symbolic extent takes TOPI's dynamic path, which trusts the
+   * bounds (only non-negative bounds and positive steps, as the corpus prints them). */
   int64_t start[TJ_LG_MAX_ITERS], step[TJ_LG_MAX_ITERS];
   const tj_tir_expr_t *oshape[TJ_LG_MAX_ITERS];
-  for (int d = 0; d < n; d++) start[d] = 0, step[d] = 1, oshape[d] = tj_tir_i64(a, ext[d]);
+  bool dynamic = false;
+  for (int d = 0; d < n; d++) start[d] = 0, step[d] = 1, oshape[d] = xs->tensor.shape[d];
   for (int i = 0; i < na; i++) {
     int ax;
     if (!tj_lg_axis(axes[i], n, &ax) || strides[i] == 0) return NULL;
-    int64_t e = ext[ax], b = begin[i], en = end[i], s = strides[i], len;
-    if (b < 0) b += e;
-    if (en < 0) en += e;
-    if (s > 0) {
+    int64_t e, b = begin[i], en = end[i], s = strides[i], len;
+    if (!tj_tir_is_const_int(xs->tensor.shape[ax], &e)) {
+      if (b < 0 || en < 0 || s < 0) return NULL;
+      dynamic = true;
+      len = en > b ? (en - b + s - 1) / s : 0;
+    } else if (s > 0) {
+      if (b < 0) b += e;
+      if (en < 0) en += e;
       b = b < 0 ? 0 : b > e ? e : b;
       en = en < 0 ? 0 : en > e ? e : en;
       len = en > b ? (en - b + s - 1) / s : 0;
     } else {
+      if (b < 0) b += e;
+      if (en < 0) en += e;
       b = b < -1 ? -1 : b > e - 1 ? e - 1 : b;
       en = en < -1 ? -1 : en > e - 1 ? e - 1 : en;
       len = b > en ? (b - en - s - 1) / (-s) : 0;
@@ -123,14 +130,17 @@ tj_status_t *tj_legalize_strided_slice(tj_lg_ctx_t *ctx, const tj_rx_expr_t *cal
     step[ax] = s;
     oshape[ax] = tj_tir_i64(a, len);
   }
+  const char *block = dynamic ? "T_dynamic_strided_slice_with_axes" : "T_strided_slice_with_axes";
   const tj_sinfo_t *os = tj_sinfo_tensor(a, xs->tensor.dtype, n, oshape);
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);
   const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
   if (!x) return tj_lg_te_finish(&te, "strided_slice", NULL, out_expr);
-  const tj_buffer_t *out = tj_lg_output(&te, "T_strided_slice_with_axes", x->dtype, n, oshape);
+  const tj_tir_expr_t *pshape[TJ_LG_MAX_ITERS]; /* oshape in the PrimFunc's own vars */
+  for (int d = 0; d < n; d++) pshape[d] = tj_lg_shape_expr(&te, oshape[d]);
+  const tj_buffer_t *out = tj_lg_output(&te, block, x->dtype, n, pshape);
   tj_lg_stage_t st;
-  tj_lg_stage_spatial(&te, &st, "T_strided_slice_with_axes", n, oshape, "ax");
+  tj_lg_stage_spatial(&te, &st, block, n, pshape, "ax");
   if (te.failed) return tj_lg_te_finish(&te, "strided_slice", NULL, out_expr);
   const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
   for (int d = 0; d < n; d++) {
