@@ -153,11 +153,28 @@ static bool stored_anywhere(const tj_sched_ctx_t *c, const tj_buffer_t *buf) {
   return f.found;
 }
 
-/* Loads of a read-only parameter whose vector-dim index f sits outside its last dim:
- * repacked to [f / L, the other dims in order, f % L] (OIHW -> O/16 I H W 16o), so the
- * weights of one block of L output channels are contiguous: a conv walking one block
- * at a time (channel_blocks) keeps it in cache, where rows of the unblocked layout,
- * F*4 bytes apart, would fall into a few cache sets. */
+/* A matmul's [K, N] weight read a vector of N at a time steps N*4 bytes per k: with long
+ * rows and a weight larger than L2 every column block streams from memory through a few
+ * cache sets (N = 3072: 12 KB, a multiple of 4 KB, so every k falls into one L1 set).
+ * Packed [N/16, K, 16] it streams contiguously. Measured on BERT's layer (Intel Xeon,
+ * 1 thread): the 768x3072 and 3072x768 FFN matmuls 40 -> 19 and 21 -> 11 ms; the 768x768
+ * ones, 2.25 MB, got slower packed (2.0 -> 2.6 ms: the per-call repack costs more). */
+#define LONG_ROW_BYTES 2048
+#define PACK_ROWS_MIN_BYTES (4 << 20)
+
+static bool long_rows(const tj_buffer_t *w) {
+  int64_t n, elems;
+  int64_t bytes = (int64_t)tj_dtype_bytes(w->dtype);
+  return tj_tir_is_const_int(w->shape[w->ndim - 1], &n) && n * bytes >= LONG_ROW_BYTES &&
+         tj_buffer_static_size(w, &elems) && elems * bytes >= PACK_ROWS_MIN_BYTES;
+}
+
+/* Loads of a read-only parameter whose vector-dim index f sits outside its last dim, or
+ * in a last dim of long rows: repacked to [f / L, the other dims in order, f % L] (OIHW
+ * -> O/16 I H W 16o; a matmul's K x N -> N/16 K 16), so the weights of one block of L
+ * output channels are contiguous: a conv walking one block at a time (channel_blocks)
+ * keeps it in cache, where rows of the unblocked layout, F*4 bytes apart, would fall
+ * into a few cache sets. */
 static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
   tj_sched_ctx_t *c = k->c;
   const tj_tir_expr_t *vvar = k->b->iter_vars[k->vec_iter].var;
@@ -168,10 +185,11 @@ static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
         !tj_buffer_static_size(w, &elems) || elems > TJ_SCHED_MAX_REPACK_ELEMS || w->dtype.lanes != 1)
       continue;
     const tj_tir_expr_t *load = tj_sched_single_load(value, w);
-    if (!load || load->load.indices[w->ndim - 1] == vvar || stored_anywhere(c, w)) continue;
+    if (!load || stored_anywhere(c, w)) continue;
     int at = -1;
-    for (int i = 0; i < w->ndim - 1; i++)
+    for (int i = 0; i < w->ndim; i++)
       if (load->load.indices[i] == vvar) at = i;
+    if (at == w->ndim - 1 && !long_rows(w)) continue;
     if (at < 0) continue;
     repack_t *r = &k->repacks[k->n_repacks];
     const tj_tir_expr_t *shape[TJ_SCHED_MAX_NEST];
