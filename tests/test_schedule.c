@@ -337,6 +337,9 @@ START_TEST(reductions_are_vectorized) {
   ck_assert_int_eq(st.reduction, 1);
   ck_assert_int_eq(kinds_of(g).vectorized, 2);
   assert_same_bits("sum1", prim(m, "sum1"), g);
+  st = schedule(a, prim(m, "sum1"), 2048, &g); /* 64 lanes: one vector per strip */
+  ck_assert_int_eq(st.reduction, 1);
+  assert_same_bits("sum1", prim(m, "sum1"), g);
   st = schedule(a, prim(m, "mean"), 256, &g); /* over (0, 1) of (64, 32, 128), then divide */
   ck_assert_int_eq(st.reduction, 1);
   ck_assert_int_ge(kinds_of(g).vectorized, 2);

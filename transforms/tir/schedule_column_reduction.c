@@ -6,9 +6,9 @@
  * are V neighbouring elements everywhere: they are reduced together, one vector each,
  * with the reduce loops outside the vector loop:
  *   for fo in T.parallel(E0 * ... * (N / W)):     (outer spatial dims and strips of W fused)
- *     for vb in T.unroll(B): for l in T.vectorized(V): init at s = (fo % (N/W)) * W + vb*V + l
+ *     for vb in range(B): for l in T.vectorized(V): init at s = (fo % (N/W)) * W + vb*V + l
  *     for k0 ...:
- *       for vb in T.unroll(B): for l in T.vectorized(V): body at s = ... + vb*V + l
+ *       for vb in range(B): for l in T.vectorized(V): body at s = ... + vb*V + l
  * (W = B * V, B up to 8 vectors, so each row of the reduction reads whole cache lines).
  * Each output starts from its init and takes its terms in the original order, so the
  * result is bit-identical to the serial nest. */
@@ -119,15 +119,17 @@ static int64_t strip_vectors(int64_t vectors) {
   return 1;
 }
 
-/* for vb in T.unroll(B): for lane in T.vectorized(V): `s` with the block's iter vars
+/* for vb in range(B): for lane in T.vectorized(V): `s` with the block's iter vars
  * bound to vals, the last spatial one to strip_base + vb * V + lane. */
 static const tj_tir_stmt_t *strip(tj_sched_ctx_t *c, const tj_block_t *b, const tj_tir_stmt_t *s, int last_iter,
                                   const tj_tir_expr_t **vals, const tj_tir_expr_t *strip_base, int64_t B, int64_t V) {
   const tj_tir_expr_t *vb = tj_sched_var(c, "vb"), *lane = tj_sched_var(c, "lane");
-  const tj_tir_expr_t *col = tj_sched_add(c, strip_base, tj_sched_add(c, tj_sched_mul(c, vb, V), lane));
+  /* one vector per strip: no vb loop, so vb must not appear */
+  const tj_tir_expr_t *in_strip = B > 1 ? tj_sched_add(c, tj_sched_mul(c, vb, V), lane) : lane;
+  const tj_tir_expr_t *col = tj_sched_add(c, strip_base, in_strip);
   vals[last_iter] = tj_sched_cast_like(c, b->iter_vars[last_iter].var, col);
   const tj_tir_stmt_t *inner = tj_sched_loop(c, lane, V, TJ_FOR_VECTORIZED, tj_sched_subst_stmt(c, b, s, vals));
-  return B > 1 ? tj_sched_loop(c, vb, B, TJ_FOR_UNROLLED, inner) : inner;
+  return B > 1 ? tj_sched_loop(c, vb, B, TJ_FOR_SERIAL, inner) : inner;
 }
 
 int tj_sched_rule_column_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
