@@ -686,11 +686,69 @@ START_TEST(exp_becomes_tir_exp_with_one_compute_block) {
 }
 END_TEST
 
+/* R.arange(1, n, 2) with a symbolic n: a T_arange PrimFunc whose length n // 2 no
+ * buffer binds, so n is a trailing int64 parameter passed by the call's tir_vars. */
+START_TEST(symbolic_arange_passes_its_bound_as_tir_vars) {
+  tj_arena_t *a = tj_arena_create();
+  static const char src[] = "from tvm.script import ir as I\n"
+                            "from tvm.script import tir as T\n"
+                            "from tvm.script import relax as R\n"
+                            "@I.ir_module\n"
+                            "class Module:\n"
+                            "    @R.function\n"
+                            "    def main(x: R.Tensor((\"n\",), \"float32\")):\n"
+                            "        n = T.int64()\n"
+                            "        gv = R.arange(1, n, 2)\n"
+                            "        return gv\n";
+  tj_module_t *parsed = NULL;
+  TU_OK(tj_parse_module(a, "arange.rx", src, strlen(src), &parsed));
+  const tj_module_t *m = legalize(a, parsed);
+  tj_call_tir_view_t v;
+  ck_assert(tj_rx_as_call_tir(main_value(m), &v));
+  ck_assert_int_eq(v.n_args, 0);
+  ck_assert_ptr_nonnull(v.tir_vars);
+  ck_assert_int_eq(v.tir_vars->shape_expr.n, 1);
+  ck_assert_str_eq(v.tir_vars->shape_expr.values[0]->var.name, "n");
+  const tj_prim_func_t *f = tj_module_find_prim(m, "arange");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(f->n_params, 2); /* the output, then n */
+  ck_assert_ptr_null(f->buffer_map[1]);
+  ck_assert(tj_dtype_eq(f->params[1]->dtype, TJ_I64));
+  const tj_block_t *blk[2];
+  ck_assert_int_eq(blocks_of(f, blk, 2), 1);
+  ck_assert_str_eq(blk[0]->name, "T_arange");
+  tj_arena_free(a);
+}
+END_TEST
+
+/* argmax over axis 1: the tuple reduction x_red_temp (index and value, reduce k1),
+ * then x_red copying the index, as TOPI writes it. */
+START_TEST(argmax_is_a_tuple_reduction_then_a_copy) {
+  tj_arena_t *a = tj_arena_create();
+  int64_t dims[3] = {2, 3, 4};
+  const tj_rx_expr_t *x = tensor_param(a, "x", TJ_F32, 3, dims);
+  tj_attr_value_t axis = {.kind = TJ_ATTR_INT, .dtype = TJ_I64, .i = 1};
+  const tj_module_t *m = legalize(a, one_call_module(a, "relax.argmax", 1, &x, tj_attrs_set(a, NULL, "axis", axis)));
+  const tj_prim_func_t *f = tj_module_find_prim(m, "argmax");
+  ck_assert_ptr_nonnull(f);
+  const tj_block_t *blk[2];
+  ck_assert_int_eq(blocks_of(f, blk, 2), 2);
+  ck_assert_str_eq(blk[0]->name, "x_red_temp");
+  assert_kinds(blk[0], "SSR");
+  ck_assert_int_eq(blk[0]->n_writes, 2);
+  ck_assert_str_eq(blk[1]->name, "x_red");
+  ck_assert(tj_dtype_eq(f->buffer_map[1]->dtype, TJ_I64));
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("legalize_ops");
   TCase *tc = tcase_create("legalize_ops");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, relu_becomes_call_tir_to_compute_block);
+  tcase_add_test(tc, symbolic_arange_passes_its_bound_as_tir_vars);
+  tcase_add_test(tc, argmax_is_a_tuple_reduction_then_a_copy);
   tcase_add_test(tc, conv2d_nhwc_has_pad_then_conv_blocks);
   tcase_add_test(tc, conv2d_without_padding_still_has_pad_temp_copy);
   tcase_add_test(tc, layer_norm_f16_accumulates_in_f32);

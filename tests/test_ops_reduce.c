@@ -1,7 +1,7 @@
 /* Reductions end to end (parse, default pipeline, JIT, run through the public API)
  * against a reference written here in double precision: sum, mean, max, min, prod,
  * variance (population), std with axis None / int / list / negative and keepdims, on
- * float32 and int32 (integer mean truncates, as TVM's T.Div); large reductions to a
+ * float32, float16 and int32 (integer mean truncates, as TVM's T.Div); large reductions to a
  * scalar and over leading axes (the full-reduction schedule); and the struct-info
  * errors TVM reports (axis out of range, repeated axis). Also the search ops: argmax,
  * argmin (ties, axis None, keepdims) and where with broadcasting. */
@@ -213,6 +213,48 @@ START_TEST(large_reductions_match_numpy) {
 }
 END_TEST
 
+/* float16 accumulates in float16 (TVM's topi reductions keep the input dtype): against
+ * the double reference of the float16 inputs, float16 tolerances (rtol 1e-2, atol 5e-2). */
+START_TEST(float16_reductions_match_numpy) {
+  for (int op = SUM; op <= STD; op++) {
+    red_case_t cases[] = {
+        CASE((op_t)op, 2, S(8, 33), "[-1]", S(0, 1), false),
+        CASE((op_t)op, 3, S(4, 6, 16), "[0, 1]", S(1, 1, 0), true),
+        CASE((op_t)op, 2, S(5, 7), "None", S(1, 1), false),
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      const red_case_t *c = &cases[i];
+      char body[1024], sh[128];
+      format_shape(sh, sizeof sh, c->ndim, c->shape);
+      snprintf(body, sizeof body,
+               "    def main(x: R.Tensor(%s, dtype=\"float16\")):\n"
+               "        gv = R.%s(x, axis=%s, keepdims=%s)\n"
+               "        return gv\n",
+               sh, op_names[c->op], c->axis, c->keepdims ? "True" : "False");
+      int64_t n = count(c->ndim, c->shape);
+      double xd[512], yd[512];
+      _Float16 xh[512];
+      input(xd, n, c->op == PROD);
+      for (int64_t k = 0; k < n; k++) {
+        xh[k] = (_Float16)(xd[k] * 0.5);
+        xd[k] = (double)xh[k];
+      }
+      int64_t oshape[MAX_NDIM];
+      int on = out_shape(c, oshape);
+      int64_t n_out = count(on, oshape);
+      reference(c, xd, yd, n_out);
+      tvmjit_tensor_t *out = run1(body, TVMJIT_FLOAT16, c->ndim, c->shape, xh);
+      ck_assert_int_eq(tvmjit_tensor_dtype(out), TVMJIT_FLOAT16);
+      const _Float16 *y = tvmjit_tensor_data(out);
+      for (int64_t o = 0; o < n_out; o++)
+        ck_assert_msg(fabs((double)y[o] - yd[o]) <= 5e-2 + 1e-2 * fabs(yd[o]), "float16 %s axis=%s [%lld] = %g, want %g",
+                      op_names[c->op], c->axis, (long long)o, (double)y[o], yd[o]);
+      tvmjit_tensor_free(out);
+    }
+  }
+}
+END_TEST
+
 START_TEST(int32_reductions_are_exact) {
   /* x = i % 7 - 3 over (4, 6): sums, max/min, and mean truncating toward zero */
   int32_t x[24];
@@ -365,6 +407,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, float32_reductions_match_numpy);
   tcase_add_test(tc, large_reductions_match_numpy);
+  tcase_add_test(tc, float16_reductions_match_numpy);
   tcase_add_test(tc, int32_reductions_are_exact);
   tcase_add_test(tc, struct_info_errors);
   tcase_add_test(tc, argmax_argmin_match_reference);

@@ -375,6 +375,39 @@ START_TEST(nchw_convs_vectorize_output_channels_and_compute_the_same_bits) {
 }
 END_TEST
 
+/* Reductions (tests/models/reductions.rx): a reduction to one element becomes parallel
+ * vector partial results (its float sum rounds differently: checked against a double
+ * reference in test_ops_reduce.c); reductions over leading axes reduce V neighbouring
+ * outputs as one vector with the reduce loops outside it, bit for bit. */
+START_TEST(reductions_are_vectorized) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/reductions.rx", "LegalizeOps");
+  const tj_prim_func_t *g = NULL;
+  tj_tir_schedule_stats_t st = schedule(a, prim(m, "sum"), 256, &g);
+  ck_assert_int_eq(st.reduction, 1);
+  kinds_t k = kinds_of(g);
+  ck_assert_int_eq(k.blocks, 1);
+  ck_assert_int_eq(k.vectorized, 2);    /* the partial results' init and update */
+  ck_assert_int_eq(k.allocates, 1);     /* the partial results */
+  st = schedule(a, prim(m, "max"), 256, &g); /* int32 with keepdims: exact */
+  ck_assert_int_eq(st.reduction, 1);
+  ck_assert_int_eq(kinds_of(g).vectorized, 2);
+  assert_same_bits("max", prim(m, "max"), g);
+  st = schedule(a, prim(m, "sum1"), 256, &g); /* x[k0, ax0]: a column sum */
+  ck_assert_int_eq(st.reduction, 1);
+  ck_assert_int_eq(kinds_of(g).vectorized, 2);
+  assert_same_bits("sum1", prim(m, "sum1"), g);
+  st = schedule(a, prim(m, "sum1"), 2048, &g); /* 64 lanes: one vector per strip */
+  ck_assert_int_eq(st.reduction, 1);
+  assert_same_bits("sum1", prim(m, "sum1"), g);
+  st = schedule(a, prim(m, "mean"), 256, &g); /* over (0, 1) of (64, 32, 128), then divide */
+  ck_assert_int_eq(st.reduction, 1);
+  ck_assert_int_ge(kinds_of(g).vectorized, 2);
+  assert_same_bits("mean", prim(m, "mean"), g);
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("schedule");
   TCase *tc = tcase_create("core");
@@ -388,6 +421,7 @@ int main(void) {
   tcase_add_test(tc, native_float16_convs_are_not_widened);
   tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
   tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);
+  tcase_add_test(tc, reductions_are_vectorized);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

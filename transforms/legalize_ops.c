@@ -171,6 +171,43 @@ static const tj_rx_expr_t *legalize_post(tj_rx_mutator_t *m, const tj_rx_expr_t 
   return r;
 }
 
+/* TVMScript stores a binding's annotation as the call's struct info (TVM's Emit): the
+ * creation ops' legalizations read their output dtype from it, so
+ * `gv: R.Tensor((2, 3), "float32") = R.full_like(x_int32, v)` makes a float32 PrimFunc
+ * (docs: tvm-ops.md §0.2). tvmjit's reader keeps the inferred struct info on the call,
+ * so the annotation's dtype is put back here for those ops. */
+static bool reads_annotated_dtype(const char *op) {
+  static const char *const ops[] = {"relax.full", "relax.full_like", "relax.ones", "relax.ones_like",
+                                    "relax.zeros", "relax.zeros_like"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(op, ops[i]) == 0) return true;
+  return false;
+}
+
+static void legalize_binding(tj_rx_mutator_t *m, const tj_rx_binding_t *b) {
+  const tj_rx_expr_t *v = b->value;
+  const tj_sinfo_t *ann = b->var->sinfo, *got = v->sinfo;
+  if (!b->match_cast && v->kind == TJ_RX_CALL && v->call.callee->kind == TJ_RX_OP &&
+      reads_annotated_dtype(v->call.callee->op.name) && tj_sinfo_is_tensor(ann) && tj_sinfo_is_tensor(got) &&
+      ann->tensor.ndim == got->tensor.ndim && !tj_dtype_is_void(ann->tensor.dtype) &&
+      !tj_dtype_eq(ann->tensor.dtype, got->tensor.dtype)) {
+    tj_sinfo_t *s = TJ_ARENA_NEW(m->arena, tj_sinfo_t);
+    tj_rx_binding_t nb = *b;
+    if (s) {
+      *s = *got;
+      s->tensor.dtype = ann->tensor.dtype;
+      nb.value = tj_rx_with_sinfo(m->arena, v, s);
+    }
+    if (!s || !nb.value) {
+      tj_rx_mutator_fail(m, tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory"));
+      return;
+    }
+    tj_rx_mutator_default_binding(m, &nb);
+    return;
+  }
+  tj_rx_mutator_default_binding(m, b);
+}
+
 tj_status_t *tj_legalize_ops_with(const tj_pass_context_t *ctx, const tj_module_t *in,
                                   const tj_legalize_options_t *options, const tj_module_t **out) {
   tj_lg_pass_t p;
@@ -184,6 +221,7 @@ tj_status_t *tj_legalize_ops_with(const tj_pass_context_t *ctx, const tj_module_
     tj_rx_mutator_t rw;
     tj_rx_mutator_init(&rw, p.arena, "LegalizeOps");
     rw.post = legalize_post;
+    rw.binding = legalize_binding;
     rw.ctx = &p;
     const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, e->relax);
     if (rw.error) return rw.error;

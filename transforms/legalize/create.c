@@ -8,7 +8,8 @@
  *                      Select(col <= row + k (tril) / col >= row + k (triu), x, 0), written
  *                      in the form TVM's simplifier leaves for a literal k;
  *   arange             all three values literal: folded to R.const (numpy.arange), as TVM
- *                      does; otherwise kept (symbolic arange needs tir_vars, not done yet).
+ *                      does; otherwise topi.arange → `arange`, block T_arange, with the
+ *                      symbolic values as trailing parameters passed by tir_vars.
  * The output dtype and shape come from the call's struct info (an annotation wins). */
 #include <math.h>
 #include <string.h>
@@ -149,13 +150,44 @@ static bool store_element(tj_dtype_t dt, void *data, int64_t i, double value) {
   return true;
 }
 
+/* topi.arange with a symbolic value: block T_arange, i * step + start, its length
+ * from the call's struct info; symbolic values become trailing int64 parameters. */
+static tj_status_t *legalize_symbolic_arange(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call,
+                                             const tj_rx_expr_t **out_expr) {
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *s = call->sinfo;
+  if (!tj_lg_tensor_known(s) || s->tensor.ndim != 1) return NULL;
+  tj_dtype_t dt = s->tensor.dtype;
+  int n_args = call->call.n_args;
+  const tj_tir_expr_t *start = tj_tir_i64(a, 0), *step = tj_tir_i64(a, 1);
+  for (int i = 0; i < n_args; i++) {
+    const tj_rx_expr_t *arg = call->call.args[i];
+    if (arg->kind != TJ_RX_PRIM_VALUE) return NULL;
+    int slot = n_args == 1 ? 1 : i;
+    if (slot == 0) start = arg->prim_value.value;
+    if (slot == 2) step = arg->prim_value.value;
+  }
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_tir_expr_t *len = tj_lg_shape_expr(&te, s->tensor.shape[0]);
+  start = tj_lg_cast(a, dt, tj_lg_shape_expr(&te, start));
+  step = tj_lg_cast(a, dt, tj_lg_shape_expr(&te, step));
+  const tj_buffer_t *out = tj_lg_output(&te, "T_arange", dt, 1, &len);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(&te, &st, "T_arange", 1, &len, "ax");
+  if (te.failed || !out || !start || !step) return tj_lg_te_finish(&te, "arange", NULL, out_expr);
+  const tj_tir_expr_t *value = tj_tir_binary(a, TJ_TIR_ADD, tj_tir_binary(a, TJ_TIR_MUL, tj_lg_cast(a, dt, st.iv[0]), step), start);
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, 1, st.iv, value));
+  return tj_lg_te_finish(&te, "arange", s, out_expr);
+}
+
 tj_status_t *tj_legalize_arange(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   tj_arena_t *a = ctx->arena;
   int n_args = call->call.n_args;
   double v[3] = {0, 0, 1};
   for (int i = 0; i < n_args; i++)
-    if (!literal(call->call.args[i], &v[n_args == 1 ? 1 : i])) return NULL;
+    if (!literal(call->call.args[i], &v[n_args == 1 ? 1 : i])) return legalize_symbolic_arange(ctx, call, out_expr);
   const tj_sinfo_t *s = call->sinfo;
   if (!tj_lg_tensor_known(s) || s->tensor.ndim != 1 || v[2] == 0) return NULL;
   tj_dtype_t dt = s->tensor.dtype;

@@ -298,9 +298,36 @@ void tj_lg_stage_end(tj_lg_te_t *te, tj_lg_stage_t *st, const tj_tir_stmt_t *ini
 
 /* ---------------- the function ---------------- */
 
+/* True when `v` is a whole dim of some parameter buffer: the buffer binds it. */
+static bool bound_by_buffer(const tj_lg_te_t *te, const tj_tir_expr_t *v) {
+  for (int i = 0; i < te->n_inputs + te->n_outputs; i++) {
+    const tj_buffer_t *b = i < te->n_inputs ? te->in_buffers[i] : te->outputs[i - te->n_inputs];
+    for (int d = 0; b && d < b->ndim; d++)
+      if (b->shape[d] == v) return true;
+  }
+  for (int i = 0; i < te->n_inputs; i++)
+    if (te->in_params[i] == v) return true;
+  return false;
+}
+
+/* Symbolic vars no parameter buffer binds (an output of shape n // 2, a symbolic
+ * arange bound): trailing int64 parameters, passed by the call's tir_vars (TVM's
+ * call_te does the same). Returns their count; their Relax-side values in out_from. */
+static int unbound_syms(const tj_lg_te_t *te, const tj_tir_expr_t **out_to, const tj_tir_expr_t **out_from) {
+  int n = 0;
+  for (int i = 0; i < te->n_syms; i++)
+    if (!bound_by_buffer(te, te->sym_to[i])) {
+      out_to[n] = te->sym_to[i];
+      out_from[n++] = te->sym_from[i];
+    }
+  return n;
+}
+
 static const tj_prim_func_t *build_prim_func(tj_lg_te_t *te) {
   tj_arena_t *a = te->arena;
-  int n = te->n_inputs + te->n_outputs;
+  const tj_tir_expr_t *extra[TJ_LG_MAX_SYMS], *extra_from[TJ_LG_MAX_SYMS];
+  int n_extra = unbound_syms(te, extra, extra_from);
+  int n = te->n_inputs + te->n_outputs + n_extra;
   const tj_tir_expr_t **params = TJ_ARENA_ARRAY(a, const tj_tir_expr_t *, n);
   const tj_buffer_t **bmap = TJ_ARENA_ARRAY(a, const tj_buffer_t *, n);
   tj_prim_func_t *f = TJ_ARENA_NEW(a, tj_prim_func_t);
@@ -314,6 +341,10 @@ static const tj_prim_func_t *build_prim_func(tj_lg_te_t *te) {
     params[te->n_inputs + i] = tj_tir_var(a, te->outputs[i]->name, TJ_HANDLE);
     bmap[te->n_inputs + i] = te->outputs[i];
     if (!params[te->n_inputs + i]) return NULL;
+  }
+  for (int i = 0; i < n_extra; i++) {
+    params[te->n_inputs + te->n_outputs + i] = extra[i];
+    bmap[te->n_inputs + te->n_outputs + i] = NULL;
   }
   root->n_alloc_buffers = te->n_allocs;
   root->alloc_buffers = te->n_allocs ? tj_arena_memdup(a, te->allocs, sizeof(te->allocs[0]) * (size_t)te->n_allocs)
@@ -336,7 +367,12 @@ tj_status_t *tj_lg_te_finish(tj_lg_te_t *te, const char *name_hint, const tj_sin
                                                "more than %d parameters/stages)", name_hint, TJ_LG_MAX_PARAMS);
   const tj_rx_expr_t *gvar = NULL;
   TJ_RETURN_IF_ERROR(tj_lg_add_function(te->ctx, name_hint, f, &gvar));
-  const tj_rx_expr_t *call = tj_rx_make_call_tir(te->arena, gvar, te->n_inputs, te->call_args, out_sinfo, NULL);
+  const tj_tir_expr_t *extra[TJ_LG_MAX_SYMS], *extra_from[TJ_LG_MAX_SYMS];
+  int n_extra = unbound_syms(te, extra, extra_from);
+  const tj_rx_expr_t *tir_vars = n_extra ? tj_rx_shape_expr(te->arena, n_extra, extra_from) : NULL;
+  if (n_extra && tir_vars) tir_vars = tj_rx_with_sinfo(te->arena, tir_vars, tj_sinfo_shape(te->arena, n_extra, extra_from));
+  if (n_extra && !tir_vars) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory building call_tir");
+  const tj_rx_expr_t *call = tj_rx_make_call_tir(te->arena, gvar, te->n_inputs, te->call_args, out_sinfo, tir_vars);
   if (!call) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory building call_tir");
   *out_call = call;
   return NULL;

@@ -4,6 +4,12 @@
  * parallel / vectorized / unrolled with local buffers. Rules, tried in this order on
  * each nest (one file each):
  *
+ *   full reduction (schedule_full_reduction.c)  a reduction to one element (R.sum(x)):
+ *                                P parallel chunks of V-lane partial results over a flat
+ *                                view of the input, combined in order at the end.
+ *   column reduction (schedule_column_reduction.c)  reduce loops over leading dims, the
+ *                                innermost spatial dim last in every access: V outputs
+ *                                reduced together as one vector, reduce loops outside it.
  *   conv (schedule_conv.c)       a reduction C[s...] = f(C[s...], ...) over spatial
  *                                vars s: register tile of several outputs along C's
  *                                second-to-last dim x one vector along its last dim in
@@ -28,8 +34,9 @@
  * Every output element is computed by the same operations in the same order as in the
  * original function (reductions start from the init value and take their terms in the
  * original loop order), so results are bit-identical; only the order across
- * independent elements changes. The one exception is asked for: reorder_reductions
- * lets a float32/float64 conv take its terms in another order. A nest no rule matches
+ * independent elements changes. Two exceptions: reorder_reductions lets a
+ * float32/float64 conv take its terms in another order, and a full reduction combines
+ * partial results (float sums round differently, within float tolerance). A nest no rule matches
  * stays as it is. */
 #ifndef TJ_TRANSFORMS_TIR_SCHEDULE_H
 #define TJ_TRANSFORMS_TIR_SCHEDULE_H

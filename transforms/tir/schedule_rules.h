@@ -45,6 +45,7 @@ int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_full_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+int tj_sched_rule_column_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 
 /* The injective nest stmts[i] scheduled (with its epilogue), or with `retarget` its
  * values converted to retarget's dtype and stored there instead (no epilogue). NULL
