@@ -269,10 +269,9 @@ static ival_t interp_int_arith(interp_t *ip, tj_tir_expr_kind_t k, tj_dtype_t dt
   ival_t r = {0};
   bool is_unsigned = dt.code == TJ_DT_UINT;
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-  if ((k == TJ_TIR_DIV || k == TJ_TIR_MOD || k == TJ_TIR_FLOOR_DIV || k == TJ_TIR_FLOOR_MOD) && y == 0) {
-    interp_fail(ip, TJ_ERR_INVALID_ARGUMENT, "integer division by zero (%s)", tj_tir_expr_kind_name(k));
-    return r;
-  }
+  (void)ip;
+  /* As compiled kernels (jit/codegen.c, docs/numerics.md): x / 0 and x % 0 are 0. */
+  if ((k == TJ_TIR_DIV || k == TJ_TIR_MOD || k == TJ_TIR_FLOOR_DIV || k == TJ_TIR_FLOOR_MOD) && y == 0) return r;
   bool overflow_div = !is_unsigned && x == INT64_MIN && y == -1; /* the one case C leaves undefined */
   switch (k) {
     case TJ_TIR_ADD: r.i = (int64_t)(ux + uy); break;
@@ -377,7 +376,16 @@ static double interp_unary_math(const char *op, double x, bool *known) {
   if (!strcmp(op, "floor")) return floor(x);
   if (!strcmp(op, "ceil")) return ceil(x);
   if (!strcmp(op, "trunc")) return trunc(x);
-  if (!strcmp(op, "nearbyint") || !strcmp(op, "round")) return nearbyint(x);
+  if (!strcmp(op, "nearbyint")) return nearbyint(x);
+  if (!strcmp(op, "round")) return round(x); /* TVM lowers tir.round to llvm.round: halves away from zero */
+  if (!strcmp(op, "asin")) return asin(x);
+  if (!strcmp(op, "acos")) return acos(x);
+  if (!strcmp(op, "atan")) return atan(x);
+  if (!strcmp(op, "sinh")) return sinh(x);
+  if (!strcmp(op, "cosh")) return cosh(x);
+  if (!strcmp(op, "asinh")) return asinh(x);
+  if (!strcmp(op, "acosh")) return acosh(x);
+  if (!strcmp(op, "atanh")) return atanh(x);
   *known = false;
   return 0;
 }

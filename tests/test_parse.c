@@ -417,7 +417,9 @@ START_TEST(errors_relax_rules) {
   snprintf(buf, sizeof buf, "%s    y = R.call_tir(\"f\", (x,), R.Tensor((T.Cast(\"int64\"),), \"float32\"))\n    return y\n", sig);
   expect_error(buf, "m.rx:3:41:", "T.Cast expects 2 arguments");
   snprintf(buf, sizeof buf, "%s    y = R.nn.rlu(x)\n    return y\n", sig);
-  expect_error(buf, "m.rx:3:9:", "unknown or unsupported operator 'R.nn.rlu' (supported: ");
+  expect_error(buf, "m.rx:3:9:", "unknown or unsupported operator 'R.nn.rlu' (did you mean R.nn.relu?); `tvmjit ops`");
+  snprintf(buf, sizeof buf, "%s    y = R.frobnicate(x)\n    return y\n", sig);
+  expect_error(buf, "m.rx:3:9:", "unknown or unsupported operator 'R.frobnicate'; `tvmjit ops` lists");
   snprintf(buf, sizeof buf, "%s    y = R.permute_dims(x, axes=[0], bogus=1)\n    return y\n", sig);
   expect_error(buf, "m.rx:3:9:", "bogus");
   snprintf(buf, sizeof buf, "%s    y: R.Shape = x\n    return y\n", sig);
