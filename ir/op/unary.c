@@ -32,56 +32,57 @@ static tj_status_t *infer_check(const char *op, const tj_infer_ctx_t *ctx, const
 
 static const char *const unary_args[] = {"x"};
 
-#define UNARY_DEF(ident, dtypes_text)                                                                      \
+#define UNARY_DEF(ident, dtypes_text, notes_text)                                                         \
   const tj_op_def_t tj_op_##ident = {                                                                     \
       .name = "relax." #ident, .script_name = "R." #ident, .min_args = 1, .max_args = 1,                  \
       .mp_policy = TJ_MP_FOLLOW, .infer = infer_##ident, .arg_names = unary_args, .dtypes = dtypes_text,  \
+      .notes = notes_text,                                                                                 \
   };
 
-#define UNARY_OP(ident, require_float)                                                                    \
+#define UNARY_OP(ident, require_float, dtypes_text, notes_text)                                           \
   static tj_status_t *infer_##ident(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call,                  \
                                     const tj_sinfo_t **out) {                                              \
     (void)ctx;                                                                                             \
     return infer_unary(#ident, require_float, call, out);                                                 \
   }                                                                                                        \
-  UNARY_DEF(ident, require_float ? "float" : "any")
+  UNARY_DEF(ident, dtypes_text, notes_text)
 
 #define UNARY_CHECK_OP(ident)                                                                             \
   static tj_status_t *infer_##ident(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call,                  \
                                     const tj_sinfo_t **out) {                                              \
     return infer_check(#ident, ctx, call, out);                                                           \
   }                                                                                                        \
-  UNARY_DEF(ident, "any -> bool")
+  UNARY_DEF(ident, "any -> bool", NULL)
 
-/*       op           require_float */
-UNARY_OP(abs,         false)
-UNARY_OP(negative,    false)
-UNARY_OP(exp,         true)
-UNARY_OP(log,         true)
-UNARY_OP(sqrt,        true)
-UNARY_OP(rsqrt,       true)
-UNARY_OP(square,      false)
-UNARY_OP(sin,         true)
-UNARY_OP(cos,         true)
-UNARY_OP(tan,         true)
-UNARY_OP(asin,        true)
-UNARY_OP(acos,        true)
-UNARY_OP(atan,        true)
-UNARY_OP(sinh,        true)
-UNARY_OP(cosh,        true)
-UNARY_OP(tanh,        true)
-UNARY_OP(asinh,       true)
-UNARY_OP(acosh,       true)
-UNARY_OP(atanh,       true)
-UNARY_OP(sigmoid,     true)
-UNARY_OP(erf,         true)
-UNARY_OP(floor,       false)
-UNARY_OP(ceil,        false)
-UNARY_OP(round,       false)
-UNARY_OP(trunc,       false)
-UNARY_OP(sign,        false)
-UNARY_OP(logical_not, false)
-UNARY_OP(bitwise_not, false)
+/*       op           float  dtypes      notes */
+UNARY_OP(abs,         false, "any",     "abs(INT_MIN) wraps to INT_MIN")
+UNARY_OP(negative,    false, "any",     NULL)
+UNARY_OP(exp,         true,  "float",   NULL)
+UNARY_OP(log,         true,  "float",   NULL)
+UNARY_OP(sqrt,        true,  "float",   NULL)
+UNARY_OP(rsqrt,       true,  "float",   "1 / sqrt(x), two roundings, as TVM")
+UNARY_OP(square,      false, "any",     NULL)
+UNARY_OP(sin,         true,  "float",   NULL)
+UNARY_OP(cos,         true,  "float",   NULL)
+UNARY_OP(tan,         true,  "float",   NULL)
+UNARY_OP(asin,        true,  "float",   NULL)
+UNARY_OP(acos,        true,  "float",   NULL)
+UNARY_OP(atan,        true,  "float",   NULL)
+UNARY_OP(sinh,        true,  "float",   NULL)
+UNARY_OP(cosh,        true,  "float",   NULL)
+UNARY_OP(tanh,        true,  "float",   NULL)
+UNARY_OP(asinh,       true,  "float",   NULL)
+UNARY_OP(acosh,       true,  "float",   NULL)
+UNARY_OP(atanh,       true,  "float",   NULL)
+UNARY_OP(sigmoid,     true,  "float",   NULL)
+UNARY_OP(erf,         true,  "float",   "float16 is computed in float32, as TVM")
+UNARY_OP(floor,       false, "any",     "the identity on integers")
+UNARY_OP(ceil,        false, "any",     "the identity on integers")
+UNARY_OP(round,       false, "any",     "halves away from zero (TVM's llvm.round), not numpy's halves to even")
+UNARY_OP(trunc,       false, "any",     "the identity on integers; R.trunc is TVM after the corpus commit (#17924)")
+UNARY_OP(sign,        false, "any",     "sign(NaN) is 0, as TVM")
+UNARY_OP(logical_not, false, "bool",    "TVM's TIR accepts bool only")
+UNARY_OP(bitwise_not, false, "int, uint", "TVM's TIR accepts integers only")
 UNARY_CHECK_OP(isnan)
 UNARY_CHECK_OP(isinf)
 UNARY_CHECK_OP(isfinite)
@@ -109,4 +110,5 @@ static const char *const clip_args[] = {"x", "min", "max"};
 const tj_op_def_t tj_op_clip = {
     .name = "relax.clip", .script_name = "R.clip", .min_args = 3, .max_args = 3,
     .mp_policy = TJ_MP_NEVER, .infer = infer_clip, .arg_names = clip_args, .dtypes = "any",
+    .notes = "R.clip(x, min, max) with PrimValue bounds; NaN clips to max, as TVM",
 };
