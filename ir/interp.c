@@ -397,6 +397,28 @@ static bool interp_check_args(interp_t *ip, const tj_tir_expr_t *e, int want) {
   return false;
 }
 
+/* tir.bitwise_* and tir.shift_*, with the shift semantics of compiled kernels
+ * (jit/codegen.c): an amount outside [0, bits) shifts every bit out. */
+static ival_t interp_bitwise(interp_t *ip, const char *op, const tj_tir_expr_t *e) {
+  ival_t r = {0};
+  bool is_not = !strcmp(op, "bitwise_not");
+  if (!interp_check_args(ip, e, is_not ? 1 : 2)) return r;
+  int64_t x = interp_eval(ip, e->call.args[0]).i, y = is_not ? 0 : interp_eval(ip, e->call.args[1]).i;
+  tj_dtype_t d = e->dtype;
+  int bits = d.code == TJ_DT_BOOL ? 1 : d.bits;
+  bool in_range = y >= 0 && y < bits;
+  uint64_t ux = d.code == TJ_DT_UINT || d.code == TJ_DT_BOOL ? (uint64_t)x & (bits == 64 ? ~0ull : (1ull << bits) - 1) : (uint64_t)x;
+  if (is_not) r.i = ~x;
+  else if (!strcmp(op, "bitwise_and")) r.i = x & y;
+  else if (!strcmp(op, "bitwise_or")) r.i = x | y;
+  else if (!strcmp(op, "bitwise_xor")) r.i = x ^ y;
+  else if (!strcmp(op, "shift_left")) r.i = in_range ? (int64_t)(ux << y) : 0;
+  else if (d.code == TJ_DT_INT) r.i = in_range ? x >> y : (x < 0 ? -1 : 0); /* arithmetic */
+  else r.i = in_range ? (int64_t)(ux >> y) : 0;
+  r.i = interp_wrap(d, r.i);
+  return r;
+}
+
 static ival_t interp_call(interp_t *ip, const tj_tir_expr_t *e) {
   ival_t r = {0};
   const char *op = e->call.op ? e->call.op : "";
@@ -440,6 +462,8 @@ static ival_t interp_call(interp_t *ip, const tj_tir_expr_t *e) {
     r.i = interp_wrap(e->dtype, e->dtype.code == TJ_DT_UINT || v.i >= 0 ? v.i : (int64_t)(0 - (uint64_t)v.i));
     return r;
   }
+  if (!strncmp(op, "bitwise_", 8) || !strcmp(op, "shift_left") || !strcmp(op, "shift_right"))
+    return interp_bitwise(ip, op, e);
   bool known;
   interp_unary_math(op, 0.0, &known);
   if (known) {
