@@ -22,7 +22,8 @@ failures, passes = [], 0
 def rx(op, args, out_dtype=None, extra=""):
     params = ", ".join(f"{n}: R.Tensor({tuple(a.shape)!r}, \"{a.dtype}\")" for n, a in args)
     call_args = ", ".join(n for n, _ in args) + extra
-    return ("from tvm.script import ir as I\nfrom tvm.script import relax as R\n@I.ir_module\nclass Module:\n"
+    return ("from tvm.script import ir as I\nfrom tvm.script import relax as R\nfrom tvm.script import tir as T\n"
+            "@I.ir_module\nclass Module:\n"
             "    @R.function\n"
             f"    def main({params}):\n"
             "        with R.dataflow():\n"
@@ -188,6 +189,15 @@ inr = (SV >= 0) & (SV < 32)
 check("left_shift int32, amounts -1..40", "left_shift", [sx, sv], wrap32(np.where(inr, SX << np.where(inr, SV, 0), 0)))
 check("right_shift int32, amounts -1..40", "right_shift", [sx, sv],
       wrap32(np.where(inr, SX >> np.where(inr, SV, 0), np.where(SX < 0, -1, 0))))
+
+# a 0-d constant divisor becomes a literal in the kernel: 0 and -1 must still be guarded
+for c in (0, -1, 3, -3):
+    for op, ref in [("floor_divide", lambda a, b: 0 if b == 0 else a // b), ("floor_mod", lambda a, b: 0 if b == 0 else a % b),
+                    ("divide", lambda a, b: 0 if b == 0 else int(a / b)), ("mod", lambda a, b: 0 if b == 0 else a - int(a / b) * b)]:
+        want = wrap32([ref(int(a), c) for a in edge])
+        check(f"{op} int32 by the constant {c}", op, [edge], want, extra=f', R.const({c}, "int32")')
+xc = np.array([-2.5, -1.0, 0.0, 1.0, 2.5, np.nan], dtype=np.float32)
+check("maximum float32 with a PrimValue", "maximum", [xc], tvm_max(xc, np.float32(0.5)), extra=", R.prim_value(T.float32(0.5))")
 
 p = np.array([[True, False, True, False]]); q = np.array([[True], [False]])
 for op, want in [("logical_and", p & q), ("logical_or", p | q), ("logical_xor", p ^ q), ("equal", p == q)]:
