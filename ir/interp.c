@@ -269,10 +269,9 @@ static ival_t interp_int_arith(interp_t *ip, tj_tir_expr_kind_t k, tj_dtype_t dt
   ival_t r = {0};
   bool is_unsigned = dt.code == TJ_DT_UINT;
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-  if ((k == TJ_TIR_DIV || k == TJ_TIR_MOD || k == TJ_TIR_FLOOR_DIV || k == TJ_TIR_FLOOR_MOD) && y == 0) {
-    interp_fail(ip, TJ_ERR_INVALID_ARGUMENT, "integer division by zero (%s)", tj_tir_expr_kind_name(k));
-    return r;
-  }
+  (void)ip;
+  /* As compiled kernels (jit/codegen.c, docs/numerics.md): x / 0 and x % 0 are 0. */
+  if ((k == TJ_TIR_DIV || k == TJ_TIR_MOD || k == TJ_TIR_FLOOR_DIV || k == TJ_TIR_FLOOR_MOD) && y == 0) return r;
   bool overflow_div = !is_unsigned && x == INT64_MIN && y == -1; /* the one case C leaves undefined */
   switch (k) {
     case TJ_TIR_ADD: r.i = (int64_t)(ux + uy); break;
@@ -377,7 +376,16 @@ static double interp_unary_math(const char *op, double x, bool *known) {
   if (!strcmp(op, "floor")) return floor(x);
   if (!strcmp(op, "ceil")) return ceil(x);
   if (!strcmp(op, "trunc")) return trunc(x);
-  if (!strcmp(op, "nearbyint") || !strcmp(op, "round")) return nearbyint(x);
+  if (!strcmp(op, "nearbyint")) return nearbyint(x);
+  if (!strcmp(op, "round")) return round(x); /* TVM lowers tir.round to llvm.round: halves away from zero */
+  if (!strcmp(op, "asin")) return asin(x);
+  if (!strcmp(op, "acos")) return acos(x);
+  if (!strcmp(op, "atan")) return atan(x);
+  if (!strcmp(op, "sinh")) return sinh(x);
+  if (!strcmp(op, "cosh")) return cosh(x);
+  if (!strcmp(op, "asinh")) return asinh(x);
+  if (!strcmp(op, "acosh")) return acosh(x);
+  if (!strcmp(op, "atanh")) return atanh(x);
   *known = false;
   return 0;
 }
@@ -387,6 +395,28 @@ static bool interp_check_args(interp_t *ip, const tj_tir_expr_t *e, int want) {
   interp_fail(ip, TJ_ERR_INVALID_ARGUMENT, "intrinsic '%s' takes %d argument%s, got %d", e->call.op, want,
               want == 1 ? "" : "s", e->call.n_args);
   return false;
+}
+
+/* tir.bitwise_* and tir.shift_*, with the shift semantics of compiled kernels
+ * (jit/codegen.c): an amount outside [0, bits) shifts every bit out. */
+static ival_t interp_bitwise(interp_t *ip, const char *op, const tj_tir_expr_t *e) {
+  ival_t r = {0};
+  bool is_not = !strcmp(op, "bitwise_not");
+  if (!interp_check_args(ip, e, is_not ? 1 : 2)) return r;
+  int64_t x = interp_eval(ip, e->call.args[0]).i, y = is_not ? 0 : interp_eval(ip, e->call.args[1]).i;
+  tj_dtype_t d = e->dtype;
+  int bits = d.code == TJ_DT_BOOL ? 1 : d.bits;
+  bool in_range = y >= 0 && y < bits;
+  uint64_t ux = d.code == TJ_DT_UINT || d.code == TJ_DT_BOOL ? (uint64_t)x & (bits == 64 ? ~0ull : (1ull << bits) - 1) : (uint64_t)x;
+  if (is_not) r.i = ~x;
+  else if (!strcmp(op, "bitwise_and")) r.i = x & y;
+  else if (!strcmp(op, "bitwise_or")) r.i = x | y;
+  else if (!strcmp(op, "bitwise_xor")) r.i = x ^ y;
+  else if (!strcmp(op, "shift_left")) r.i = in_range ? (int64_t)(ux << y) : 0;
+  else if (d.code == TJ_DT_INT) r.i = in_range ? x >> y : (x < 0 ? -1 : 0); /* arithmetic */
+  else r.i = in_range ? (int64_t)(ux >> y) : 0;
+  r.i = interp_wrap(d, r.i);
+  return r;
 }
 
 static ival_t interp_call(interp_t *ip, const tj_tir_expr_t *e) {
@@ -432,6 +462,8 @@ static ival_t interp_call(interp_t *ip, const tj_tir_expr_t *e) {
     r.i = interp_wrap(e->dtype, e->dtype.code == TJ_DT_UINT || v.i >= 0 ? v.i : (int64_t)(0 - (uint64_t)v.i));
     return r;
   }
+  if (!strncmp(op, "bitwise_", 8) || !strcmp(op, "shift_left") || !strcmp(op, "shift_right"))
+    return interp_bitwise(ip, op, e);
   bool known;
   interp_unary_math(op, 0.0, &known);
   if (known) {

@@ -70,6 +70,10 @@ struct tj_op_def {
    * sinfo) before inference, as TVM's op constructor does; NULL: args as given.
    * reshape: the new shape becomes a ShapeExpr with -1 resolved. */
   tj_status_t *(*canonicalize_args)(const tj_infer_ctx_t *ctx, int n_args, const tj_rx_expr_t **args);
+  /* For `tvmjit ops` and the README table: the dtypes the op accepts ("float", "int",
+   * "any -> bool", ...) and a note on semantics users should know; NULL = not stated. */
+  const char *dtypes;
+  const char *notes;
 };
 
 /* Every op of ir/op/table.def: `tj_op_<ident>` (tj_op_astype, tj_op_conv2d, ...). */
@@ -81,6 +85,9 @@ const tj_op_def_t *tj_op_lookup(const char *name);          /* by "relax.add" */
 const tj_op_def_t *tj_op_lookup_script(const char *name);   /* by "R.add" / "R.nn.conv2d" */
 /* Every registered op, for listings; *out_n receives the count. */
 const tj_op_def_t *const *tj_op_all(int *out_n);
+/* The registered script name closest to `script_name` ("R.nn.rleu" -> "R.nn.relu"),
+ * for "did you mean"; NULL when none is close (edit distance above a third of the name). */
+const char *tj_op_suggest(const char *script_name);
 /* The op's family in ir/op/table.def ("nn", "binary", ...); NULL when not registered. */
 const char *tj_op_family(const tj_op_def_t *def);
 

@@ -27,7 +27,8 @@
 /* Parses `text` (len bytes, need not be NUL-terminated) into a module allocated in
  * `arena`. `filename` is used in messages only. Accepts `@I.ir_module` /
  * `@tvm.script.ir_module` classes and bare `@R.function` / `@T.prim_func` (which give
- * a one-function module). On error returns a TJ_ERR_PARSE status whose message is
+ * a one-function module). On error returns a TJ_ERR_PARSE status (TJ_ERR_UNSUPPORTED for
+ * well-formed text that uses an operator tvmjit does not have) whose message is
  *   file:line:col: message
  *       <the source line>
  *       <caret under the token>

@@ -38,6 +38,10 @@ typedef struct tj_parse_src {
  * unwinds to the reader's entry point. */
 _Noreturn void tj_parse_fail(tj_parse_src_t *src, tj_src_pos_t pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same with another status code (TJ_ERR_UNSUPPORTED: valid TVMScript that tvmjit
+ * does not handle, such as an operator it lacks). */
+_Noreturn void tj_parse_fail_code(tj_parse_src_t *src, tj_code_t code, tj_src_pos_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Unwinds with "out of memory" when p is NULL; returns p otherwise. */
 void *tj_parse_check(tj_parse_src_t *src, const void *p);
 

@@ -32,22 +32,32 @@ static void append_excerpt(tj_strbuf_t *sb, const tj_parse_src_t *src, tj_src_po
   tj_strbuf_append(sb, "^");
 }
 
-void tj_parse_fail(tj_parse_src_t *src, tj_src_pos_t pos, const char *fmt, ...) {
+static _Noreturn void parse_fail_v(tj_parse_src_t *src, tj_code_t code, tj_src_pos_t pos, const char *fmt,
+                                    va_list ap) {
   tj_strbuf_t sb;
   tj_strbuf_init(&sb);
   tj_strbuf_printf(&sb, "%s:%d:%d: ", src->filename, pos.line, pos.col);
-  char msg[6144]; /* room for the supported-operator list */
-  va_list ap;
-  va_start(ap, fmt);
+  char msg[1024];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   tj_strbuf_append(&sb, msg);
   append_excerpt(&sb, src, pos);
   char *text = tj_strbuf_take(&sb);
-  src->error = text ? tj_status_new(TJ_ERR_PARSE, "%s", text) : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  src->error = text ? tj_status_new(code, "%s", text) : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   tj_strbuf_free(&sb);
   tj_free(text);
   longjmp(*src->on_error, 1);
+}
+
+void tj_parse_fail(tj_parse_src_t *src, tj_src_pos_t pos, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  parse_fail_v(src, TJ_ERR_PARSE, pos, fmt, ap);
+}
+
+void tj_parse_fail_code(tj_parse_src_t *src, tj_code_t code, tj_src_pos_t pos, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  parse_fail_v(src, code, pos, fmt, ap);
 }
 
 void *tj_parse_check(tj_parse_src_t *src, const void *p) {

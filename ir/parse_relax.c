@@ -805,18 +805,12 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
     check_status(c, call->pos, tj_op_make_call(&c->rxfn->ictx, def, n_args, args, attrs, &out));
     return rx_val(call->pos, out);
   }
-  /* An op without a registry entry: tvmjit could neither infer nor run it. */
-  char known[4096] = ""; /* the operator list grows with every family */
-  int n_ops = 0;
-  const tj_op_def_t *const *ops = tj_op_all(&n_ops);
-  for (int i = 0; i < n_ops; i++) {
-    /* the call family (call_tir, print, ...) are constructs with their own syntax, not operators */
-    const char *family = tj_op_family(ops[i]);
-    if (!ops[i]->script_name || (family && !strcmp(family, "call"))) continue;
-    size_t used = strlen(known);
-    snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", ops[i]->script_name);
-  }
-  tj_parse_fail(c->src, call->pos, "unknown or unsupported operator '%s' (supported: %s)", name, known);
+  /* An op without a registry entry: valid TVMScript that tvmjit can neither infer nor run. */
+  const char *near = tj_op_suggest(name);
+  char hint[160] = "";
+  if (near) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
+  tj_parse_fail_code(c->src, TJ_ERR_UNSUPPORTED, call->pos,
+                     "unknown or unsupported operator '%s'%s; `tvmjit ops` lists the supported operators", name, hint);
 }
 
 static tj_val_t call_function(tj_pctx_t *c, const tj_py_t *call, const tj_rx_expr_t *callee) {

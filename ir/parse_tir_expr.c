@@ -504,7 +504,8 @@ static void want_args(tj_pctx_t *c, const tj_py_t *call, const char *name, const
 static const char *const unary_math[] = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
                                          "tanh", "sigmoid", "sin", "cos", "tan", "sinh", "cosh", "asin", "acos",
                                          "atan", "erf", "floor", "ceil", "round", "trunc", "fabs", "nearbyint",
-                                         "isnan", "isinf", "isfinite", "popcount", NULL};
+                                         "isnan", "isinf", "isfinite", "popcount", "asinh", "acosh", "atanh",
+                                         "bitwise_not", NULL};
 
 static tj_val_t call_math(tj_pctx_t *c, const tj_py_t *call, const char *name, callargs_t *a) {
   want_args(c, call, name, a, 1, 1);
@@ -616,7 +617,12 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
   if (!strcmp(name, "T.floormod")) return call_binary_fn(c, call, name, TJ_TIR_FLOOR_MOD, &a);
   if (!strcmp(name, "T.truncdiv")) return call_binary_fn(c, call, name, TJ_TIR_DIV, &a);
   if (!strcmp(name, "T.truncmod")) return call_binary_fn(c, call, name, TJ_TIR_MOD, &a);
-  if (!strcmp(name, "T.pow") || !strcmp(name, "T.fmod") || !strcmp(name, "T.atan2") || !strcmp(name, "T.hypot")) {
+  static const char *const binary_intrinsics[] = {"T.pow", "T.fmod", "T.atan2", "T.hypot", "T.bitwise_and",
+                                                  "T.bitwise_or", "T.bitwise_xor", "T.shift_left", "T.shift_right"};
+  bool is_binary_intrinsic = false;
+  for (size_t i = 0; i < sizeof binary_intrinsics / sizeof binary_intrinsics[0]; i++)
+    is_binary_intrinsic |= !strcmp(name, binary_intrinsics[i]);
+  if (is_binary_intrinsic) {
     want_args(c, call, name, &a, 2, 2);
     const tj_tir_expr_t *x = tj_tir_as_expr(c, &a.v[0]), *y = tj_tir_as_expr(c, &a.v[1]);
     match_types(c, call->pos, &x, &y);

@@ -138,9 +138,76 @@ static LLVMValueRef gen_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueR
   return is_signed(from) ? LLVMBuildSExt(b, v, t, "") : LLVMBuildZExt(b, v, t, "");
 }
 
+/* Integer division and modulo never trap (docs/numerics.md): x / 0 and x % 0 are 0, as
+ * numpy gives, and INT_MIN / -1 wraps to INT_MIN (its remainder is 0). LLVM's sdiv/srem
+ * are undefined there (x86 raises SIGFPE), so the divisor is replaced by 1 in those
+ * lanes and a zero divisor's result is selected to 0. A constant divisor other than 0
+ * and -1 (all index arithmetic) needs no guard and gets none. */
+typedef struct safe_divisor {
+  LLVMValueRef y;       /* the divisor to use */
+  LLVMValueRef is_zero; /* i1 (vector): the original divisor was 0; NULL = never */
+} safe_divisor_t;
+
+static bool is_safe_constant(LLVMValueRef y) {
+  if (!LLVMIsAConstantInt(y)) return false;
+  long long v = LLVMConstIntGetSExtValue(y);
+  return v != 0 && v != -1;
+}
+
+/* The integer constant v in every lane of t (a scalar or vector integer type). */
+static LLVMValueRef int_splat(LLVMTypeRef t, unsigned long long v) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstInt(t, v, 0);
+  LLVMValueRef lanes[64], s = LLVMConstInt(LLVMGetElementType(t), v, 0);
+  unsigned n = LLVMGetVectorSize(t);
+  for (unsigned i = 0; i < n && i < 64; i++) lanes[i] = s;
+  return LLVMConstVector(lanes, n < 64 ? n : 64);
+}
+
+static unsigned int_bits(LLVMTypeRef t) {
+  return LLVMGetIntTypeWidth(LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetElementType(t) : t);
+}
+
+static safe_divisor_t safe_divisor(cg_t *c, bool is_signed_div, LLVMValueRef x, LLVMValueRef y) {
+  if (is_safe_constant(y)) return (safe_divisor_t){y, NULL};
+  LLVMBuilderRef b = c->b;
+  LLVMTypeRef t = LLVMTypeOf(y);
+  LLVMValueRef is_zero = LLVMBuildICmp(b, LLVMIntEQ, y, LLVMConstNull(t), "");
+  LLVMValueRef replace = is_zero;
+  if (is_signed_div) {
+    LLVMValueRef int_min = int_splat(t, 1ULL << (int_bits(t) - 1));
+    LLVMValueRef overflow = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, y, LLVMConstAllOnes(t), ""),
+                                         LLVMBuildICmp(b, LLVMIntEQ, x, int_min, ""), "");
+    replace = LLVMBuildOr(b, replace, overflow, "");
+  }
+  return (safe_divisor_t){LLVMBuildSelect(b, replace, int_splat(t, 1), y, ""), is_zero};
+}
+
+/* r, or 0 where the divisor was 0. */
+static LLVMValueRef zero_if_divisor_zero(cg_t *c, safe_divisor_t sd, LLVMValueRef r) {
+  if (!sd.is_zero) return r;
+  return LLVMBuildSelect(c->b, sd.is_zero, LLVMConstNull(LLVMTypeOf(r)), r, "");
+}
+
+/* Truncating integer division (TIR Div) and remainder (TIR Mod, truncmod). */
+static LLVMValueRef gen_trunc_int(cg_t *c, bool want_div, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y) {
+  LLVMBuilderRef b = c->b;
+  bool s = is_signed(d);
+  safe_divisor_t sd = safe_divisor(c, s, x, y);
+  LLVMValueRef r = want_div ? (s ? LLVMBuildSDiv(b, x, sd.y, "") : LLVMBuildUDiv(b, x, sd.y, ""))
+                            : (s ? LLVMBuildSRem(b, x, sd.y, "") : LLVMBuildURem(b, x, sd.y, ""));
+  return zero_if_divisor_zero(c, sd, r);
+}
+
 /* Integer floor division / modulo from truncating ones: adjust when the remainder is
  * non-zero and its sign differs from the divisor's. */
+static LLVMValueRef gen_floor_int_unguarded(cg_t *c, bool want_div, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y);
+
 static LLVMValueRef gen_floor_int(cg_t *c, bool want_div, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y) {
+  safe_divisor_t sd = safe_divisor(c, is_signed(d), x, y);
+  return zero_if_divisor_zero(c, sd, gen_floor_int_unguarded(c, want_div, d, x, sd.y));
+}
+
+static LLVMValueRef gen_floor_int_unguarded(cg_t *c, bool want_div, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y) {
   LLVMBuilderRef b = c->b;
   if (!is_signed(d)) return want_div ? LLVMBuildUDiv(b, x, y, "") : LLVMBuildURem(b, x, y, "");
   LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(x));
@@ -211,8 +278,8 @@ static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
     case TJ_TIR_ADD: return f ? allow_contract(c, d, LLVMBuildFAdd(b, x, y, "")) : s ? LLVMBuildNSWAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
     case TJ_TIR_SUB: return f ? allow_contract(c, d, LLVMBuildFSub(b, x, y, "")) : s ? LLVMBuildNSWSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
     case TJ_TIR_MUL: return f ? allow_contract(c, d, LLVMBuildFMul(b, x, y, "")) : s ? LLVMBuildNSWMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
-    case TJ_TIR_DIV: return f ? LLVMBuildFDiv(b, x, y, "") : s ? LLVMBuildSDiv(b, x, y, "") : LLVMBuildUDiv(b, x, y, "");
-    case TJ_TIR_MOD: return f ? LLVMBuildFRem(b, x, y, "") : s ? LLVMBuildSRem(b, x, y, "") : LLVMBuildURem(b, x, y, "");
+    case TJ_TIR_DIV: return f ? LLVMBuildFDiv(b, x, y, "") : gen_trunc_int(c, true, d, x, y);
+    case TJ_TIR_MOD: return f ? LLVMBuildFRem(b, x, y, "") : gen_trunc_int(c, false, d, x, y);
     case TJ_TIR_FLOOR_DIV: return f ? gen_floor_float(c, true, x, y) : gen_floor_int(c, true, d, x, y);
     case TJ_TIR_FLOOR_MOD: return f ? gen_floor_float(c, false, x, y) : gen_floor_int(c, false, d, x, y);
     /* TVM: min(a, b) = a < b ? a : b, max(a, b) = a > b ? a : b. */
@@ -337,7 +404,8 @@ static const math_op_t math_ops[] = {
     {"tir.cos", "llvm.cos", "cos", 1},         {"tir.tan", NULL, "tan", 1},
     {"tir.fabs", "llvm.fabs", "fabs", 1},      {"tir.floor", "llvm.floor", "floor", 1},
     {"tir.ceil", "llvm.ceil", "ceil", 1},      {"tir.trunc", "llvm.trunc", "trunc", 1},
-    {"tir.round", "llvm.nearbyint", "nearbyint", 1}, {"tir.nearbyint", "llvm.nearbyint", "nearbyint", 1},
+    /* TVM lowers tir.round to llvm.round: halves away from zero (numpy rounds them to even). */
+    {"tir.round", "llvm.round", "round", 1},   {"tir.nearbyint", "llvm.nearbyint", "nearbyint", 1},
     {"tir.pow", "llvm.pow", "pow", 2},         {"tir.copysign", "llvm.copysign", "copysign", 2},
     {"tir.tanh", NULL, "tanh", 1},             {"tir.erf", NULL, "erf", 1},
     {"tir.log1p", NULL, "log1p", 1},           {"tir.expm1", NULL, "expm1", 1},
@@ -345,6 +413,8 @@ static const math_op_t math_ops[] = {
     {"tir.acos", NULL, "acos", 1},             {"tir.sinh", NULL, "sinh", 1},
     {"tir.cosh", NULL, "cosh", 1},             {"tir.atan2", NULL, "atan2", 2},
     {"tir.fmod", NULL, "fmod", 2},             {"tir.hypot", NULL, "hypot", 2},
+    {"tir.asinh", NULL, "asinh", 1},           {"tir.acosh", NULL, "acosh", 1},
+    {"tir.atanh", NULL, "atanh", 1},
 };
 
 static LLVMValueRef gen_math(cg_t *c, const tj_tir_expr_t *e, const math_op_t *op) {
@@ -388,6 +458,20 @@ static LLVMValueRef gen_float_special(cg_t *c, const tj_tir_expr_t *e) {
   return fcmp(c, LLVMRealOLT, ax, inf); /* tir.isfinite */
 }
 
+/* Shifts as numpy defines them: an amount outside [0, bits) (LLVM: poison) shifts
+ * everything out, giving 0, or -1 for an arithmetic right shift of a negative value. */
+static LLVMValueRef gen_shift(cg_t *c, bool left, bool arithmetic, LLVMValueRef x, LLVMValueRef y) {
+  LLVMBuilderRef b = c->b;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  unsigned bits = int_bits(t);
+  LLVMValueRef in_range = LLVMBuildICmp(b, LLVMIntULT, y, int_splat(t, bits), ""); /* negative: huge unsigned */
+  LLVMValueRef zero = LLVMConstNull(t);
+  if (left) return LLVMBuildSelect(b, in_range, LLVMBuildShl(b, x, LLVMBuildSelect(b, in_range, y, zero, ""), ""), zero, "");
+  if (!arithmetic)
+    return LLVMBuildSelect(b, in_range, LLVMBuildLShr(b, x, LLVMBuildSelect(b, in_range, y, zero, ""), ""), zero, "");
+  return LLVMBuildAShr(b, x, LLVMBuildSelect(b, in_range, y, int_splat(t, bits - 1), ""), "");
+}
+
 static LLVMValueRef gen_bitwise(cg_t *c, const tj_tir_expr_t *e) {
   const char *op = e->call.op;
   if (strcmp(op, "tir.bitwise_not") == 0) {
@@ -401,8 +485,7 @@ static LLVMValueRef gen_bitwise(cg_t *c, const tj_tir_expr_t *e) {
   if (strcmp(op, "tir.bitwise_and") == 0) return LLVMBuildAnd(c->b, x, y, "");
   if (strcmp(op, "tir.bitwise_or") == 0) return LLVMBuildOr(c->b, x, y, "");
   if (strcmp(op, "tir.bitwise_xor") == 0) return LLVMBuildXor(c->b, x, y, "");
-  if (strcmp(op, "tir.shift_left") == 0) return LLVMBuildShl(c->b, x, y, "");
-  return is_signed(e->dtype) ? LLVMBuildAShr(c->b, x, y, "") : LLVMBuildLShr(c->b, x, y, ""); /* shift_right */
+  return gen_shift(c, strcmp(op, "tir.shift_left") == 0, is_signed(e->dtype), x, y);
 }
 
 static LLVMValueRef gen_call(cg_t *c, const tj_tir_expr_t *e) {

@@ -19,7 +19,7 @@ typedef struct cli_command {
 } cli_command_t;
 
 extern const cli_command_t cli_cmd_check, cli_cmd_print, cli_cmd_run, cli_cmd_conformance, cli_cmd_bench;
-extern const cli_command_t cli_cmd_cache;
+extern const cli_command_t cli_cmd_cache, cli_cmd_ops;
 
 /* Prints "tvmjit: <status text>" to stderr and frees the status. */
 void cli_report(tj_status_t *status);

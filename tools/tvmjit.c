@@ -5,7 +5,8 @@
 #include "tools/cli.h"
 
 static const cli_command_t *const commands[] = {&cli_cmd_run, &cli_cmd_check, &cli_cmd_print,
-                                                &cli_cmd_conformance, &cli_cmd_bench, &cli_cmd_cache};
+                                                &cli_cmd_conformance, &cli_cmd_bench, &cli_cmd_cache,
+                                                &cli_cmd_ops};
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
 static void print_help(FILE *out) {

@@ -39,6 +39,38 @@ const tj_op_def_t *tj_op_lookup_script(const char *name) {
   return NULL;
 }
 
+/* Levenshtein distance, for names of at most 63 characters (longer: "far"). */
+static int edit_distance(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  if (na > 63 || nb > 63) return 1 << 20;
+  int row[64];
+  for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+  for (size_t i = 1; i <= na; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= nb; j++) {
+      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[nb];
+}
+
+const char *tj_op_suggest(const char *script_name) {
+  if (!script_name) return NULL;
+  const char *best = NULL;
+  int best_d = 1 << 20;
+  for (int i = 0; i < N_OPS; i++) {
+    int d = edit_distance(script_name, registry[i]->script_name);
+    if (d < best_d) best_d = d, best = registry[i]->script_name;
+  }
+  int limit = (int)strlen(script_name) / 3;
+  return best_d <= (limit > 2 ? limit : 2) ? best : NULL;
+}
+
 const tj_op_def_t *const *tj_op_all(int *out_n) {
   *out_n = N_OPS;
   return registry;

@@ -36,6 +36,12 @@ static inline void fuzz_check_status(tj_status_t *s, tj_code_t want) {
   tj_status_free(s);
 }
 
+/* The reader's errors: TJ_ERR_PARSE, or TJ_ERR_UNSUPPORTED for an operator tvmjit lacks
+ * (ir/parse.h). Frees the status. */
+static inline void fuzz_check_reader_status(tj_status_t *s) {
+  fuzz_check_status(s, tj_status_code(s) == TJ_ERR_UNSUPPORTED ? TJ_ERR_UNSUPPORTED : TJ_ERR_PARSE);
+}
+
 /* Any code but TJ_ERR_INTERNAL, with a message. Frees the status. */
 static inline void fuzz_check_any_status(tj_status_t *s) {
   tj_code_t code = tj_status_code(s);

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tj_module_t *m = NULL;
   tj_status_t *s = tj_parse_module(arena, "fuzz.rx", (const char *)data, size, &m);
   if (s) {
-    fuzz_check_status(s, TJ_ERR_PARSE);
+    fuzz_check_reader_status(s);
   } else {
     s = tj_verify_module(m);
     if (s) fuzz_check_status(s, TJ_ERR_VERIFY);

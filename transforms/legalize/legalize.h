@@ -180,6 +180,13 @@ typedef const tj_tir_expr_t *(*tj_lg_unary_body_fn)(tj_arena_t *a, const tj_tir_
  * Declines (NULL *out_expr) when x's shape or dtype is unknown. */
 tj_status_t *tj_lg_unary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char *name_hint, tj_dtype_t out_dtype,
                          tj_lg_unary_body_fn body, const tj_rx_expr_t **out_expr);
+/* The same with the block (and output buffer) named `block` and loops `<loop_prefix>0,
+ * ...`: TOPI's C++ computes are `T_<op>` over ax0, ax1, ... . A NULL body value (an
+ * expression TVM cannot build for this dtype) is reported by tj_lg_te_finish as out of
+ * memory, so callers check dtypes first. */
+tj_status_t *tj_lg_elemwise(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char *name_hint, const char *block,
+                            const char *loop_prefix, tj_dtype_t out_dtype, tj_lg_unary_body_fn body,
+                            const tj_rx_expr_t **out_expr);
 
 /* ---------------- the legalizers ----------------
  * `tj_legalize_<ident>` for every LEGALIZE row of ir/op/table.def, defined in

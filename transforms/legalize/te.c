@@ -382,6 +382,12 @@ tj_status_t *tj_lg_te_finish(tj_lg_te_t *te, const char *name_hint, const tj_sin
 
 tj_status_t *tj_lg_unary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char *name_hint, tj_dtype_t out_dtype,
                          tj_lg_unary_body_fn body, const tj_rx_expr_t **out_expr) {
+  return tj_lg_elemwise(ctx, call, name_hint, "compute", "i", out_dtype, body, out_expr);
+}
+
+tj_status_t *tj_lg_elemwise(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char *name_hint, const char *block,
+                            const char *loop_prefix, tj_dtype_t out_dtype, tj_lg_unary_body_fn body,
+                            const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
   if (!tj_lg_tensor_known(xs)) return NULL;
@@ -395,9 +401,9 @@ tj_status_t *tj_lg_unary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char 
   int n = x->ndim;
   const tj_tir_expr_t *shape[TJ_LG_MAX_ITERS];
   for (int i = 0; i < n; i++) shape[i] = tj_lg_shape_expr(&te, out_sinfo->tensor.shape[i]);
-  const tj_buffer_t *out = tj_lg_output(&te, "compute", out_dtype, n, shape);
+  const tj_buffer_t *out = tj_lg_output(&te, block, out_dtype, n, shape);
   tj_lg_stage_t st;
-  tj_lg_stage_spatial(&te, &st, "compute", n, shape, "i");
+  tj_lg_stage_spatial(&te, &st, block, n, shape, loop_prefix);
   const tj_tir_expr_t *value = body(a, tj_lg_load(a, x, n, st.iv), out_dtype);
   tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, value));
   return tj_lg_te_finish(&te, name_hint, out_sinfo, out_expr);

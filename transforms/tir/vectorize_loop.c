@@ -235,6 +235,7 @@ static bool elementwise_call(const char *op) {
       "tir.sin", "tir.cos", "tir.tan", "tir.fabs", "tir.floor", "tir.ceil", "tir.trunc", "tir.round",
       "tir.nearbyint", "tir.pow", "tir.copysign", "tir.tanh", "tir.erf", "tir.log1p", "tir.expm1",
       "tir.atan", "tir.asin", "tir.acos", "tir.sinh", "tir.cosh", "tir.atan2", "tir.fmod", "tir.hypot",
+      "tir.asinh", "tir.acosh", "tir.atanh",
       "tir.sigmoid", "tir.isnan", "tir.isinf", "tir.isfinite", "tir.likely", "tir.bitwise_and",
       "tir.bitwise_or", "tir.bitwise_xor", "tir.bitwise_not", "tir.shift_left", "tir.shift_right"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
