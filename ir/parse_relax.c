@@ -462,8 +462,9 @@ static const tj_rx_expr_t *as_rx(tj_pctx_t *c, const tj_val_t *v) {
 }
 
 static tj_dtype_t const_dtype(tj_pctx_t *c, const tj_val_t *v) {
+  double special;
   if (v->kind == V_SEQ) return v->n ? const_dtype(c, &v->items[0]) : TJ_F32;
-  if (v->kind == V_FLOAT) return TJ_F32;
+  if (v->kind == V_FLOAT || (v->kind == V_STR && tj_parse_special_float(v->s, &special))) return TJ_F32;
   if (v->kind == V_BOOL) return TJ_BOOL;
   if (v->kind == V_INT) return TJ_I32;
   tj_parse_fail(c->src, v->pos, "R.const expects a number or a nested list of numbers");
@@ -490,8 +491,11 @@ static void const_fill(tj_pctx_t *c, const tj_val_t *v, int depth, int ndim, con
     for (int i = 0; i < v->n; i++) const_fill(c, &v->items[i], depth + 1, ndim, shape, dt, data, idx);
     return;
   }
-  if (v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_BOOL) tj_parse_fail(c->src, v->pos, "expected a number");
   double x = v->kind == V_FLOAT ? v->f : (double)v->i;
+  bool special = v->kind == V_STR && tj_parse_special_float(v->s, &x); /* "inf", as TVM prints it */
+  if (v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_BOOL && !special)
+    tj_parse_fail(c->src, v->pos, "expected a number (or \"inf\", \"-inf\", \"nan\")");
+  if (special && !tj_dtype_is_float(dt)) tj_parse_fail(c->src, v->pos, "%s is not a value of an integer dtype", v->s);
   size_t sz = tj_dtype_bytes(dt);
   unsigned char *p = data + (*idx)++ * sz;
   if (dt.code == TJ_DT_FLOAT && dt.bits == 16) {
