@@ -767,6 +767,7 @@ START_TEST(relax_call_tir_inplace_and_match_cast) {
       "        m, n = T.int64(), T.int64()\n"
       "        y1 = R.match_cast(y, R.Tensor((m, n), \"int32\"))\n"
       "        r = R.call_tir_inplace(Module.copy, (x, y1), [0, -1], [R.Tensor((2, 3), \"int32\"), R.Tensor((2, 3), \"int32\")])\n"
+      "        g = R.call_tir_with_grad(Module.copy, (x, x), R.Tensor((2, 3), \"int32\"), te_grad_name=\"copy_grad\", te_grad_kwargs={\"k\": 1.0})\n"
       "        if c:\n"
       "            R.print(x, format=\"then\")\n"
       "        else:\n"
@@ -783,7 +784,11 @@ START_TEST(relax_call_tir_inplace_and_match_cast) {
   ck_assert_ptr_nonnull(idx);
   ck_assert_int_eq(idx->list.n, 2);
   ck_assert_int_eq(idx->list.items[1].i, -1);
-  const tj_rx_expr_t *iff = binding_value(f, 0, 2);
+  const tj_rx_expr_t *grad = binding_value(f, 0, 2);
+  ck_assert(tj_rx_is_op_call(grad, "relax.call_tir_with_grad"));
+  ck_assert_str_eq(tj_attrs_get_str(grad->call.attrs, "te_grad_name", ""), "copy_grad");
+  ck_assert_int_eq(tj_attrs_get(grad->call.attrs, "te_grad_kwargs")->kind, TJ_ATTR_DICT);
+  const tj_rx_expr_t *iff = binding_value(f, 0, 3);
   ck_assert_int_eq(iff->kind, TJ_RX_IF);
   ck_assert(tj_rx_is_op_call(iff->if_.then_branch->seq.blocks[0].bindings[0].value, "relax.print"));
   assert_text_round_trips(a, m);
