@@ -84,6 +84,19 @@ static tj_status_t *ret_of_func_sinfo(const tj_infer_ctx_t *ctx, const tj_sinfo_
   return *out = r, NULL;
 }
 
+/* A call of a Relax function: its return struct info with the callee's symbolic
+ * variables replaced by the arguments' (TVM's DeriveCallRetStructInfo). */
+static tj_status_t *call_ret_in_caller_terms(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *e, const tj_sinfo_t *f,
+                                             const tj_sinfo_t **out) {
+  if (!f || f->kind != TJ_SINFO_FUNC || f->func.n_params != e->call.n_args) return ret_of_func_sinfo(ctx, f, out);
+  const tj_sinfo_t **args = TJ_ARENA_ARRAY(ctx->arena, const tj_sinfo_t *, e->call.n_args + 1);
+  if (!args) return OOM();
+  for (int i = 0; i < e->call.n_args; i++) TJ_RETURN_IF_ERROR(sinfo_of(ctx, e->call.args[i], &args[i]));
+  const tj_sinfo_t *r = tj_sinfo_derive_call_ret(ctx->arena, f, e->call.n_args, args);
+  if (!r) return OOM();
+  return *out = r, NULL;
+}
+
 static tj_status_t *infer_op_call(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *e, const tj_sinfo_t **out) {
   const char *name = e->call.callee->op.name;
   const tj_op_def_t *op = tj_op_lookup(name);
@@ -103,7 +116,7 @@ static tj_status_t *infer_call(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *e,
       return infer_op_call(ctx, e, out);
     case TJ_RX_GLOBAL_VAR: {
       const tj_sinfo_t *f = ctx->global_sinfo ? ctx->global_sinfo(ctx->global_ctx, callee->var.name) : NULL;
-      return ret_of_func_sinfo(ctx, f ? f : callee->sinfo, out);
+      return call_ret_in_caller_terms(ctx, e, f ? f : callee->sinfo, out);
     }
     case TJ_RX_EXTERN_FUNC:
       return sinfo_args_result(ctx, e, out);

@@ -133,6 +133,8 @@ const tj_tir_expr_t *tj_tir_as_expr(tj_pctx_t *c, const tj_val_t *v);
 const tj_tir_expr_t *tj_tir_as_typed(tj_pctx_t *c, const tj_val_t *v, tj_dtype_t dtype);
 /* A dtype from a string value or a T.<dtype> reference. */
 tj_dtype_t tj_val_dtype(tj_pctx_t *c, const tj_val_t *v);
+/* "inf", "-inf", "nan" (how TVM prints non-finite floats) as a double; false otherwise. */
+bool tj_parse_special_float(const char *s, double *out);
 /* Binary operator with TVM's type matching and constant folding. */
 const tj_tir_expr_t *tj_tir_binop(tj_pctx_t *c, tj_src_pos_t pos, tj_tir_expr_kind_t kind, tj_val_t a, tj_val_t b);
 /* Parses one @T.prim_func definition. */

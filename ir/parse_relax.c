@@ -462,8 +462,9 @@ static const tj_rx_expr_t *as_rx(tj_pctx_t *c, const tj_val_t *v) {
 }
 
 static tj_dtype_t const_dtype(tj_pctx_t *c, const tj_val_t *v) {
+  double special;
   if (v->kind == V_SEQ) return v->n ? const_dtype(c, &v->items[0]) : TJ_F32;
-  if (v->kind == V_FLOAT) return TJ_F32;
+  if (v->kind == V_FLOAT || (v->kind == V_STR && tj_parse_special_float(v->s, &special))) return TJ_F32;
   if (v->kind == V_BOOL) return TJ_BOOL;
   if (v->kind == V_INT) return TJ_I32;
   tj_parse_fail(c->src, v->pos, "R.const expects a number or a nested list of numbers");
@@ -490,8 +491,11 @@ static void const_fill(tj_pctx_t *c, const tj_val_t *v, int depth, int ndim, con
     for (int i = 0; i < v->n; i++) const_fill(c, &v->items[i], depth + 1, ndim, shape, dt, data, idx);
     return;
   }
-  if (v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_BOOL) tj_parse_fail(c->src, v->pos, "expected a number");
   double x = v->kind == V_FLOAT ? v->f : (double)v->i;
+  bool special = v->kind == V_STR && tj_parse_special_float(v->s, &x); /* "inf", as TVM prints it */
+  if (v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_BOOL && !special)
+    tj_parse_fail(c->src, v->pos, "expected a number (or \"inf\", \"-inf\", \"nan\")");
+  if (special && !tj_dtype_is_float(dt)) tj_parse_fail(c->src, v->pos, "%s is not a value of an integer dtype", v->s);
   size_t sz = tj_dtype_bytes(dt);
   unsigned char *p = data + (*idx)++ * sz;
   if (dt.code == TJ_DT_FLOAT && dt.bits == 16) {
@@ -666,6 +670,35 @@ static tj_val_t call_call_tir_inplace(tj_pctx_t *c, const tj_py_t *call) {
   return special_call(c, call->pos, "relax.call_tir_inplace", args[2] ? 3 : 2, args, attrs, 1, &out);
 }
 
+/* R.call_tir_with_grad(func, args, out_sinfo, te_grad_name=..., te_grad_kwargs={...}):
+ * an empty te_grad_kwargs is left out, as TVM's printer leaves it out. */
+static tj_val_t call_call_tir_with_grad(tj_pctx_t *c, const tj_py_t *call) {
+  static const char *const kws[] = {"args", "out_sinfo", "te_grad_name", "te_grad_kwargs", "tir_vars", NULL};
+  tj_py_check_kwargs(c, call, kws);
+  tj_py_check_nargs(c, call, "R.call_tir_with_grad", 1, 3);
+  const tj_py_t *ae = arg_or_kw(call, 1, "args"), *oe = arg_or_kw(call, 2, "out_sinfo");
+  const tj_py_t *ne = tj_py_kwarg(call, "te_grad_name"), *ke = tj_py_kwarg(call, "te_grad_kwargs");
+  if (!ae || !oe || !ne)
+    tj_parse_fail(c->src, call->pos, "R.call_tir_with_grad needs (func, args, out_sinfo, te_grad_name=\"...\")");
+  const tj_rx_expr_t *args[3] = {dps_callee(c, call->items[0], "R.call_tir_with_grad"), call_args_tuple(c, ae), NULL};
+  const tj_sinfo_t *out = out_sinfo_of(c, oe);
+  tj_val_t name = eval(c, ne);
+  if (name.kind != V_STR) tj_parse_fail(c->src, ne->pos, "te_grad_name must be a string");
+  const tj_attrs_t *attrs = TJ_CHK(c, tj_attrs_set(c->arena, NULL, "te_grad_name", tj_attr_str(tj_pctx_str(c, name.s))));
+  if (!is_none_value(ke)) {
+    tj_val_t kw = tj_tir_eval(c, ke);
+    if (kw.kind != V_DICT) tj_parse_fail(c->src, ke->pos, "te_grad_kwargs must be a dict");
+    const tj_attrs_t *d = tj_val_to_attrs(c, &kw);
+    if (d && d->n > 0) {
+      tj_attr_value_t dv = {.kind = TJ_ATTR_DICT};
+      dv.dict = d;
+      attrs = TJ_CHK(c, tj_attrs_set(c->arena, attrs, "te_grad_kwargs", dv));
+    }
+  }
+  args[2] = tir_vars_of(c, tj_py_kwarg(call, "tir_vars"));
+  return special_call(c, call->pos, "relax.call_tir_with_grad", args[2] ? 3 : 2, args, attrs, 1, &out);
+}
+
 static tj_val_t call_call_dps_packed(tj_pctx_t *c, const tj_py_t *call) {
   static const char *const kws[] = {"args", "out_sinfo", NULL};
   tj_py_check_kwargs(c, call, kws);
@@ -827,6 +860,7 @@ static tj_val_t call_function(tj_pctx_t *c, const tj_py_t *call, const tj_rx_exp
 static tj_val_t call_r(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   if (!strcmp(name, "R.call_tir")) return call_call_tir(c, call);
   if (!strcmp(name, "R.call_tir_inplace")) return call_call_tir_inplace(c, call);
+  if (!strcmp(name, "R.call_tir_with_grad")) return call_call_tir_with_grad(c, call);
   if (!strcmp(name, "R.call_dps_packed")) return call_call_dps_packed(c, call);
   if (!strcmp(name, "R.call_packed")) return call_packed(c, call, false);
   if (!strcmp(name, "R.call_pure_packed")) return call_packed(c, call, true);

@@ -421,8 +421,20 @@ static tj_val_t eval_subscript(tj_pctx_t *c, const tj_py_t *e) {
   return make_prim(e->pos, TJ_CHK(c, tj_tir_load(c->arena, buf, e->n, idx)));
 }
 
+/* math.inf, math.nan, math.pi, math.e: the Python module's float constants. */
+static tj_val_t math_constant(tj_pctx_t *c, const tj_py_t *e) {
+  tj_val_t f = tj_val_make(V_FLOAT, e->pos);
+  if (!strcmp(e->s, "inf")) f.f = INFINITY;
+  else if (!strcmp(e->s, "nan")) f.f = NAN;
+  else if (!strcmp(e->s, "pi")) f.f = 3.14159265358979323846;
+  else if (!strcmp(e->s, "e")) f.f = 2.71828182845904523536;
+  else tj_parse_fail(c->src, e->pos, "math.%s is not supported (math.inf, math.nan, math.pi and math.e are)", e->s);
+  return f;
+}
+
 static tj_val_t eval_attr(tj_pctx_t *c, const tj_py_t *e) {
   tj_val_t base = tj_tir_eval(c, e->a);
+  if (base.kind == V_FUNC && !strcmp(base.s, "math")) return math_constant(c, e);
   if (base.kind == V_FUNC) {
     tj_val_t f = tj_val_make(V_FUNC, e->pos);
     f.s = TJ_CHK(c, tj_arena_printf(c->src->scratch, "%s.%s", base.s, e->s));
@@ -516,6 +528,14 @@ static tj_val_t call_math(tj_pctx_t *c, const tj_py_t *call, const char *name, c
   return make_prim(call->pos, TJ_CHK(c, tj_tir_call(c->arena, dt, op, 1, &x)));
 }
 
+bool tj_parse_special_float(const char *s, double *out) {
+  if (!strcmp(s, "inf") || !strcmp(s, "+inf") || !strcmp(s, "infinity")) *out = INFINITY;
+  else if (!strcmp(s, "-inf") || !strcmp(s, "-infinity")) *out = -INFINITY;
+  else if (!strcmp(s, "nan")) *out = NAN;
+  else return false;
+  return true;
+}
+
 static tj_val_t call_typed_literal(tj_pctx_t *c, const tj_py_t *call, tj_dtype_t dt, callargs_t *a) {
   if (a->n == 0) { /* T.int64(): a fresh symbolic variable, named by the assignment */
     return make_prim(call->pos, TJ_CHK(c, tj_tir_var(c->arena, "v", dt)));
@@ -524,14 +544,22 @@ static tj_val_t call_typed_literal(tj_pctx_t *c, const tj_py_t *call, tj_dtype_t
   tj_val_t *v = &a->v[0];
   if (v->kind == V_STR) {
     tj_val_t f = tj_val_make(V_FLOAT, v->pos);
-    if (!strcmp(v->s, "inf")) f.f = INFINITY;
-    else if (!strcmp(v->s, "-inf")) f.f = -INFINITY;
-    else if (!strcmp(v->s, "nan")) f.f = NAN;
-    else tj_parse_fail(c->src, v->pos, "expected a number");
+    if (!tj_parse_special_float(v->s, &f.f)) tj_parse_fail(c->src, v->pos, "expected a number");
     return make_prim(call->pos, make_const(c, dt, &f));
   }
   if (is_literal(v)) return make_prim(call->pos, make_const(c, dt, v));
   return make_prim(call->pos, fold_cast(c, dt, tj_tir_as_expr(c, v)));
+}
+
+/* float("inf"), float("-inf"), float("nan") or float(number), as Python. */
+static tj_val_t call_float(tj_pctx_t *c, const tj_py_t *call, callargs_t *a) {
+  want_args(c, call, "float", a, 1, 1);
+  tj_val_t *v = &a->v[0], f = tj_val_make(V_FLOAT, call->pos);
+  if (v->kind == V_FLOAT) f.f = v->f;
+  else if (v->kind == V_INT || v->kind == V_BOOL) f.f = (double)v->i;
+  else if (v->kind == V_STR && tj_parse_special_float(v->s, &f.f)) return f;
+  else tj_parse_fail(c->src, v->pos, "float() takes a number or \"inf\", \"-inf\", \"nan\"");
+  return f;
 }
 
 static tj_val_t call_if_then_else(tj_pctx_t *c, const tj_py_t *call, callargs_t *a) {
@@ -660,6 +688,7 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
     for (int i = 1; i < a.n; i++) args[i - 1] = tj_tir_as_expr(c, &a.v[i]);
     return make_prim(call->pos, TJ_CHK(c, tj_tir_call(c->arena, rdt, !strcmp(name, "T.call_extern") ? "tir.call_extern" : "tir.call_pure_extern", a.n - 1, args)));
   }
+  if (!strcmp(name, "float")) return call_float(c, call, &a);
   if (!strcmp(name, "T.FloatImm") || !strcmp(name, "T.IntImm")) { /* the node constructors: (dtype, value) */
     want_args(c, call, name, &a, 2, 2);
     tj_dtype_t d = tj_val_dtype(c, &a.v[0]);
@@ -720,7 +749,7 @@ static tj_val_t eval_name(tj_pctx_t *c, const tj_py_t *e) {
     return r;
   }
   if (!strcmp(e->s, "T") || !strcmp(e->s, "R") || !strcmp(e->s, "I") || !strcmp(e->s, "tvm") ||
-      !strcmp(e->s, "range")) {
+      !strcmp(e->s, "range") || !strcmp(e->s, "math") || !strcmp(e->s, "float")) {
     tj_val_t f = tj_val_make(V_FUNC, e->pos);
     f.s = e->s;
     return f;

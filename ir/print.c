@@ -133,6 +133,15 @@ static void out_double(pr_t *p, double v) {
   else outf(p, "%.17g", v);
 }
 
+/* A Python float literal: an integral value keeps its ".0" so that it reads back as a
+ * float, not an int. */
+static void out_float_literal(pr_t *p, double v) {
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.17g", v);
+  out_double(p, v);
+  if (isfinite(v) && !strpbrk(buf, ".eE")) out(p, ".0");
+}
+
 static const char *dtype_name(tj_dtype_t d, char *buf) { return tj_dtype_str(d, buf); }
 
 /* ---- names ---------------------------------------------------------------------------- */
@@ -691,7 +700,7 @@ static void attr_value(pr_t *p, const tj_attr_value_t *v, bool tir_style) {
         out_double(p, v->f);
         out(p, ")");
       } else {
-        out_double(p, v->f);
+        out_float_literal(p, v->f);
       }
       return;
     case TJ_ATTR_STR: out_str_literal(p, v->s); return;
@@ -1497,7 +1506,19 @@ static void inplace_indices(pr_t *p, const tj_attrs_t *attrs) {
   out(p, "]");
 }
 
-/* call_tir, call_tir_inplace and call_dps_packed, in TVM's keyword form. */
+static void grad_attrs(pr_t *p, const tj_attrs_t *attrs) {
+  const tj_attr_value_t *name = tj_attrs_get(attrs, "te_grad_name"), *kw = tj_attrs_get(attrs, "te_grad_kwargs");
+  if (name) {
+    out(p, ", te_grad_name=");
+    attr_value(p, name, false);
+  }
+  if (kw && kw->kind == TJ_ATTR_DICT && kw->dict && kw->dict->n > 0) {
+    out(p, ", te_grad_kwargs=");
+    attr_value(p, kw, false);
+  }
+}
+
+/* call_tir, call_tir_inplace, call_tir_with_grad and call_dps_packed, in TVM's keyword form. */
 static void rx_call_tir(pr_t *p, const tj_rx_expr_t *e) {
   const char *op = e->call.callee->op.name + strlen("relax.");
   bool dps_packed = strcmp(op, "call_dps_packed") == 0;
@@ -1520,6 +1541,7 @@ static void rx_call_tir(pr_t *p, const tj_rx_expr_t *e) {
     sinfo(p, o);
   }
   if (strcmp(op, "call_tir_inplace") == 0) inplace_indices(p, e->call.attrs);
+  if (strcmp(op, "call_tir_with_grad") == 0) grad_attrs(p, e->call.attrs);
   if (!dps_packed && e->call.n_args > 2) {
     out(p, ", tir_vars=");
     rx_expr(p, e->call.args[2]);
@@ -1567,7 +1589,7 @@ static void rx_call_assert(pr_t *p, const tj_rx_expr_t *e) {
 
 static bool is_dps_style(const char *op) {
   return strcmp(op, "relax.call_tir") == 0 || strcmp(op, "relax.call_dps_packed") == 0 ||
-         strcmp(op, "relax.call_tir_inplace") == 0;
+         strcmp(op, "relax.call_tir_inplace") == 0 || strcmp(op, "relax.call_tir_with_grad") == 0;
 }
 
 static void rx_call(pr_t *p, const tj_rx_expr_t *e) {

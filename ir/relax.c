@@ -237,8 +237,8 @@ bool tj_rx_is_op_call(const tj_rx_expr_t *e, const char *op_name) {
          strcmp(e->call.callee->op.name, op_name) == 0;
 }
 
-bool tj_rx_as_call_tir(const tj_rx_expr_t *e, tj_call_tir_view_t *out_view) {
-  if (!tj_rx_is_op_call(e, "relax.call_tir") || e->call.n_args < 2 || e->call.n_sinfo_args != 1) return false;
+static bool view_of_dps_call(const tj_rx_expr_t *e, tj_call_tir_view_t *out_view) {
+  if (e->call.n_args < 2 || e->call.n_sinfo_args != 1) return false;
   const tj_rx_expr_t *tuple = e->call.args[1];
   if (tuple->kind != TJ_RX_TUPLE) return false;
   out_view->callee = e->call.args[0];
@@ -246,6 +246,20 @@ bool tj_rx_as_call_tir(const tj_rx_expr_t *e, tj_call_tir_view_t *out_view) {
   out_view->args = tuple->tuple.fields;
   out_view->out_sinfo = e->call.sinfo_args[0];
   out_view->tir_vars = e->call.n_args > 2 ? e->call.args[2] : NULL;
+  out_view->inplace_indices = NULL;
+  return true;
+}
+
+bool tj_rx_as_call_tir(const tj_rx_expr_t *e, tj_call_tir_view_t *out_view) {
+  return tj_rx_is_op_call(e, "relax.call_tir") && view_of_dps_call(e, out_view);
+}
+
+bool tj_rx_as_call_tir_or_inplace(const tj_rx_expr_t *e, tj_call_tir_view_t *out_view) {
+  if (tj_rx_as_call_tir(e, out_view)) return true;
+  if (!tj_rx_is_op_call(e, "relax.call_tir_inplace") || !view_of_dps_call(e, out_view)) return false;
+  const tj_attr_value_t *idx = tj_attrs_get(e->call.attrs, "inplace_indices");
+  if (!idx || idx->kind != TJ_ATTR_LIST) return false;
+  out_view->inplace_indices = idx;
   return true;
 }
 

@@ -202,8 +202,12 @@ typedef struct tj_call_tir_view {
   const tj_rx_expr_t *const *args;
   const tj_sinfo_t *out_sinfo;           /* tensor or tuple of tensors */
   const tj_rx_expr_t *tir_vars;          /* SHAPE_EXPR or NULL */
+  const tj_attr_value_t *inplace_indices; /* call_tir_inplace: list of ints; NULL for call_tir */
 } tj_call_tir_view_t;
 bool tj_rx_as_call_tir(const tj_rx_expr_t *e, tj_call_tir_view_t *out_view);
+/* Also R.call_tir_inplace (view.inplace_indices set): for passes that treat both as a
+ * call of a module PrimFunc (FuseOps' graph, as TVM's). */
+bool tj_rx_as_call_tir_or_inplace(const tj_rx_expr_t *e, tj_call_tir_view_t *out_view);
 const tj_rx_expr_t *tj_rx_make_call_tir(tj_arena_t *a, const tj_rx_expr_t *callee, int n_args,
                                         const tj_rx_expr_t *const *args, const tj_sinfo_t *out_sinfo,
                                         const tj_rx_expr_t *tir_vars);

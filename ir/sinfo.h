@@ -33,6 +33,13 @@ bool tj_sinfo_equal_static(const tj_sinfo_t *a, const tj_sinfo_t *b);
  * differing parts become unknown, different kinds give Object. NULL on out of memory. */
 const tj_sinfo_t *tj_sinfo_lub(tj_arena_t *arena, const tj_sinfo_t *a, const tj_sinfo_t *b);
 
+/* The struct info of calling a function of struct info `func` with arguments of
+ * `arg_sinfo` (TVM's DeriveCallRetStructInfo): the callee's symbolic variables take the
+ * arguments' values, and parts that stay in the callee's terms become unknown. NULL on
+ * out of memory. */
+const tj_sinfo_t *tj_sinfo_derive_call_ret(tj_arena_t *a, const tj_sinfo_t *func, int n_args,
+                                           const tj_sinfo_t *const *arg_sinfo);
+
 /* Two TIR dims/values equal: constants by value, otherwise same structure with the
  * same variables. */
 bool tj_sinfo_prim_expr_equal(const tj_tir_expr_t *a, const tj_tir_expr_t *b);

@@ -770,6 +770,7 @@ START_TEST(relax_call_tir_inplace_and_match_cast) {
       "        m, n = T.int64(), T.int64()\n"
       "        y1 = R.match_cast(y, R.Tensor((m, n), \"int32\"))\n"
       "        r = R.call_tir_inplace(Module.copy, (x, y1), [0, -1], [R.Tensor((2, 3), \"int32\"), R.Tensor((2, 3), \"int32\")])\n"
+      "        g = R.call_tir_with_grad(Module.copy, (x, x), R.Tensor((2, 3), \"int32\"), te_grad_name=\"copy_grad\", te_grad_kwargs={\"k\": 1.0})\n"
       "        if c:\n"
       "            R.print(x, format=\"then\")\n"
       "        else:\n"
@@ -786,7 +787,11 @@ START_TEST(relax_call_tir_inplace_and_match_cast) {
   ck_assert_ptr_nonnull(idx);
   ck_assert_int_eq(idx->list.n, 2);
   ck_assert_int_eq(idx->list.items[1].i, -1);
-  const tj_rx_expr_t *iff = binding_value(f, 0, 2);
+  const tj_rx_expr_t *grad = binding_value(f, 0, 2);
+  ck_assert(tj_rx_is_op_call(grad, "relax.call_tir_with_grad"));
+  ck_assert_str_eq(tj_attrs_get_str(grad->call.attrs, "te_grad_name", ""), "copy_grad");
+  ck_assert_int_eq(tj_attrs_get(grad->call.attrs, "te_grad_kwargs")->kind, TJ_ATTR_DICT);
+  const tj_rx_expr_t *iff = binding_value(f, 0, 3);
   ck_assert_int_eq(iff->kind, TJ_RX_IF);
   ck_assert(tj_rx_is_op_call(iff->if_.then_branch->seq.blocks[0].bindings[0].value, "relax.print"));
   assert_text_round_trips(a, m);
@@ -816,6 +821,37 @@ START_TEST(relax_construct_errors_name_the_place) {
   expect_error(buf, "m.rx:8:16:", "only allowed to declare symbolic variables");
   snprintf(buf, sizeof buf, "%s        n = T.int32()\n        r = R.call_dps_packed(\"f\", x, R.Tensor((n,), \"int32\"))\n        return r\n", mod);
   expect_error(buf, "m.rx:9:49:", "int64");
+}
+END_TEST
+
+START_TEST(relax_call_of_a_function_takes_the_callers_variables) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@I.ir_module\n"
+      "class Module:\n"
+      "    @R.function\n"
+      "    def sub(x: R.Tensor((\"m\", \"n\"), \"float32\"), kk: R.Prim(value=\"k\")) -> R.Tuple(R.Tensor((\"n\", \"m\"), \"float32\"), R.Tensor((\"k\", \"q\"), \"float32\")):\n"
+      "        y = R.permute_dims(x)\n"
+      "        z = R.call_pure_packed(\"f\", sinfo_args=R.Tensor((k, 2), \"float32\"))\n"
+      "        return (y, z)\n"
+      "    @R.function\n"
+      "    def main(a: R.Tensor((\"h\", 3), \"float32\"), c: R.Prim(value=\"w\")):\n"
+      "        h = T.int64()\n"
+      "        w = T.int64()\n"
+      "        r = Module.sub(a, c)\n"
+      "        return r\n");
+  const tj_rx_func_t *mainf = m->funcs[1].relax;
+  const tj_sinfo_t *r = mainf->body->seq.blocks[0].bindings[0].var->sinfo;
+  ck_assert_int_eq(r->kind, TJ_SINFO_TUPLE);
+  const tj_sinfo_t *t0 = r->tuple.fields[0], *t1 = r->tuple.fields[1];
+  /* (n, m) of sub becomes (3, h) of main */
+  int64_t d;
+  ck_assert(tj_tir_is_const_int(t0->tensor.shape[0], &d) && d == 3);
+  ck_assert_ptr_eq(t0->tensor.shape[1], mainf->params[0]->sinfo->tensor.shape[0]);
+  /* (k, q): q is bound by no argument, so the shape is erased to unknown (rank kept) */
+  ck_assert_int_eq(t1->tensor.ndim, 2);
+  ck_assert_ptr_null(t1->tensor.shape);
+  tj_arena_free(a);
 }
 END_TEST
 
@@ -861,6 +897,7 @@ int main(void) {
   tcase_add_test(tc, relax_packed_calls_as_tvm_builds_them);
   tcase_add_test(tc, relax_call_tir_inplace_and_match_cast);
   tcase_add_test(tc, relax_construct_errors_name_the_place);
+  tcase_add_test(tc, relax_call_of_a_function_takes_the_callers_variables);
   tcase_add_test(tc, mutated_sources_fail_cleanly);
   tcase_add_test(tc, allocation_failures_fail_cleanly);
   suite_add_tcase(s, tc);

@@ -135,7 +135,7 @@ static bool binding_edges(fuse_ctx_t *c, const tj_rx_binding_t *b, tj_op_pattern
   tj_call_tir_view_t view;
   if (b->match_cast) {
     *out_pattern = TJ_PATTERN_OPAQUE;
-  } else if (tj_rx_as_call_tir(value, &view)) {
+  } else if (tj_rx_as_call_tir_or_inplace(value, &view)) {
     *out_pattern = callee_pattern(c, &view);
     for (int i = 0; i < view.n_args; i++)
       if (!visit_leaf(c, view.args[i], *out_pattern, l)) return false;
@@ -225,7 +225,7 @@ static bool append_binding(fuse_ctx_t *c, creator_t *cr, const tj_rx_binding_t *
   tj_call_tir_view_t view;
   bool ok = true;
   cr->has_call |= value->kind == TJ_RX_CALL;
-  if (tj_rx_as_call_tir(value, &view)) {
+  if (tj_rx_as_call_tir_or_inplace(value, &view)) {
     append_callee_name(cr, view.callee->kind == TJ_RX_GLOBAL_VAR ? view.callee->var.name : view.callee->string_imm);
     for (int i = 0; i < view.n_args && ok; i++) ok = add_param(c, cr, view.args[i]);
   } else if (value->kind == TJ_RX_CALL) {

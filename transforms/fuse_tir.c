@@ -131,6 +131,7 @@ typedef struct fuser {
   tj_ptr_vec_t allocs;        /* const tj_buffer_t * */
   tj_ptr_vec_t bodies;        /* const tj_tir_stmt_t * */
   const char *binding_name;   /* for messages */
+  bool wrote_in_place;        /* some call_tir_inplace was inlined */
 } fuser_t;
 
 static rvalue_t *new_value(fuser_t *fu, const tj_buffer_t *buf, int entry) {
@@ -356,7 +357,9 @@ static const char *scope_of(const tj_buffer_t *b) { return b->scope ? b->scope :
 typedef struct call_plan {
   const tj_prim_func_t *callee;
   const char *callee_name;
-  int n_in, n_out;
+  int n_in, n_out;              /* n_out: outputs the callee writes into a buffer param of its own */
+  int n_results;                /* the call's results; call_tir_inplace results alias an input */
+  const int *inplace;           /* per result: the input it aliases, or -1 (NULL: call_tir) */
   const tj_buffer_t **params;   /* the callee's buffer params, inputs then outputs */
   const tj_buffer_t **targets;  /* what each one becomes */
   const char **arg_names;
@@ -487,7 +490,22 @@ static tj_status_t *plan_call(fuser_t *fu, const tj_call_tir_view_t *view, call_
   for (int i = 0; i < callee->n_params; i++)
     if (callee->buffer_map && callee->buffer_map[i]) n_buf++;
   cp->n_in = view->n_args;
-  cp->n_out = count_outputs(view->out_sinfo);
+  cp->n_results = count_outputs(view->out_sinfo);
+  cp->n_out = cp->n_results;
+  if (view->inplace_indices) {
+    if (view->inplace_indices->list.n != cp->n_results)
+      return tj_status_new(TJ_ERR_VERIFY, "FuseTIR: fused function '%s': binding '%s': %d inplace_indices for %d "
+                           "results", fu->fname, fu->binding_name, view->inplace_indices->list.n, cp->n_results);
+    int *inplace = TJ_ARENA_ARRAY(fu->a, int, cp->n_results + 1);
+    if (!inplace) return OOM();
+    for (int j = 0; j < cp->n_results; j++) {
+      inplace[j] = (int)view->inplace_indices->list.items[j].i;
+      if (inplace[j] >= cp->n_in) return tj_status_new(TJ_ERR_VERIFY, "FuseTIR: binding '%s': in-place index %d "
+                                                       "out of range", fu->binding_name, inplace[j]);
+      if (inplace[j] >= 0) cp->n_out--;
+    }
+    cp->inplace = inplace;
+  }
   if (n_buf != cp->n_in + cp->n_out)
     return tj_status_new(TJ_ERR_VERIFY,
                          "FuseTIR: fused function '%s': binding '%s': '%s' takes %d buffers but the call passes %d "
@@ -521,11 +539,13 @@ static tj_status_t *plan_call(fuser_t *fu, const tj_call_tir_view_t *view, call_
     TJ_RETURN_IF_ERROR(resolve_arg(fu, arg, cp->params[i], &cp->targets[i]));
     if (!bind_shape_vars(fu->a, &cp->subst, cp->params[i], cp->targets[i]->ndim, cp->targets[i]->shape)) return OOM();
   }
-  for (int j = 0; j < cp->n_out; j++) {
+  for (int j = 0, fresh = 0; j < cp->n_results; j++) {
+    if (cp->inplace && cp->inplace[j] >= 0) continue;
     const tj_sinfo_t *s = output_sinfo(view->out_sinfo, j);
-    cp->arg_names[cp->n_in + j] = fu->binding_name;
+    int k = cp->n_in + fresh++;
+    cp->arg_names[k] = fu->binding_name;
     if (tj_sinfo_is_tensor(s) && s->tensor.shape &&
-        !bind_shape_vars(fu->a, &cp->subst, cp->params[cp->n_in + j], s->tensor.ndim, s->tensor.shape))
+        !bind_shape_vars(fu->a, &cp->subst, cp->params[k], s->tensor.ndim, s->tensor.shape))
       return OOM();
   }
   return NULL;
@@ -559,6 +579,7 @@ static tj_status_t *inline_call(fuser_t *fu, const tj_rx_binding_t *b, const tj_
                          "can be fused (TVM #17341)",
                          fu->fname, fu->binding_name, cp.callee_name);
   TJ_RETURN_IF_ERROR(plan_call(fu, view, &cp));
+  if (cp.inplace) fu->wrote_in_place = true;
   /* Root allocations first, then this call's intermediates (TVM's order). */
   renew_ctx_t rc = {.fu = fu, .subst = &cp.subst, .vars = TJ_PTR_MAP(fu->a), .buffers = TJ_PTR_MAP(fu->a)};
   tj_tir_mutator_t m = {
@@ -569,17 +590,22 @@ static tj_status_t *inline_call(fuser_t *fu, const tj_rx_binding_t *b, const tj_
     const tj_buffer_t *nb = renew_buffer(&m, root->alloc_buffers[i]);
     if (!nb || !tj_vec_push(&fu->allocs, nb)) return OOM();
   }
-  rvalue_t *result = cp.n_out > 1 || (view->out_sinfo && view->out_sinfo->kind == TJ_SINFO_TUPLE)
-                         ? new_tuple_value(fu, cp.n_out)
+  rvalue_t *result = cp.n_results > 1 || (view->out_sinfo && view->out_sinfo->kind == TJ_SINFO_TUPLE)
+                         ? new_tuple_value(fu, cp.n_results)
                          : NULL;
-  for (int j = 0; j < cp.n_out; j++) {
-    const tj_buffer_t *out = NULL;
-    TJ_RETURN_IF_ERROR(output_buffer(fu, &cp, j, output_sinfo(view->out_sinfo, j), &out));
-    cp.targets[cp.n_in + j] = out;
-    if (!tj_vec_push(&fu->allocs, out) ||
-        !tj_map_put(&rc.buffers, cp.params[cp.n_in + j], (void *)out))
-      return OOM();
-    rvalue_t *v = new_value(fu, out, -1);
+  for (int j = 0, fresh = 0; j < cp.n_results; j++) {
+    rvalue_t *v;
+    if (cp.inplace && cp.inplace[j] >= 0) {
+      /* written in place: the result is the input's own tensor (a param stays a param) */
+      v = tj_map_get(&fu->values, view->args[cp.inplace[j]]);
+    } else {
+      const tj_buffer_t *out = NULL;
+      int k = cp.n_in + fresh;
+      TJ_RETURN_IF_ERROR(output_buffer(fu, &cp, fresh++, output_sinfo(view->out_sinfo, j), &out));
+      cp.targets[k] = out;
+      if (!tj_vec_push(&fu->allocs, out) || !tj_map_put(&rc.buffers, cp.params[k], (void *)out)) return OOM();
+      v = new_value(fu, out, -1);
+    }
     if (!v) return OOM();
     if (result)
       result->fields[j] = v;
@@ -603,7 +629,7 @@ static tj_status_t *fuse_binding(fuser_t *fu, const tj_rx_binding_t *b) {
   if (b->match_cast)
     return tj_status_new(TJ_ERR_UNSUPPORTED, "FuseTIR: fused function '%s': binding '%s': match_cast cannot be fused",
                          fu->fname, fu->binding_name);
-  if (tj_rx_as_call_tir(value, &view)) return inline_call(fu, b, &view);
+  if (tj_rx_as_call_tir_or_inplace(value, &view)) return inline_call(fu, b, &view);
   if (tj_rx_is_var(value)) {
     v = tj_map_get(&fu->values, value);
   } else if (value->kind == TJ_RX_TUPLE_GET_ITEM) {
@@ -703,7 +729,11 @@ static void remove_alloc(tj_ptr_vec_t *allocs, const void *buf) {
   allocs->n--;
 }
 
-static tj_status_t *output_buffers(fuser_t *fu, const tj_rx_expr_t *result, tj_ptr_vec_t *outs) {
+/* The fused PrimFunc's output params (`outs`), and per result of the function the plan
+ * entry (= argument of the new call) it was computed in place of, or -1 (`inplace`,
+ * NULL when no result is in place: the call stays a call_tir). */
+static tj_status_t *output_buffers(fuser_t *fu, const tj_rx_expr_t *result, tj_ptr_vec_t *outs, int **inplace,
+                                   int *n_results) {
   rvalue_t *v = tj_map_get(&fu->values, result);
   if (!v && result->kind == TJ_RX_TUPLE) {
     v = new_tuple_value(fu, result->tuple.n);
@@ -712,9 +742,19 @@ static tj_status_t *output_buffers(fuser_t *fu, const tj_rx_expr_t *result, tj_p
       if (!(v->fields[i] = tj_map_get(&fu->values, result->tuple.fields[i]))) v = NULL;
   }
   int n = v ? (v->is_tuple ? v->n : 1) : 0;
+  int *idx = TJ_ARENA_ARRAY(fu->a, int, n + 1);
+  if (!idx) return OOM();
+  *n_results = n;
+  *inplace = NULL;
   for (int i = 0; v && i < n; i++) {
     rvalue_t *f = v->is_tuple ? v->fields[i] : v;
     int at = f && !f->is_tuple && f->buf ? tj_ptr_vec_find(&fu->allocs, f->buf) : -1;
+    idx[i] = -1;
+    if (at < 0 && f && !f->is_tuple && f->entry >= 0 && f->buf && fu->wrote_in_place) {
+      idx[i] = f->entry; /* a parameter written in place */
+      *inplace = idx;
+      continue;
+    }
     if (at < 0)
       return tj_status_new(TJ_ERR_UNSUPPORTED,
                            "FuseTIR: fused function '%s': result %d is not a tensor computed by one of its calls "
@@ -770,7 +810,8 @@ static tj_status_t *build_prim_func(fuser_t *fu, const tj_ptr_vec_t *outs, const
 }
 
 static tj_status_t *fuse_function(tj_arena_t *a, const tj_module_t *mod, const char *name, const tj_rx_func_t *f,
-                                  plan_t *out_plan, const tj_prim_func_t **out) {
+                                  plan_t *out_plan, int **out_inplace, int *out_n_results,
+                                  const tj_prim_func_t **out) {
   fuser_t fu = {.a = a, .mod = mod, .fname = name, .f = f, .values = TJ_PTR_MAP(a), .allocs = {.arena = a},
                 .bodies = {.arena = a}};
   TJ_RETURN_IF_ERROR(make_plan(a, name, f, &fu.plan));
@@ -784,7 +825,7 @@ static tj_status_t *fuse_function(tj_arena_t *a, const tj_module_t *mod, const c
     for (int i = 0; i < body->seq.blocks[bi].n_bindings; i++)
       TJ_RETURN_IF_ERROR(fuse_binding(&fu, &body->seq.blocks[bi].bindings[i]));
   tj_ptr_vec_t outs = {.arena = a};
-  TJ_RETURN_IF_ERROR(output_buffers(&fu, body->seq.body, &outs));
+  TJ_RETURN_IF_ERROR(output_buffers(&fu, body->seq.body, &outs, out_inplace, out_n_results));
   *out_plan = fu.plan;
   return build_prim_func(&fu, &outs, out);
 }
@@ -794,6 +835,8 @@ static tj_status_t *fuse_function(tj_arena_t *a, const tj_module_t *mod, const c
 typedef struct fused_info {
   const char *name;
   plan_t plan;
+  int *inplace;  /* per result: the argument it is written into, or -1; NULL = none */
+  int n_results;
   const tj_rx_func_t *relax;
 } fused_info_t;
 
@@ -808,6 +851,24 @@ static const fused_info_t *find_fused(const caller_ctx_t *cc, const tj_rx_expr_t
   for (int i = 0; i < cc->n_fused; i++)
     if (strcmp(cc->fused[i].name, value->call.callee->var.name) == 0) return &cc->fused[i];
   return NULL;
+}
+
+/* A fused function that writes some results into its arguments is called as TVM's
+ * FuseTIR does: R.call_tir_inplace with those argument positions. */
+static const tj_rx_expr_t *call_tir_inplace(tj_arena_t *a, const fused_info_t *fi, const tj_rx_expr_t *callee,
+                                            const tj_rx_expr_t *const *args, const tj_sinfo_t *out_sinfo) {
+  tj_attr_value_t *items = TJ_ARENA_ARRAY(a, tj_attr_value_t, fi->n_results + 1);
+  const tj_rx_expr_t *call_args[2] = {callee, tj_rx_tuple(a, fi->plan.n, args)};
+  if (!items || !call_args[1]) return NULL;
+  for (int i = 0; i < fi->n_results; i++) items[i] = tj_attr_int(fi->inplace[i]);
+  tj_attr_value_t list = {.kind = TJ_ATTR_LIST};
+  list.list.n = fi->n_results;
+  list.list.items = items;
+  const tj_attrs_t *attrs = tj_attrs_set(a, NULL, "inplace_indices", list);
+  const tj_rx_expr_t *op = tj_rx_op(a, "relax.call_tir_inplace");
+  if (!attrs || !op) return NULL;
+  const tj_rx_expr_t *call = tj_rx_call(a, op, 2, call_args, attrs, 1, &out_sinfo);
+  return call ? tj_rx_with_sinfo(a, call, out_sinfo) : NULL;
 }
 
 /* `lv = fused(args)` becomes `lv = R.call_tir(fused, (tensor args), out_sinfo)`, with
@@ -833,7 +894,10 @@ static tj_status_t *rewrite_call(tj_rx_mutator_t *m, const fused_info_t *fi, con
     }
   }
   const tj_sinfo_t *out_sinfo = call->sinfo ? call->sinfo : b->var->sinfo ? b->var->sinfo : fi->relax->ret_sinfo;
-  tj_rx_emit(m, b->var, tj_rx_make_call_tir(a, call->call.callee, fi->plan.n, args, out_sinfo, NULL), b->match_cast);
+  const tj_rx_expr_t *new_call = fi->inplace ? call_tir_inplace(a, fi, call->call.callee, args, out_sinfo)
+                                              : tj_rx_make_call_tir(a, call->call.callee, fi->plan.n, args, out_sinfo, NULL);
+  if (!new_call) return OOM();
+  tj_rx_emit(m, b->var, new_call, b->match_cast);
   return NULL;
 }
 
@@ -861,7 +925,7 @@ tj_status_t *tj_fuse_tir(const tj_pass_context_t *ctx, const tj_module_t *in, co
     fi->name = in->funcs[i].name;
     fi->relax = in->funcs[i].relax;
     const tj_prim_func_t *pf = NULL;
-    TJ_RETURN_IF_ERROR(fuse_function(a, in, fi->name, fi->relax, &fi->plan, &pf));
+    TJ_RETURN_IF_ERROR(fuse_function(a, in, fi->name, fi->relax, &fi->plan, &fi->inplace, &fi->n_results, &pf));
     funcs[i] = (tj_func_entry_t){.name = fi->name, .is_prim = true, .prim = pf};
   }
   caller_ctx_t cc = {a, n_fused, fused};

@@ -36,6 +36,13 @@ const tj_op_def_t tj_op_call_dps_packed = {
     .mp_policy = TJ_MP_NEVER, .infer = infer_call_tir, .arg_names = call_dps_packed_args,
 };
 
+/* call_tir whose attrs name the TE gradient function (te_grad_name, te_grad_kwargs)
+ * that the Gradient pass uses; it runs as a call_tir. */
+const tj_op_def_t tj_op_call_tir_with_grad = {
+    .name = "relax.call_tir_with_grad", .script_name = "R.call_tir_with_grad", .min_args = 2, .max_args = 3,
+    .mp_policy = TJ_MP_NEVER, .infer = infer_call_tir, .arg_names = call_tir_args,
+};
+
 /* ---------------- call_tir_inplace ---------------- */
 
 static const tj_sinfo_t *output_sinfo(const tj_sinfo_t *out, int i) {

@@ -31,6 +31,36 @@ for w, g in zip(want, got):
 PY
 then passes=$((passes + 1)); else echo "FAIL: returned values differ from numpy"; failures=$((failures + 1)); fi
 
+# Non-finite literals in the forms users write (math.inf, float("nan")) and TVM prints ("inf").
+cat >"$TMP/inf.rx" <<'RX'
+@R.function
+def main(x: R.Tensor((2, 3), "float32")):
+    a = R.add(x, R.const(-math.inf, "float32"))
+    b = R.multiply(x, R.const([float("nan"), 1.0, "inf"], "float32"))
+    return (a, b)
+RX
+expect_exit 0 "math.inf / float(\"nan\") / \"inf\" constants" -- "$BIN" run "$TMP/inf.rx" --input "$TMP/x.npy" --output "$TMP/inf.npz"
+if /usr/bin/python3 - "$TMP" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+x, o = np.load(d + "/x.npy"), np.load(d + "/inf.npz")
+with np.errstate(invalid="ignore"):
+    want = [x + np.float32(-np.inf), x * np.array([np.nan, 1.0, np.inf], np.float32)]
+for w, g in zip(want, [o["output0"], o["output1"]]):
+    assert np.array_equal(w, g, equal_nan=True), (w, g)
+PY
+then passes=$((passes + 1)); else echo "FAIL: non-finite constants differ from numpy"; failures=$((failures + 1)); fi
+expect_exit 0 "non-finite constants print" -- "$BIN" print "$TMP/inf.rx"
+expect_text "$TMP/out" 'R.const("-inf", "float32")' "-inf prints as TVM does"
+expect_text "$TMP/out" 'R.const(["nan", 1, "inf"], "float32")' "an array with nan and inf prints as TVM does"
+"$BIN" print "$TMP/inf.rx" >"$TMP/inf_printed.rx" 2>/dev/null
+expect_exit 0 "the printed form runs" -- "$BIN" run "$TMP/inf_printed.rx" --input "$TMP/x.npy" --output "$TMP/inf2.npz"
+if /usr/bin/python3 -c "
+import sys, numpy as np
+a, b = np.load(sys.argv[1] + '/inf.npz'), np.load(sys.argv[1] + '/inf2.npz')
+assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in a.files)" "$TMP"
+then passes=$((passes + 1)); else echo "FAIL: the printed form computes something else"; failures=$((failures + 1)); fi
+
 cat >"$TMP/bad_cast.rx" <<'RX'
 @R.function
 def main(x: R.Tensor((2, 3), "float32")):
