@@ -620,7 +620,8 @@ static bool plan_window(tj_sched_ctx_t *c, int i, conv_t *k, const tj_buffer_t *
   int64_t iterations = outer_iters(k, is_outer);
   tj_dtype_t dt = k->widen && is_f16(p->dtype) ? TJ_F32 : p->dtype;
   const tj_tir_expr_t *value = k->st->store.value;
-  if (!tj_sched_window_plan(c, i, &k->nest, value, is_outer, iterations, dt, NULL, &k->window)) return false;
+  if (!tj_sched_window_plan(c, i, &k->nest, value, is_outer, iterations, dt, NULL, k->vec_iter, &k->window))
+    return false;
   int row_iter = tj_sched_window_row_iter(&k->window);
   if (row_iter < 0 || !is_outer[row_iter]) return true;
   int64_t extent = k->nest.extent[k->nest.loop_of_iter[row_iter]];
@@ -630,7 +631,7 @@ static bool plan_window(tj_sched_ctx_t *c, int i, conv_t *k, const tj_buffer_t *
     if (extent % rows || iterations / rows < MIN_WINDOWS) continue;
     tj_sched_row_block_t block = {row_iter, rows, row_offset};
     tj_sched_window_t w;
-    if (tj_sched_window_plan(c, i, &k->nest, value, is_outer, iterations / rows, dt, &block, &w)) {
+    if (tj_sched_window_plan(c, i, &k->nest, value, is_outer, iterations / rows, dt, &block, k->vec_iter, &w)) {
       k->window = w;
       return true;
     }
