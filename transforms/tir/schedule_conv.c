@@ -351,6 +351,17 @@ static const tj_tir_stmt_t *tile_loops(conv_t *k, tile_body_fn body, void *arg) 
   return tj_sched_loop(c, xi, k->tile, k->tile > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
 }
 
+/* The write-back: when the output's contiguous dim is the tile's (NCHW with the output
+ * channels vectorized), lanes unrolled and the tile vectorized, so each store is one
+ * contiguous vector (the acc's transpose is done in registers); stored along the vector
+ * dim instead, each lane became a scalar store: 224 of them per tile, and a ResNet conv
+ * took 14x as long to optimize (868 vs 61 ms, 1x1 conv 24 -> 144). */
+static bool output_contiguous_along_tile(const conv_t *k) {
+  const tj_tir_stmt_t *st = k->st;
+  int d = st->store.n_indices;
+  return k->tile_iter >= 0 && k->tile > 1 && st->store.indices[d - 1] == k->b->iter_vars[k->tile_iter].var;
+}
+
 typedef struct tile_arg {
   const tj_tir_expr_t *const *outer;
   const tj_tir_expr_t *xo, *fv;
@@ -453,6 +464,15 @@ static const tj_tir_stmt_t *with_window(conv_t *k, const tj_tir_expr_t *const *s
   return s ? tj_tir_allocate(c->arena, k->window.local, s) : NULL;
 }
 
+static const tj_tir_stmt_t *write_back_loops(conv_t *k, tile_arg_t *arg) {
+  if (!output_contiguous_along_tile(k)) return tile_loops(k, store_body, arg);
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *xi = tj_sched_var(c, "xi"), *fi = tj_sched_var(c, "fi");
+  if (!xi || !fi) return NULL;
+  const tj_tir_stmt_t *s = tj_sched_loop(c, xi, k->tile, TJ_FOR_VECTORIZED, store_body(k, xi, fi, arg));
+  return tj_sched_loop(c, fi, k->lanes, TJ_FOR_UNROLLED, s);
+}
+
 static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   const tj_sched_nest_t *nest = &k->nest;
@@ -508,7 +528,7 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
     if (b->iter_vars[it].kind == TJ_ITER_REDUCE && it != k->inner_reduce)
       upd = tj_sched_loop(c, reduce[it], nest->extent[l], TJ_FOR_SERIAL, upd);
   }
-  const tj_tir_stmt_t *three[3] = {tile_loops(k, init_body, &arg), upd, tile_loops(k, store_body, &arg)};
+  const tj_tir_stmt_t *three[3] = {tile_loops(k, init_body, &arg), upd, write_back_loops(k, &arg)};
   if (!three[0] || !three[1] || !three[2]) return NULL;
   const tj_tir_stmt_t *s = tj_tir_allocate(c->arena, k->acc, tj_tir_seq(c->arena, 3, three));
   if (!k->channel_blocks) s = tj_sched_loop(c, fv_loop, ev / k->lanes, TJ_FOR_SERIAL, s);
