@@ -14,7 +14,11 @@
  * The epilogue is the chain of elementwise nests after the reduction that consume only
  * its result (relu, casts, bias add): they are fused into the write-back, and the
  * intermediate buffers disappear. Every output starts from the init value and takes its
- * terms in the original (ry, rx, c) order, so float16 accumulation stays bit-exact. */
+ * terms in the original (ry, rx, c) order, so float16 accumulation stays bit-exact.
+ * The vector and tile dims shown are the default; schedule_conv_axes.c picks others
+ * from the shape (NCHW: output channels as the vector, x as the tile; then the
+ * weights are packed blocked, [f / L, ..., f % L], and large ones walked one block at a
+ * time, see channel_blocks). */
 #include "ir/visit.h"
 #include "transforms/tir/schedule_rules.h"
 
