@@ -74,6 +74,19 @@ static bool kinds_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
   return true;
 }
 
+static bool window_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_window")) *(int *)v->ctx = s->allocate.buffer->ndim;
+  return true;
+}
+
+/* Dims of the (last) padding window a function allocates, 0 without one. */
+static int window_ndim(const tj_prim_func_t *f) {
+  int n = 0;
+  tj_tir_visitor_t v = {.stmt = window_stmt, .ctx = &n};
+  tj_tir_visit_stmt(&v, f->body);
+  return n;
+}
+
 static kinds_t kinds_of(const tj_prim_func_t *f) {
   kinds_t k = {0};
   tj_tir_visitor_t v = {.stmt = kinds_stmt, .ctx = &k};
@@ -371,6 +384,11 @@ START_TEST(nchw_convs_vectorize_output_channels_and_compute_the_same_bits) {
   ck_assert_int_eq(st.windowed, 0);
   ck_assert_int_eq(st.injective, 1);
   ck_assert_int_eq(kinds_of(g).parallel_extent, 48);
+  /* The depthwise stride-2 conv reads its window phased: [channel, row, rx, x], x
+   * contiguous (no gather) in the vectorized update. */
+  st = schedule(a, prim(m, "conv2d6"), 512, &g);
+  ck_assert_int_eq(st.windowed, 1);
+  ck_assert_int_eq(window_ndim(g), 4);
   tj_arena_free(a);
 }
 END_TEST

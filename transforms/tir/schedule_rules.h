@@ -108,12 +108,18 @@ const tj_tir_expr_t *tj_sched_apply_epilogue(tj_sched_ctx_t *c, const tj_sched_e
                                              const tj_tir_expr_t *value, const tj_tir_expr_t *const *idx);
 
 /* ---- a conv's padding computed per outer iteration (schedule_window.c) ---- */
-typedef enum tj_window_mode { TJ_WINDOW_FIXED, TJ_WINDOW_SLIDE, TJ_WINDOW_FULL } tj_window_mode_t;
+/* PHASED: e = v * s + r along the consumer's vector dim v (s >= 2, r a reduce iter var
+ * of extent K): two local dims [K, V], element (k, j) holding P at j * s + k, so the
+ * vectorized conv reads local[r, v] contiguously instead of gathering every s-th value
+ * (strided convs vectorized along x: the depthwise stride-2 convs of MobileNet). */
+typedef enum tj_window_mode { TJ_WINDOW_FIXED, TJ_WINDOW_SLIDE, TJ_WINDOW_FULL, TJ_WINDOW_PHASED } tj_window_mode_t;
 typedef struct tj_sched_window_dim {
   tj_window_mode_t mode;
-  const tj_tir_expr_t *index; /* FIXED: the index; SLIDE: its outer part A; FULL: the index */
-  int64_t extent;             /* in the local buffer (FIXED: 1) */
-  int reduce_iter;            /* SLIDE: the consumer's reduce iter var added to A */
+  const tj_tir_expr_t *index; /* FIXED: the index; SLIDE: its outer part A; FULL, PHASED: the index */
+  int64_t extent;             /* in the local buffer (FIXED: 1; PHASED: K * V) */
+  int reduce_iter;            /* SLIDE, PHASED: the consumer's reduce iter var (r) */
+  int vec_iter;               /* PHASED: the consumer's vector iter var (v) */
+  int64_t stride, vec_extent; /* PHASED: s and V */
 } tj_sched_window_dim_t;
 /* Row blocks: one window serves `rows` consecutive values of the consumer's outer iter
  * var `row_iter` (A of one SLIDE dim is that var, stride 1): the window starts at the
@@ -136,10 +142,12 @@ typedef struct tj_sched_window {
 } tj_sched_window_t;
 /* stmts[producer] writes a root buffer P at its identity indices that the consumer nest
  * reads in `value` (all loads at the same indices) in a way the window covers; outer[k]
- * marks the consumer's iter vars bound per outer iteration. False: keep P. */
+ * marks the consumer's iter vars bound per outer iteration; vec_iter is the consumer's
+ * vectorized iter var (-1: none), which strided dims are phased along. False: keep P. */
 bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t *consumer,
                           const tj_tir_expr_t *value, const bool *outer, int64_t outer_iterations,
-                          tj_dtype_t local_dtype, const tj_sched_row_block_t *block, tj_sched_window_t *w);
+                          tj_dtype_t local_dtype, const tj_sched_row_block_t *block, int vec_iter,
+                          tj_sched_window_t *w);
 /* The consumer iter var a SLIDE dim of the planned window slides along (its A is that
  * var itself), or -1: what a row block may split. */
 int tj_sched_window_row_iter(const tj_sched_window_t *w);

@@ -72,12 +72,34 @@ static bool split_window(const tj_block_t *b, const bool *outer, const tj_tir_ex
   return false;
 }
 
-static bool classify(const tj_block_t *cb, const bool *outer, const tj_sched_nest_t *nest, const tj_tir_expr_t *e,
+/* e = v * s + r (either order, s >= 2 a constant) with v the consumer's vector iter var
+ * and r a reduce iter var: the PHASED dim. */
+static bool split_phased(const tj_sched_nest_t *nest, int vec_iter, const tj_tir_expr_t *e, tj_sched_window_dim_t *d) {
+  const tj_block_t *b = nest->block;
+  if (vec_iter < 0 || e->kind != TJ_TIR_ADD) return false;
+  for (int swap = 0; swap < 2; swap++) {
+    const tj_tir_expr_t *m = swap ? e->binary.b : e->binary.a, *y = swap ? e->binary.a : e->binary.b;
+    int r = reduce_iter(b, y);
+    int64_t s;
+    if (r < 0 || m->kind != TJ_TIR_MUL || m->binary.a != b->iter_vars[vec_iter].var ||
+        !tj_tir_is_const_int(m->binary.b, &s) || s < 2)
+      continue;
+    int64_t k = nest->extent[nest->loop_of_iter[r]], v = nest->extent[nest->loop_of_iter[vec_iter]];
+    *d = (tj_sched_window_dim_t){TJ_WINDOW_PHASED, e, k * v, r, vec_iter, s, v};
+    return true;
+  }
+  return false;
+}
+
+static bool classify(const tj_sched_nest_t *nest, const bool *outer, int vec_iter, const tj_tir_expr_t *e,
                      const tj_tir_expr_t *dim, tj_sched_window_dim_t *d) {
+  const tj_block_t *cb = nest->block;
   var_use_t u = uses(cb, outer, e);
   int r;
   if (!u.uses_inner) {
     *d = (tj_sched_window_dim_t){TJ_WINDOW_FIXED, e, 1, -1};
+  } else if (!u.uses_outer && split_phased(nest, vec_iter, e, d)) {
+    return true;
   } else if (!u.uses_outer) {
     *d = (tj_sched_window_dim_t){TJ_WINDOW_FULL, e, 0, -1};
     if (!tj_tir_is_const_int(dim, &d->extent)) return false;
@@ -93,7 +115,8 @@ static bool classify(const tj_block_t *cb, const bool *outer, const tj_sched_nes
 
 bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t *consumer,
                           const tj_tir_expr_t *value, const bool *outer, int64_t outer_iterations,
-                          tj_dtype_t local_dtype, const tj_sched_row_block_t *block, tj_sched_window_t *w) {
+                          tj_dtype_t local_dtype, const tj_sched_row_block_t *block, int vec_iter,
+                          tj_sched_window_t *w) {
   *w = (tj_sched_window_t){.block_dim = -1};
   tj_sched_nest_t pn;
   if (!tj_sched_collect_nest(c->stmts[producer], &pn) || pn.n_reduce) return false;
@@ -110,7 +133,7 @@ bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t
   if (!load) return false;
   int64_t local_elems = 1;
   for (int d = 0; d < p->ndim; d++) {
-    if (!classify(consumer->block, outer, consumer, load->load.indices[d], p->shape[d], &w->dims[d])) return false;
+    if (!classify(consumer, outer, vec_iter, load->load.indices[d], p->shape[d], &w->dims[d])) return false;
     if (block && block->rows > 1 && w->block_dim < 0 && w->dims[d].mode == TJ_WINDOW_SLIDE &&
         w->dims[d].index == consumer->block->iter_vars[block->row_iter].var) {
       w->dims[d].extent += block->rows - 1;
@@ -129,8 +152,15 @@ bool tj_sched_window_plan(tj_sched_ctx_t *c, int producer, const tj_sched_nest_t
   w->consumer = consumer->block;
   const tj_tir_expr_t *shape[TJ_SCHED_MAX_NEST];
   int n = 0;
-  for (int d = 0; d < p->ndim; d++)
-    if (w->dims[d].mode != TJ_WINDOW_FIXED) shape[n++] = tj_tir_i64(c->arena, w->dims[d].extent);
+  for (int d = 0; d < p->ndim; d++) {
+    const tj_sched_window_dim_t *dim = &w->dims[d];
+    if (dim->mode == TJ_WINDOW_PHASED) {
+      shape[n++] = tj_tir_i64(c->arena, dim->extent / dim->vec_extent);
+      shape[n++] = tj_tir_i64(c->arena, dim->vec_extent);
+    } else if (dim->mode != TJ_WINDOW_FIXED) {
+      shape[n++] = tj_tir_i64(c->arena, dim->extent);
+    }
+  }
   w->local = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_window", p->name), local_dtype, n, shape, NULL);
   if (!w->local) return (void)(c->oom = true), false;
   ((tj_buffer_t *)w->local)->scope = "local";
@@ -147,7 +177,7 @@ int tj_sched_window_row_iter(const tj_sched_window_t *w) {
 
 bool tj_sched_window_bind(tj_sched_ctx_t *c, tj_sched_window_t *w, const tj_tir_expr_t *const *outer_values) {
   for (int d = 0; d < w->from->ndim; d++) {
-    if (w->dims[d].mode == TJ_WINDOW_FULL) continue;
+    if (w->dims[d].mode == TJ_WINDOW_FULL || w->dims[d].mode == TJ_WINDOW_PHASED) continue;
     w->bound[d] = tj_sched_subst_expr(c, w->consumer, w->dims[d].index, outer_values);
     if (!w->bound[d]) return false;
   }
@@ -165,6 +195,7 @@ static const tj_tir_stmt_t *fill_store(tj_sched_ctx_t *c, const tj_sched_window_
     const tj_sched_window_dim_t *dim = &w->dims[d];
     if (dim->mode == TJ_WINDOW_FIXED) p_idx[d] = w->bound[d];
     else if (dim->mode == TJ_WINDOW_SLIDE) p_idx[d] = tj_sched_add(c, w->bound[d], l_idx[q++]);
+    else if (dim->mode == TJ_WINDOW_PHASED) p_idx[d] = tj_sched_add(c, tj_sched_mul(c, l_idx[q + 1], dim->stride), l_idx[q]), q += 2;
     else p_idx[d] = l_idx[q++];
   }
   for (int d = 0; d < p->ndim; d++) vals[d] = tj_sched_cast_like(c, w->producer->iter_vars[d].var, p_idx[d]);
@@ -200,6 +231,12 @@ const tj_tir_stmt_t *tj_sched_window_fill(tj_sched_ctx_t *c, const tj_sched_wind
     tj_tir_is_const_int(w->local->shape[q], &ext[q]);
     vars[q] = l_idx[q] = tj_sched_var(c, "w");
   }
+  /* a divisor of the row of at least half a vector fills it without a tail (28: 2 x 14) */
+  for (int64_t l = lanes; n > 0 && l >= lanes / 2 && l > 1 && ext[n - 1] > lanes; l--)
+    if (ext[n - 1] % l == 0) {
+      lanes = (int)l;
+      break;
+    }
   bool split = n > 0 && lanes > 1 && ext[n - 1] >= lanes;
   const tj_tir_stmt_t *s = split ? fill_innermost(c, w, l_idx, ext[n - 1], lanes) : fill_store(c, w, l_idx);
   for (int q = (split ? n - 1 : n) - 1; q >= 0; q--) {
@@ -220,6 +257,7 @@ const tj_tir_expr_t *tj_sched_window_load(tj_sched_ctx_t *c, const tj_sched_wind
       idx[n++] = tj_sched_add(c, w->block.row_offset, values[dim->reduce_iter]);
     else if (dim->mode == TJ_WINDOW_SLIDE) idx[n++] = values[dim->reduce_iter];
     else if (dim->mode == TJ_WINDOW_FULL) idx[n++] = tj_sched_subst_expr(c, w->consumer, dim->index, values);
+    else if (dim->mode == TJ_WINDOW_PHASED) idx[n++] = values[dim->reduce_iter], idx[n++] = values[dim->vec_iter];
   }
   for (int q = 0; q < n; q++)
     if (!idx[q]) return NULL;
