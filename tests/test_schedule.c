@@ -426,6 +426,24 @@ START_TEST(reductions_are_vectorized) {
 }
 END_TEST
 
+/* A decomposed batch_norm behind a conv: the nests that expand its parameters sit
+ * between the conv and its elementwise chain; they run first, so the whole chain
+ * (subtract, divide, multiply, add) becomes the conv's epilogue. Same bits. */
+START_TEST(batch_norm_chain_fuses_into_the_conv) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m =
+      load(a, "tests/models/conv_batch_norm.rx", "DecomposeOpsForInference,LegalizeOps,AnnotateTIROpPattern,FuseOps,FuseTIR");
+  const tj_prim_func_t *f =
+      prim(m, "fused_conv2d_expand_dims_subtract_expand_dims_add_tir_sqrt_divide_expand_dims_multiply_expand_dims_add1");
+  const tj_prim_func_t *g;
+  tj_tir_schedule_stats_t st = schedule(a, f, 512, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_ge(st.fused_epilogues, 4); /* was 2: only the chain's first steps */
+  assert_same_bits("conv_bn", f, g);
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("schedule");
   TCase *tc = tcase_create("core");
@@ -439,6 +457,7 @@ int main(void) {
   tcase_add_test(tc, native_float16_convs_are_not_widened);
   tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
   tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);
+  tcase_add_test(tc, batch_norm_chain_fuses_into_the_conv);
   tcase_add_test(tc, reductions_are_vectorized);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

@@ -245,12 +245,64 @@ static bool fusable_stage(tj_sched_ctx_t *c, int producer, int j, const tj_buffe
   return true;
 }
 
+/* Nests of at most this many elements may be moved ahead of a producer (they run as
+ * plain loops there). */
+#define MOVABLE_MAX_WORK 4096
+
+typedef struct writes_ctx {
+  const tj_buffer_t *buf;
+  bool found;
+} writes_ctx_t;
+
+static bool find_write(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  writes_ctx_t *w = v->ctx;
+  if (s->kind == TJ_TIR_BUFFER_STORE && s->store.buffer == w->buf) w->found = true;
+  return !w->found;
+}
+
+static bool writes(const tj_tir_stmt_t *s, const tj_buffer_t *buf) {
+  writes_ctx_t w = {buf, false};
+  tj_tir_visitor_t v = {.stmt = find_write, .ctx = &w};
+  tj_tir_visit_stmt(&v, s);
+  return w.found;
+}
+
+/* stmts[k] and stmts[j] may swap: no buffer one writes is touched by the other. */
+static bool commute(const tj_sched_ctx_t *c, int k, int j) {
+  const tj_tir_stmt_t *a = c->stmts[k], *b = c->stmts[j];
+  int n = c->root->n_alloc_buffers + c->func->n_params;
+  for (int i = 0; i < n; i++) {
+    const tj_buffer_t *buf = i < c->root->n_alloc_buffers ? c->root->alloc_buffers[i]
+                                                           : c->func->buffer_map ? c->func->buffer_map[i - c->root->n_alloc_buffers] : NULL;
+    if (!buf || !tj_sched_count_uses(a, buf) || !tj_sched_count_uses(b, buf)) continue;
+    if (writes(a, buf) || writes(b, buf)) return false;
+  }
+  return true;
+}
+
+/* stmts[j] is small and can run before stmts[from..j). */
+static bool movable_before(tj_sched_ctx_t *c, int from, int j) {
+  tj_sched_nest_t nest;
+  if (!tj_sched_collect_nest(c->stmts[j], &nest) || nest.n_reduce) return false;
+  int64_t work = 1;
+  for (int l = 0; l < nest.n; l++) work *= nest.extent[l];
+  if (work > MOVABLE_MAX_WORK) return false;
+  for (int k = from; k < j; k++)
+    if (!commute(c, k, j)) return false;
+  return true;
+}
+
 void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const tj_buffer_t *cur,
                                tj_sched_epilogue_t *ep) {
   memset(ep, 0, sizeof *ep);
   ep->out = cur;
+  int first = producer, n_skipped = 0;
   for (int j = next; j < c->n_stmts && ep->n < TJ_SCHED_MAX_EPILOGUE; j++) {
-    if (!fusable_stage(c, producer, j, cur)) break;
+    if (!fusable_stage(c, producer, j, cur)) {
+      if (n_skipped == TJ_SCHED_MAX_EPILOGUE || !movable_before(c, first, j)) break;
+      ep->before[n_skipped++] = c->stmts[j];
+      continue;
+    }
     tj_sched_nest_t nest;
     tj_sched_collect_nest(c->stmts[j], &nest);
     ep->stores[ep->n] = nest.block->body;
@@ -260,7 +312,20 @@ void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const 
     cur = nest.block->body->store.buffer;
     ep->out = cur;
     producer = j; /* the next stage's input is written by this one */
+    ep->span = j - next + 1;
+    ep->n_before = n_skipped; /* those stepped over before a fused stage move */
   }
+}
+
+const tj_tir_stmt_t *tj_sched_with_before(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep, const tj_tir_stmt_t *r) {
+  if (!r || !ep->n_before) return r;
+  c->stats.moved += ep->n_before;
+  const tj_tir_stmt_t *seq[TJ_SCHED_MAX_EPILOGUE + 1];
+  for (int i = 0; i < ep->n_before; i++) seq[i] = ep->before[i];
+  seq[ep->n_before] = r;
+  const tj_tir_stmt_t *s = tj_tir_seq(c->arena, ep->n_before + 1, seq);
+  if (!s) c->oom = true;
+  return s;
 }
 
 const tj_tir_expr_t *tj_sched_apply_epilogue(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep,

@@ -69,6 +69,7 @@ typedef struct tj_tir_schedule_stats {
   int windowed; /* convs computing their padded input per output row */
   int reordered; /* convs whose reduction loops were reordered (reorder_reductions) */
   int transpose_tiles; /* injective nests run in tiles because they read an input transposed */
+  int moved;           /* small nests run as plain loops before a producer whose epilogue they split */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */

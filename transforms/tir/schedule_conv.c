@@ -627,14 +627,14 @@ static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *
   if (c->oom) return NULL;
   tj_sched_epilogue_t ep;
   tj_sched_collect_epilogue(c, i, i + 1, k->st->store.buffer, &ep);
-  const tj_tir_stmt_t *r = build(k, &ep);
+  const tj_tir_stmt_t *r = tj_sched_with_before(c, &ep, build(k, &ep));
   if (!r || c->oom) return (void)(c->oom = true), NULL;
   c->stats.conv++;
   c->stats.fused_epilogues += ep.n;
   c->stats.repacked += k->n_repacks;
   c->stats.widened += k->widen;
   c->stats.reordered += k->inner_reduce >= 0;
-  *used = 1 + ep.n;
+  *used = 1 + ep.span;
   return r;
 }
 

@@ -176,11 +176,12 @@ const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_
   }
   for (int l = n_outer - 1; l >= nf; l--) r = tj_sched_loop(c, outer[l], ext[l], TJ_FOR_SERIAL, r);
   if (nf) r = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, r);
+  r = tj_sched_with_before(c, &ep, r);
   if (c->oom || !r) return (void)(c->oom = true), NULL;
   c->stats.injective++;
   c->stats.transpose_tiles += tiled;
   c->stats.fused_epilogues += ep.n;
-  *used = 1 + ep.n;
+  *used = 1 + ep.span;
   return r;
 }
 

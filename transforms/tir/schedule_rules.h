@@ -95,13 +95,22 @@ typedef struct tj_sched_epilogue {
   const tj_block_t *blocks[TJ_SCHED_MAX_EPILOGUE];
   const tj_buffer_t *inputs[TJ_SCHED_MAX_EPILOGUE];   /* the buffer each stage consumes */
   const tj_buffer_t *out;                             /* the last stage's output */
+  int span; /* statements after the producer that the fused nest replaces */
+  /* Small nests among them that the stages do not depend on (a decomposed batch_norm's
+   * expand_dims of its parameters, between the conv and its subtract): run before. */
+  int n_before;
+  const tj_tir_stmt_t *before[TJ_SCHED_MAX_EPILOGUE];
 } tj_sched_epilogue_t;
 /* Collects stmts[next], stmts[next+1], ... that are elementwise maps of `cur` (written
  * by stmts[producer] at the identity indices of its shape): each reads cur only at its
  * own identity indices, cur is a root allocation nobody else uses, and the stage writes
- * a buffer of the same shape at the identity indices. */
+ * a buffer of the same shape at the identity indices. A small nest in between that
+ * neither reads what the producer and the stages so far write nor writes what they
+ * touch is stepped over and moved before the producer. */
 void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const tj_buffer_t *cur,
                                tj_sched_epilogue_t *ep);
+/* r preceded by the nests the epilogue moved before the producer. */
+const tj_tir_stmt_t *tj_sched_with_before(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep, const tj_tir_stmt_t *r);
 /* The fused value: `value` (the producer's element) through every stage, at the
  * element `idx` (ndim of the output). Marks the intermediate buffers dropped. */
 const tj_tir_expr_t *tj_sched_apply_epilogue(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep,
