@@ -184,6 +184,72 @@ START_TEST(pad_constant_edge_reflect_match_numpy) {
 }
 END_TEST
 
+/* ---------------- tile, repeat, flip ---------------- */
+
+/* Runs a one-input model on x (2, 3, 4) and compares with want (n values, shape). */
+static void check_copy(const char *call, const float *x, int ndim, const int64_t *shape, const double *want) {
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((2, 3, 4), \"float32\")):\n"
+           "        gv = %s\n"
+           "        return gv\n",
+           call);
+  const int64_t xs[] = {2, 3, 4};
+  float *in[] = {(float *)x};
+  const int nd[] = {3};
+  const int64_t *sh[] = {xs};
+  tvmjit_tensor_t *out = run_model(body, 1, in, nd, sh);
+  check_shape(out, ndim, shape);
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  const float *y = tvmjit_tensor_data(out);
+  for (int64_t i = 0; i < n; i++) expect_close(call, (int)i, y[i], want[i]);
+  tvmjit_tensor_free(out);
+}
+
+#define X_AT(i, j, k) x[((i) * 3 + (j)) * 4 + (k)]
+
+START_TEST(tile_repeat_flip_match_numpy) {
+  static float x[24];
+  static double want[24 * 12];
+  fill(x, 24, 7);
+  /* numpy.tile(x, (2, 1, 1, 2)): shape (2, 2, 3, 8) */
+  const int64_t tshape[] = {2, 2, 3, 8};
+  for (int a = 0, n = 0; a < 2; a++)
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 3; j++)
+        for (int k = 0; k < 8; k++) want[n++] = X_AT(i, j, k % 4);
+  check_copy("R.tile(x, (2, 1, 1, 2))", x, 4, tshape, want);
+  /* numpy.tile(x, (3,)): the last axis only */
+  const int64_t t2shape[] = {2, 3, 12};
+  for (int i = 0, n = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++)
+      for (int k = 0; k < 12; k++) want[n++] = X_AT(i, j, k % 4);
+  check_copy("R.tile(x, (3,))", x, 3, t2shape, want);
+  /* numpy.repeat(x, 2, axis=1) and with a negative axis */
+  const int64_t rshape[] = {2, 6, 4};
+  for (int i = 0, n = 0; i < 2; i++)
+    for (int j = 0; j < 6; j++)
+      for (int k = 0; k < 4; k++) want[n++] = X_AT(i, j / 2, k);
+  check_copy("R.repeat(x, 2, 1)", x, 3, rshape, want);
+  check_copy("R.repeat(x, 2, axis=-2)", x, 3, rshape, want);
+  /* numpy.repeat(x, 3): flattened */
+  const int64_t fshape[] = {72};
+  for (int i = 0; i < 72; i++) want[i] = x[i / 3];
+  check_copy("R.repeat(x, 3)", x, 1, fshape, want);
+  /* numpy.flip(x, axis) for each axis */
+  const int64_t xshape[] = {2, 3, 4};
+  for (int axis = 0; axis < 3; axis++) {
+    for (int i = 0, n = 0; i < 2; i++)
+      for (int j = 0; j < 3; j++)
+        for (int k = 0; k < 4; k++) want[n++] = X_AT(axis == 0 ? 1 - i : i, axis == 1 ? 2 - j : j, axis == 2 ? 3 - k : k);
+    char call[64];
+    snprintf(call, sizeof call, "R.flip(x, axis=%d)", axis - 3 * (axis == 2)); /* axis 2 written as -1 */
+    check_copy(call, x, 3, xshape, want);
+  }
+}
+END_TEST
+
 START_TEST(inference_errors) {
   expect_error("    def main(x: R.Tensor((2, 3), \"float32\"), w: R.Tensor((4,), \"float32\")):\n"
                "        gv = R.nn.rms_norm(x, w)\n"
@@ -201,6 +267,18 @@ START_TEST(inference_errors) {
                "        gv = R.nn.pad(x, (1, 1, 1, 1), pad_mode=\"wrap\")\n"
                "        return gv\n",
                "pad_mode");
+  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+               "        gv = R.flip(x, axis=2)\n"
+               "        return gv\n",
+               "axis");
+  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+               "        gv = R.repeat(x, 0, 1)\n"
+               "        return gv\n",
+               "positive");
+  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+               "        gv = R.tile(x, (2, -1))\n"
+               "        return gv\n",
+               "positive");
 }
 END_TEST
 
@@ -211,6 +289,7 @@ int main(void) {
   tcase_add_test(tc, rms_norm_matches_formula);
   tcase_add_test(tc, rms_norm_default_axis);
   tcase_add_test(tc, pad_constant_edge_reflect_match_numpy);
+  tcase_add_test(tc, tile_repeat_flip_match_numpy);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
