@@ -7,7 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/module.h"
+#include "ir/parse.h"
+#include "support/arena.h"
 #include "testutil.h"
+#include "transforms/pass_manager.h"
+#include "transforms/tir/schedule.h"
 #include "tvmjit.h"
 
 #define TOL 1e-4
@@ -250,6 +255,125 @@ START_TEST(tile_repeat_flip_match_numpy) {
 }
 END_TEST
 
+/* ---------------- conv1d ---------------- */
+
+typedef struct conv1d_case {
+  const char *attrs;
+  int N, C, W, O, K, stride, dil, pl, pr, groups, nwc;
+} conv1d_case_t;
+
+/* Reference: out[n, o, x] = Σ_{c, k} data[n, g·C/G + c, x·s + k·d − pl] · w[o, c, k]. */
+static double conv1d_ref(const conv1d_case_t *t, const float *x, const float *w, int n, int o, int ox) {
+  int cg = t->C / t->groups, og = t->O / t->groups, g = o / og;
+  double acc = 0;
+  for (int c = 0; c < cg; c++)
+    for (int k = 0; k < t->K; k++) {
+      int ix = ox * t->stride + k * t->dil - t->pl;
+      if (ix < 0 || ix >= t->W) continue;
+      int ci = g * cg + c;
+      double xv = t->nwc ? x[(n * t->W + ix) * t->C + ci] : x[(n * t->C + ci) * t->W + ix];
+      acc += xv * w[(o * cg + c) * t->K + k];
+    }
+  return acc;
+}
+
+static void check_conv1d(const conv1d_case_t *t) {
+  static float x[4096], w[4096];
+  fill(x, t->N * t->C * t->W, 8);
+  fill(w, t->O * (t->C / t->groups) * t->K, 9);
+  int OW = (t->W + t->pl + t->pr - t->dil * (t->K - 1) - 1) / t->stride + 1;
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((%d, %d, %d), \"float32\"), w: R.Tensor((%d, %d, %d), \"float32\")):\n"
+           "        gv = R.nn.conv1d(x, w%s)\n"
+           "        return gv\n",
+           t->N, t->nwc ? t->W : t->C, t->nwc ? t->C : t->W, t->O, t->C / t->groups, t->K, t->attrs);
+  const int64_t xs[] = {t->N, t->nwc ? t->W : t->C, t->nwc ? t->C : t->W}, ws[] = {t->O, t->C / t->groups, t->K};
+  float *in[] = {x, w};
+  const int nd[] = {3, 3};
+  const int64_t *sh[] = {xs, ws};
+  tvmjit_tensor_t *out = run_model(body, 2, in, nd, sh);
+  const int64_t ys[] = {t->N, t->nwc ? OW : t->O, t->nwc ? t->O : OW};
+  check_shape(out, 3, ys);
+  const float *y = tvmjit_tensor_data(out);
+  for (int n = 0; n < t->N; n++)
+    for (int o = 0; o < t->O; o++)
+      for (int ox = 0; ox < OW; ox++) {
+        int i = t->nwc ? (n * OW + ox) * t->O + o : (n * t->O + o) * OW + ox;
+        expect_close(t->attrs, i, y[i], conv1d_ref(t, x, w, n, o, ox));
+      }
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(conv1d_matches_reference) {
+  const conv1d_case_t cases[] = {
+      {"", 2, 3, 17, 4, 3, 1, 1, 0, 0, 1, 0},
+      {", strides=2, padding=(1, 2), dilation=2", 2, 4, 19, 6, 3, 2, 2, 1, 2, 1, 0},
+      {", padding=1, groups=2", 1, 4, 9, 6, 3, 1, 1, 1, 1, 2, 0},
+      {", padding=2, groups=4", 2, 4, 12, 4, 5, 1, 1, 2, 2, 4, 0}, /* depthwise */
+      {", padding=1, data_layout=\"NWC\"", 2, 3, 10, 5, 3, 1, 1, 1, 1, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv1d(&cases[i]);
+}
+END_TEST
+
+/* ---------------- schedules ---------------- */
+
+static int root_nests(const tj_prim_func_t *f) {
+  const tj_tir_stmt_t *body = f->body->realize.block->body;
+  return body->kind == TJ_TIR_SEQ ? body->seq.n : 1;
+}
+
+/* Every nest of each legalized op is rewritten by a CPU schedule rule (no scalar loop
+ * nest left on a hot path). */
+START_TEST(every_nest_gets_a_schedule) {
+  const char *ops[] = {
+      "R.nn.rms_norm(x, g, axes=[-1])",
+      "R.nn.pad(x, (0, 0, 1, 1, 2, 2))",
+      "R.nn.pad(x, (0, 0, 1, 1, 2, 2), pad_mode=\"reflect\")",
+      "R.tile(x, (2, 1, 3))",
+      "R.repeat(x, 2, 1)",
+      "R.repeat(x, 2)",
+      "R.flip(x, axis=2)",
+      "R.nn.conv1d(x, w, padding=1)",
+      "R.nn.conv1d(x, w, padding=1, strides=2, groups=2)",
+  };
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    char src[2048];
+    snprintf(src, sizeof src,
+             "%s    def main(x: R.Tensor((2, 16, 32), dtype=\"float32\"), g: R.Tensor((32,), dtype=\"float32\"),"
+             " w: R.Tensor((8, %d, 3), dtype=\"float32\")):\n"
+             "        gv = %s\n"
+             "        return gv\n",
+             k_header, strstr(ops[i], "groups=2") ? 8 : 16, ops[i]);
+    tj_arena_t *a = tj_arena_create();
+    tj_module_t *m = NULL;
+    TU_OK(tj_parse_module(a, "s.rx", src, strlen(src), &m));
+    tj_pipeline_t p;
+    tj_pass_context_t ctx;
+    tj_pass_context_init(&ctx, a);
+    const tj_module_t *out = NULL;
+    TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
+    TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+    int n_prims = 0;
+    for (int f = 0; f < out->n_funcs; f++) {
+      if (!out->funcs[f].is_prim) continue;
+      n_prims++;
+      tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 256};
+      tj_tir_schedule_stats_t st;
+      const tj_prim_func_t *sf = NULL;
+      TU_OK(tj_tir_schedule(a, out->funcs[f].prim, "f", &o, &sf, &st));
+      int nests = root_nests(out->funcs[f].prim);
+      int scheduled = st.injective + st.reduction + st.conv + st.fused_epilogues + st.windowed;
+      ck_assert_msg(scheduled >= nests, "%s: %d of %d nests scheduled (conv %d, windowed %d, injective %d, reduction %d, fused %d)",
+                    ops[i], scheduled, nests, st.conv, st.windowed, st.injective, st.reduction, st.fused_epilogues);
+    }
+    ck_assert_msg(n_prims == 1, "%s: %d PrimFuncs after LegalizeOps", ops[i], n_prims);
+    tj_arena_free(a);
+  }
+}
+END_TEST
+
 START_TEST(inference_errors) {
   expect_error("    def main(x: R.Tensor((2, 3), \"float32\"), w: R.Tensor((4,), \"float32\")):\n"
                "        gv = R.nn.rms_norm(x, w)\n"
@@ -279,6 +403,14 @@ START_TEST(inference_errors) {
                "        gv = R.tile(x, (2, -1))\n"
                "        return gv\n",
                "positive");
+  expect_error("    def main(x: R.Tensor((2, 3, 8), \"float32\"), w: R.Tensor((4, 2, 3), \"float32\")):\n"
+               "        gv = R.nn.conv1d(x, w)\n"
+               "        return gv\n",
+               "input channels");
+  expect_error("    def main(x: R.Tensor((2, 3, 8), \"float32\"), w: R.Tensor((4, 3, 3), \"float32\")):\n"
+               "        gv = R.nn.conv1d(x, w, data_layout=\"NCHW\")\n"
+               "        return gv\n",
+               "data_layout");
 }
 END_TEST
 
@@ -290,6 +422,8 @@ int main(void) {
   tcase_add_test(tc, rms_norm_default_axis);
   tcase_add_test(tc, pad_constant_edge_reflect_match_numpy);
   tcase_add_test(tc, tile_repeat_flip_match_numpy);
+  tcase_add_test(tc, conv1d_matches_reference);
+  tcase_add_test(tc, every_nest_gets_a_schedule);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
