@@ -317,6 +317,68 @@ START_TEST(conv1d_matches_reference) {
 }
 END_TEST
 
+/* ---------------- conv2d_transpose ---------------- */
+
+typedef struct convt_case {
+  const char *attrs;
+  int N, C, H, W, OG, K, sh, sw, pt, pl, pb, pr, oph, opw, groups;
+} convt_case_t;
+
+/* Reference by scattering (PyTorch's definition of ConvTranspose2d):
+ * out[n, g·OG + o, ih·s + kh − pt, iw·s + kw − pl] += x[n, ic, ih, iw] · w[ic, o, kh, kw]. */
+static void convt_ref(const convt_case_t *t, const float *x, const float *w, int OH, int OW, double *out) {
+  int O = t->OG * t->groups, cg = t->C / t->groups;
+  memset(out, 0, sizeof(double) * (size_t)(t->N * O * OH * OW));
+  for (int n = 0; n < t->N; n++)
+    for (int ic = 0; ic < t->C; ic++)
+      for (int ih = 0; ih < t->H; ih++)
+        for (int iw = 0; iw < t->W; iw++)
+          for (int o = 0; o < t->OG; o++)
+            for (int kh = 0; kh < t->K; kh++)
+              for (int kw = 0; kw < t->K; kw++) {
+                int oh = ih * t->sh + kh - t->pt, ow = iw * t->sw + kw - t->pl, oc = (ic / cg) * t->OG + o;
+                if (oh < 0 || ow < 0 || oh >= OH || ow >= OW) continue;
+                out[((n * O + oc) * OH + oh) * OW + ow] +=
+                    (double)x[((n * t->C + ic) * t->H + ih) * t->W + iw] * w[((ic * t->OG + o) * t->K + kh) * t->K + kw];
+              }
+}
+
+static void check_convt(const convt_case_t *t) {
+  static float x[4096], w[4096];
+  static double want[16384];
+  fill(x, t->N * t->C * t->H * t->W, 10);
+  fill(w, t->C * t->OG * t->K * t->K, 11);
+  int O = t->OG * t->groups;
+  int OH = (t->H - 1) * t->sh - t->pt - t->pb + t->K + t->oph, OW = (t->W - 1) * t->sw - t->pl - t->pr + t->K + t->opw;
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((%d, %d, %d, %d), \"float32\"), w: R.Tensor((%d, %d, %d, %d), \"float32\")):\n"
+           "        gv = R.nn.conv2d_transpose(x, w%s)\n"
+           "        return gv\n",
+           t->N, t->C, t->H, t->W, t->C, t->OG, t->K, t->K, t->attrs);
+  const int64_t xs[] = {t->N, t->C, t->H, t->W}, ws[] = {t->C, t->OG, t->K, t->K};
+  float *in[] = {x, w};
+  const int nd[] = {4, 4};
+  const int64_t *sh[] = {xs, ws};
+  tvmjit_tensor_t *out = run_model(body, 2, in, nd, sh);
+  const int64_t ys[] = {t->N, O, OH, OW};
+  check_shape(out, 4, ys);
+  convt_ref(t, x, w, OH, OW, want);
+  const float *y = tvmjit_tensor_data(out);
+  for (int i = 0; i < t->N * O * OH * OW; i++) expect_close(t->attrs, i, y[i], want[i]);
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(conv2d_transpose_matches_pytorch_definition) {
+  const convt_case_t cases[] = {
+      {"", 2, 3, 5, 6, 4, 3, 1, 1, 0, 0, 0, 0, 0, 0, 1},
+      {", strides=(2, 3), padding=(1, 1), output_padding=(1, 2)", 1, 2, 4, 5, 3, 3, 2, 3, 1, 1, 1, 1, 1, 2, 1},
+      {", strides=2, padding=(1, 0, 0, 1), groups=2", 2, 4, 3, 3, 2, 3, 2, 2, 1, 0, 0, 1, 0, 0, 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_convt(&cases[i]);
+}
+END_TEST
+
 /* ---------------- schedules ---------------- */
 
 static int root_nests(const tj_prim_func_t *f) {
@@ -337,12 +399,14 @@ START_TEST(every_nest_gets_a_schedule) {
       "R.flip(x, axis=2)",
       "R.nn.conv1d(x, w, padding=1)",
       "R.nn.conv1d(x, w, padding=1, strides=2, groups=2)",
+      "R.nn.conv2d_transpose(y, v, strides=2, padding=1)",
   };
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     char src[2048];
     snprintf(src, sizeof src,
              "%s    def main(x: R.Tensor((2, 16, 32), dtype=\"float32\"), g: R.Tensor((32,), dtype=\"float32\"),"
-             " w: R.Tensor((8, %d, 3), dtype=\"float32\")):\n"
+             " w: R.Tensor((8, %d, 3), dtype=\"float32\"), y: R.Tensor((1, 4, 8, 8), dtype=\"float32\"),"
+             " v: R.Tensor((4, 2, 3, 3), dtype=\"float32\")):\n"
              "        gv = %s\n"
              "        return gv\n",
              k_header, strstr(ops[i], "groups=2") ? 8 : 16, ops[i]);
@@ -423,6 +487,7 @@ int main(void) {
   tcase_add_test(tc, pad_constant_edge_reflect_match_numpy);
   tcase_add_test(tc, tile_repeat_flip_match_numpy);
   tcase_add_test(tc, conv1d_matches_reference);
+  tcase_add_test(tc, conv2d_transpose_matches_pytorch_definition);
   tcase_add_test(tc, every_nest_gets_a_schedule);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
