@@ -255,6 +255,38 @@ START_TEST(tile_repeat_flip_match_numpy) {
 }
 END_TEST
 
+/* ---------------- collapse_sum_like / collapse_sum_to ---------------- */
+
+START_TEST(collapse_sum_matches_numpy) {
+  static float x[24];
+  static double want[24];
+  fill(x, 24, 12);
+  /* collapse_sum_to((2, 3, 4) -> (3, 1)): sum over axis 0 and axis 2 */
+  for (int j = 0; j < 3; j++) {
+    want[j] = 0;
+    for (int i = 0; i < 2; i++)
+      for (int k = 0; k < 4; k++) want[j] += X_AT(i, j, k);
+  }
+  const int64_t s31[] = {3, 1};
+  check_copy("R.collapse_sum_to(x, (3, 1))", x, 2, s31, want);
+  /* collapse_sum_like(x, y) with y (1, 3, 4): sum over axis 0, keeping it */
+  for (int j = 0; j < 12; j++) want[j] = x[j] + x[12 + j];
+  const int64_t xs[] = {2, 3, 4}, ys[] = {1, 3, 4}, out_shape[] = {1, 3, 4};
+  static float y[12];
+  float *in[] = {x, y};
+  const int nd[] = {3, 3};
+  const int64_t *sh[] = {xs, ys};
+  tvmjit_tensor_t *out = run_model("    def main(x: R.Tensor((2, 3, 4), \"float32\"), y: R.Tensor((1, 3, 4), \"float32\")):\n"
+                                   "        gv = R.collapse_sum_like(x, y)\n"
+                                   "        return gv\n",
+                                   2, in, nd, sh);
+  check_shape(out, 3, out_shape);
+  const float *r = tvmjit_tensor_data(out);
+  for (int j = 0; j < 12; j++) expect_close("collapse_sum_like", j, r[j], want[j]);
+  tvmjit_tensor_free(out);
+}
+END_TEST
+
 /* ---------------- conv1d ---------------- */
 
 typedef struct conv1d_case {
@@ -397,6 +429,7 @@ START_TEST(every_nest_gets_a_schedule) {
       "R.repeat(x, 2, 1)",
       "R.repeat(x, 2)",
       "R.flip(x, axis=2)",
+      "R.collapse_sum_to(x, (16, 1))",
       "R.nn.conv1d(x, w, padding=1)",
       "R.nn.conv1d(x, w, padding=1, strides=2, groups=2)",
       "R.nn.conv2d_transpose(y, v, strides=2, padding=1)",
@@ -471,6 +504,10 @@ START_TEST(inference_errors) {
                "        gv = R.nn.conv1d(x, w)\n"
                "        return gv\n",
                "input channels");
+  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+               "        gv = R.collapse_sum_to(x, (4,))\n"
+               "        return gv\n",
+               "broadcast");
   expect_error("    def main(x: R.Tensor((2, 3, 8), \"float32\"), w: R.Tensor((4, 3, 3), \"float32\")):\n"
                "        gv = R.nn.conv1d(x, w, data_layout=\"NCHW\")\n"
                "        return gv\n",
@@ -486,6 +523,7 @@ int main(void) {
   tcase_add_test(tc, rms_norm_default_axis);
   tcase_add_test(tc, pad_constant_edge_reflect_match_numpy);
   tcase_add_test(tc, tile_repeat_flip_match_numpy);
+  tcase_add_test(tc, collapse_sum_matches_numpy);
   tcase_add_test(tc, conv1d_matches_reference);
   tcase_add_test(tc, conv2d_transpose_matches_pytorch_definition);
   tcase_add_test(tc, every_nest_gets_a_schedule);
