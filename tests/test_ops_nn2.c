@@ -144,6 +144,43 @@ START_TEST(rms_norm_default_axis) {
 }
 END_TEST
 
+/* ---------------- group_norm ---------------- */
+
+START_TEST(group_norm_matches_formula) {
+  enum { N = 2, C = 6, H = 3, W = 4, G = 3 };
+  static float x[N * C * H * W], g[C], b[C];
+  fill(x, N * C * H * W, 13);
+  fill(g, C, 14);
+  fill(b, C, 15);
+  const int64_t xs[] = {N, C, H, W}, ps[] = {C};
+  float *in[] = {x, g, b};
+  const int nd[] = {4, 1, 1};
+  const int64_t *sh[] = {xs, ps, ps};
+  tvmjit_tensor_t *out = run_model("    def main(x: R.Tensor((2, 6, 3, 4), \"float32\"), g: R.Tensor((6,), \"float32\"),"
+                                   " b: R.Tensor((6,), \"float32\")):\n"
+                                   "        gv = R.nn.group_norm(x, g, b, num_groups=3, channel_axis=1, axes=[2, 3])\n"
+                                   "        return gv\n",
+                                   3, in, nd, sh);
+  check_shape(out, 4, xs);
+  const float *y = tvmjit_tensor_data(out);
+  const int per = C / G * H * W; /* elements of one group */
+  for (int n = 0; n < N; n++)
+    for (int grp = 0; grp < G; grp++) {
+      const float *xg = x + (n * C + grp * (C / G)) * H * W;
+      double mean = 0, var = 0;
+      for (int i = 0; i < per; i++) mean += xg[i];
+      mean /= per;
+      for (int i = 0; i < per; i++) var += (xg[i] - mean) * (xg[i] - mean);
+      var /= per;
+      for (int i = 0; i < per; i++) {
+        int c = grp * (C / G) + i / (H * W), at = (n * C + grp * (C / G)) * H * W + i;
+        expect_close("group_norm", at, y[at], (xg[i] - mean) / sqrt(var + 1e-5) * g[c] + b[c]);
+      }
+    }
+  tvmjit_tensor_free(out);
+}
+END_TEST
+
 /* ---------------- pad ---------------- */
 
 /* numpy.pad's source index for output index o on an axis of length n. */
@@ -423,6 +460,7 @@ static int root_nests(const tj_prim_func_t *f) {
 START_TEST(every_nest_gets_a_schedule) {
   const char *ops[] = {
       "R.nn.rms_norm(x, g, axes=[-1])",
+      "R.nn.group_norm(x, h, h, num_groups=4, channel_axis=1, axes=[2])",
       "R.nn.pad(x, (0, 0, 1, 1, 2, 2))",
       "R.nn.pad(x, (0, 0, 1, 1, 2, 2), pad_mode=\"reflect\")",
       "R.tile(x, (2, 1, 3))",
@@ -439,7 +477,7 @@ START_TEST(every_nest_gets_a_schedule) {
     snprintf(src, sizeof src,
              "%s    def main(x: R.Tensor((2, 16, 32), dtype=\"float32\"), g: R.Tensor((32,), dtype=\"float32\"),"
              " w: R.Tensor((8, %d, 3), dtype=\"float32\"), y: R.Tensor((1, 4, 8, 8), dtype=\"float32\"),"
-             " v: R.Tensor((4, 2, 3, 3), dtype=\"float32\")):\n"
+             " v: R.Tensor((4, 2, 3, 3), dtype=\"float32\"), h: R.Tensor((16,), dtype=\"float32\")):\n"
              "        gv = %s\n"
              "        return gv\n",
              k_header, strstr(ops[i], "groups=2") ? 8 : 16, ops[i]);
@@ -508,6 +546,10 @@ START_TEST(inference_errors) {
                "        gv = R.collapse_sum_to(x, (4,))\n"
                "        return gv\n",
                "broadcast");
+  expect_error("    def main(x: R.Tensor((2, 6, 4), \"float32\"), g: R.Tensor((6,), \"float32\")):\n"
+               "        gv = R.nn.group_norm(x, g, g, num_groups=4, channel_axis=1, axes=[2])\n"
+               "        return gv\n",
+               "num_groups");
   expect_error("    def main(x: R.Tensor((2, 3, 8), \"float32\"), w: R.Tensor((4, 3, 3), \"float32\")):\n"
                "        gv = R.nn.conv1d(x, w, data_layout=\"NCHW\")\n"
                "        return gv\n",
@@ -521,6 +563,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, rms_norm_matches_formula);
   tcase_add_test(tc, rms_norm_default_axis);
+  tcase_add_test(tc, group_norm_matches_formula);
   tcase_add_test(tc, pad_constant_edge_reflect_match_numpy);
   tcase_add_test(tc, tile_repeat_flip_match_numpy);
   tcase_add_test(tc, collapse_sum_matches_numpy);

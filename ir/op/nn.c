@@ -411,3 +411,83 @@ const tj_op_def_t tj_op_pad = {
     .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_pad, .infer = infer_pad,
     .arg_names = unary_args, .positional_attrs = pad_attrs,
 };
+
+/* ---------------- group_norm ----------------
+ * R.nn.group_norm(data, gamma, beta, num_groups, channel_axis, axes, epsilon=1e-5,
+ * center=True, scale=True). The result has data's struct info. kFollow. */
+static const char *const group_norm_attrs[] = {"num_groups", "channel_axis", "axes", "epsilon", "center", "scale", NULL};
+
+static tj_status_t *normalize_group_norm(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("group_norm", given, group_norm_attrs));
+  for (int i = 0; i < 3; i++)
+    if (!tj_attrs_get(given, group_norm_attrs[i]))
+      return tj_op_error("group_norm: needs '%s', e.g. num_groups=2, channel_axis=1, axes=[2, 3]", group_norm_attrs[i]);
+  int64_t groups, channel_axis, axes[TJ_OP_MAX_NDIM];
+  int n_axes;
+  double eps;
+  bool center, scale;
+  TJ_RETURN_IF_ERROR(tj_op_read_int("group_norm", given, "num_groups", 1, &groups));
+  if (groups < 1) return tj_op_error("group_norm: num_groups must be >= 1, got %lld", (long long)groups);
+  TJ_RETURN_IF_ERROR(tj_op_read_int("group_norm", given, "channel_axis", 1, &channel_axis));
+  TJ_RETURN_IF_ERROR(tj_op_read_ints("group_norm", given, "axes", TJ_OP_MAX_NDIM, axes, &n_axes));
+  TJ_RETURN_IF_ERROR(tj_op_read_float("group_norm", given, "epsilon", 1e-5, &eps));
+  TJ_RETURN_IF_ERROR(tj_op_read_bool("group_norm", given, "center", true, &center));
+  TJ_RETURN_IF_ERROR(tj_op_read_bool("group_norm", given, "scale", true, &scale));
+  tj_attr_builder_t b = {0};
+  tj_attr_builder_add(&b, "num_groups", tj_attr_int(groups));
+  tj_attr_builder_add(&b, "channel_axis", tj_attr_int(channel_axis));
+  tj_attr_builder_add(&b, "axes", tj_op_int_list(arena, n_axes, axes, TJ_I32));
+  tj_attr_value_t e = {.kind = TJ_ATTR_FLOAT, .dtype = TJ_F64, .f = eps};
+  tj_attr_builder_add(&b, "epsilon", e);
+  tj_attr_builder_add(&b, "center", tj_attr_bool(center));
+  tj_attr_builder_add(&b, "scale", tj_attr_bool(scale));
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+/* gamma / beta: 1-D of the channel count and data's dtype. */
+static tj_status_t *check_group_param(const tj_sinfo_t *x, const tj_sinfo_t *p, const char *what, int channel_axis) {
+  char b0[TJ_DTYPE_BUFSIZE], b1[TJ_DTYPE_BUFSIZE];
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_void(p->tensor.dtype) && !tj_dtype_eq(x->tensor.dtype, p->tensor.dtype))
+    return tj_op_error("group_norm: %s is %s but data is %s; they must have the same dtype", what,
+                       tj_dtype_str(p->tensor.dtype, b0), tj_dtype_str(x->tensor.dtype, b1));
+  if (p->tensor.ndim >= 0 && p->tensor.ndim != 1) return tj_op_error("group_norm: %s must be 1-D, got %d-D", what, p->tensor.ndim);
+  if (x->tensor.shape && p->tensor.shape &&
+      tj_op_compare_dims(p->tensor.shape[0], x->tensor.shape[channel_axis]) == TJ_DIM_DIFFERENT)
+    return tj_op_error("group_norm: %s must have one value per channel (data axis %d)", what, channel_axis);
+  return NULL;
+}
+
+static tj_status_t *infer_group_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
+  const tj_sinfo_t *x = NULL, *gamma = NULL, *beta = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 0, "data", &x));
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 1, "gamma", &gamma));
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 2, "beta", &beta));
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+    char b[TJ_DTYPE_BUFSIZE];
+    return tj_op_error("group_norm: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
+  }
+  if (x->tensor.ndim < 0) return *out = x, NULL;
+  const tj_attrs_t *at = call->call.attrs;
+  int c, axes[TJ_OP_MAX_NDIM];
+  int64_t raw[TJ_OP_MAX_NDIM], groups = tj_attrs_get_int(at, "num_groups", 1);
+  TJ_RETURN_IF_ERROR(tj_op_axis("group_norm", tj_attrs_get_int(at, "channel_axis", 1), x->tensor.ndim, &c));
+  int n_axes = tj_op_attr_ints(at, "axes", raw, TJ_OP_MAX_NDIM);
+  for (int i = 0; i < n_axes; i++) {
+    TJ_RETURN_IF_ERROR(tj_op_axis("group_norm", raw[i], x->tensor.ndim, &axes[i]));
+    if (axes[i] == c) return tj_op_error("group_norm: axes must not contain the channel axis %d", c);
+  }
+  int64_t cv;
+  if (x->tensor.shape && tj_tir_is_const_int(x->tensor.shape[c], &cv) && cv % groups != 0)
+    return tj_op_error("group_norm: %lld channels do not divide into num_groups = %lld", (long long)cv, (long long)groups);
+  TJ_RETURN_IF_ERROR(check_group_param(x, gamma, "gamma", c));
+  TJ_RETURN_IF_ERROR(check_group_param(x, beta, "beta", c));
+  *out = x;
+  return NULL;
+}
+
+const tj_op_def_t tj_op_group_norm = {
+    .name = "relax.nn.group_norm", .script_name = "R.nn.group_norm", .min_args = 3, .max_args = 3,
+    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_group_norm, .infer = infer_group_norm,
+    .arg_names = layer_norm_args, .positional_attrs = group_norm_attrs,
+};
