@@ -324,6 +324,51 @@ START_TEST(collapse_sum_matches_numpy) {
 }
 END_TEST
 
+/* ---------------- quantize / dequantize ---------------- */
+
+/* Loads a model of one (2, 4) float32 input and returns its output (any dtype). */
+static tvmjit_tensor_t *run_2x4(const char *call, float *x) {
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((2, 4), \"float32\")):\n"
+           "        gv = %s\n"
+           "        return gv\n",
+           call);
+  const int64_t xs[] = {2, 4};
+  float *in[] = {x};
+  const int nd[] = {2};
+  const int64_t *sh[] = {xs};
+  return run_model(body, 1, in, nd, sh);
+}
+
+START_TEST(quantize_dequantize_match_numpy) {
+  float x[8] = {-3.1f, -0.25f, 0.0f, 0.75f, 1.25f, 2.5f, 300.0f, -300.0f};
+  /* per tensor: q = clip(round_half_even(x / 0.5) + 3, -128, 127) */
+  tvmjit_tensor_t *q = run_2x4("R.quantize(x, R.const(0.5, \"float32\"), R.const(3, \"int8\"), axis=-1, out_dtype=\"int8\")", x);
+  ck_assert_int_eq(tvmjit_tensor_dtype(q), TVMJIT_INT8);
+  const int8_t *qv = tvmjit_tensor_data(q);
+  for (int i = 0; i < 8; i++) {
+    double r = nearbyint(x[i] / 0.5) + 3;
+    r = r > 127 ? 127 : r < -128 ? -128 : r;
+    ck_assert_msg(qv[i] == (int8_t)r, "quantize[%d] = %d, want %d", i, qv[i], (int)r);
+  }
+  tvmjit_tensor_free(q);
+  /* per axis 0 to uint8 (scale 0.25 / 2.0, zero points 10 / 0), then back to float32 */
+  tvmjit_tensor_t *rt = run_2x4("R.dequantize(R.quantize(x, R.const([0.25, 2.0], \"float32\"), R.const([10, 0], \"int8\"),"
+                                " axis=0, out_dtype=\"uint8\"), R.const([0.25, 2.0], \"float32\"), R.const([10, 0], \"int8\"),"
+                                " axis=0, out_dtype=\"float32\")",
+                                x);
+  const float *rv = tvmjit_tensor_data(rt);
+  for (int i = 0; i < 8; i++) {
+    double sc = i < 4 ? 0.25 : 2.0, zp = i < 4 ? 10 : 0;
+    double r = nearbyint(x[i] / sc) + zp;
+    r = r > 255 ? 255 : r < 0 ? 0 : r;
+    expect_close("dequantize(quantize)", i, rv[i], (r - zp) * sc);
+  }
+  tvmjit_tensor_free(rt);
+}
+END_TEST
+
 /* ---------------- conv1d ---------------- */
 
 typedef struct conv1d_case {
@@ -468,6 +513,7 @@ START_TEST(every_nest_gets_a_schedule) {
       "R.repeat(x, 2)",
       "R.flip(x, axis=2)",
       "R.collapse_sum_to(x, (16, 1))",
+      "R.quantize(x, R.const(0.5, \"float32\"), R.const(3, \"int8\"), axis=-1, out_dtype=\"int8\")",
       "R.nn.conv1d(x, w, padding=1)",
       "R.nn.conv1d(x, w, padding=1, strides=2, groups=2)",
       "R.nn.conv2d_transpose(y, v, strides=2, padding=1)",
@@ -567,6 +613,7 @@ int main(void) {
   tcase_add_test(tc, pad_constant_edge_reflect_match_numpy);
   tcase_add_test(tc, tile_repeat_flip_match_numpy);
   tcase_add_test(tc, collapse_sum_matches_numpy);
+  tcase_add_test(tc, quantize_dequantize_match_numpy);
   tcase_add_test(tc, conv1d_matches_reference);
   tcase_add_test(tc, conv2d_transpose_matches_pytorch_definition);
   tcase_add_test(tc, every_nest_gets_a_schedule);
