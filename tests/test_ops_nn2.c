@@ -371,6 +371,71 @@ START_TEST(quantize_dequantize_match_numpy) {
 }
 END_TEST
 
+/* ---------------- image.resize2d ---------------- */
+
+/* The source coordinate (ONNX Resize / topi definitions). */
+static double resize_coord(const char *mode, int y, int in, int out) {
+  double scale = (double)in / out;
+  if (strcmp(mode, "align_corners") == 0) return out == 1 ? 0 : y * (double)(in - 1) / (out - 1);
+  if (strcmp(mode, "asymmetric") == 0) return y * scale;
+  return (y + 0.5) * scale - 0.5; /* half_pixel */
+}
+
+static int clampi(int v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
+
+/* NCHW input (1, 2, 4, 5) resized to (OH, OW); nearest uses floor (asymmetric /
+ * half_pixel) or round-half-away (align_corners; no ties occur in these sizes). */
+static void check_resize(const char *method, const char *mode, int OH, int OW) {
+  enum { C = 2, H = 4, W = 5 };
+  static float x[C * H * W];
+  fill(x, C * H * W, 16);
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((1, 2, 4, 5), \"float32\")):\n"
+           "        gv = R.image.resize2d(x, size=(%d, %d), method=\"%s\", coordinate_transformation_mode=\"%s\","
+           " rounding_method=\"\")\n"
+           "        return gv\n",
+           OH, OW, method, mode);
+  const int64_t xs[] = {1, C, H, W}, ys[] = {1, C, OH, OW};
+  float *in[] = {x};
+  const int nd[] = {4};
+  const int64_t *sh[] = {xs};
+  tvmjit_tensor_t *out = run_model(body, 1, in, nd, sh);
+  check_shape(out, 4, ys);
+  const float *y = tvmjit_tensor_data(out);
+  bool linear = strcmp(method, "linear") == 0, ac = strcmp(mode, "align_corners") == 0;
+  for (int c = 0; c < C; c++)
+    for (int oy = 0; oy < OH; oy++)
+      for (int ox = 0; ox < OW; ox++) {
+        double sy = resize_coord(mode, oy, H, OH), sx = resize_coord(mode, ox, W, OW), want;
+        const float *p = x + c * H * W;
+        if (!linear) {
+          int iy = clampi((int)(ac ? round(sy) : floor(sy)), H), ix = clampi((int)(ac ? round(sx) : floor(sx)), W);
+          want = p[iy * W + ix];
+        } else {
+          int y0 = (int)floor(sy), x0 = (int)floor(sx);
+          double ty = sy - y0, tx = sx - x0;
+          double a0 = p[clampi(y0, H) * W + clampi(x0, W)], a1 = p[clampi(y0, H) * W + clampi(x0 + 1, W)];
+          double b0 = p[clampi(y0 + 1, H) * W + clampi(x0, W)], b1 = p[clampi(y0 + 1, H) * W + clampi(x0 + 1, W)];
+          want = (a0 * (1 - tx) + a1 * tx) * (1 - ty) + (b0 * (1 - tx) + b1 * tx) * ty;
+        }
+        int i = (c * OH + oy) * OW + ox;
+        expect_close(mode, i, y[i], want);
+      }
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(resize2d_matches_onnx_definition) {
+  check_resize("nearest_neighbor", "asymmetric", 8, 10); /* integer upscale: index division */
+  check_resize("nearest_neighbor", "asymmetric", 3, 7);
+  check_resize("nearest_neighbor", "half_pixel", 6, 3);
+  check_resize("nearest_neighbor", "align_corners", 6, 7); /* coordinates avoid .5 ties */
+  check_resize("linear", "half_pixel", 7, 8);
+  check_resize("linear", "align_corners", 6, 9);
+  check_resize("linear", "asymmetric", 3, 4);
+}
+END_TEST
+
 /* ---------------- conv1d ---------------- */
 
 typedef struct conv1d_case {
@@ -515,6 +580,7 @@ START_TEST(every_nest_gets_a_schedule) {
       "R.repeat(x, 2)",
       "R.flip(x, axis=2)",
       "R.collapse_sum_to(x, (16, 1))",
+      "R.image.resize2d(y, size=(12, 12))",
       "R.quantize(x, R.const(0.5, \"float32\"), R.const(3, \"int8\"), axis=-1, out_dtype=\"int8\")",
       "R.nn.conv1d(x, w, padding=1)",
       "R.nn.conv1d(x, w, padding=1, strides=2, groups=2)",
@@ -616,6 +682,7 @@ int main(void) {
   tcase_add_test(tc, tile_repeat_flip_match_numpy);
   tcase_add_test(tc, collapse_sum_matches_numpy);
   tcase_add_test(tc, quantize_dequantize_match_numpy);
+  tcase_add_test(tc, resize2d_matches_onnx_definition);
   tcase_add_test(tc, conv1d_matches_reference);
   tcase_add_test(tc, conv2d_transpose_matches_pytorch_definition);
   tcase_add_test(tc, every_nest_gets_a_schedule);
