@@ -560,6 +560,45 @@ START_TEST(conv2d_transpose_matches_pytorch_definition) {
 }
 END_TEST
 
+/* conv1d_transpose by scattering: out[n, o, iw·s + k − pl] += x[n, ic, iw] · w[ic, o, k]. */
+static void check_convt1d(const char *attrs, int N, int C, int W, int O, int K, int s, int pl, int pr, int opad) {
+  static float x[1024], w[1024];
+  static double want[4096];
+  fill(x, N * C * W, 17);
+  fill(w, C * O * K, 18);
+  int OW = (W - 1) * s - pl - pr + K + opad;
+  memset(want, 0, sizeof(double) * (size_t)(N * O * OW));
+  for (int n = 0; n < N; n++)
+    for (int ic = 0; ic < C; ic++)
+      for (int iw = 0; iw < W; iw++)
+        for (int o = 0; o < O; o++)
+          for (int k = 0; k < K; k++) {
+            int ow = iw * s + k - pl;
+            if (ow >= 0 && ow < OW) want[(n * O + o) * OW + ow] += (double)x[(n * C + ic) * W + iw] * w[(ic * O + o) * K + k];
+          }
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor((%d, %d, %d), \"float32\"), w: R.Tensor((%d, %d, %d), \"float32\")):\n"
+           "        gv = R.nn.conv1d_transpose(x, w%s)\n"
+           "        return gv\n",
+           N, C, W, C, O, K, attrs);
+  const int64_t xs[] = {N, C, W}, ws[] = {C, O, K}, ys[] = {N, O, OW};
+  float *in[] = {x, w};
+  const int nd[] = {3, 3};
+  const int64_t *sh[] = {xs, ws};
+  tvmjit_tensor_t *out = run_model(body, 2, in, nd, sh);
+  check_shape(out, 3, ys);
+  const float *y = tvmjit_tensor_data(out);
+  for (int i = 0; i < N * O * OW; i++) expect_close(attrs, i, y[i], want[i]);
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(conv1d_transpose_matches_pytorch_definition) {
+  check_convt1d("", 2, 3, 7, 4, 3, 1, 0, 0, 0);
+  check_convt1d(", strides=3, padding=(1, 2), output_padding=2", 1, 2, 5, 3, 4, 3, 1, 2, 2);
+}
+END_TEST
+
 /* ---------------- schedules ---------------- */
 
 static int root_nests(const tj_prim_func_t *f) {
@@ -585,13 +624,15 @@ START_TEST(every_nest_gets_a_schedule) {
       "R.nn.conv1d(x, w, padding=1)",
       "R.nn.conv1d(x, w, padding=1, strides=2, groups=2)",
       "R.nn.conv2d_transpose(y, v, strides=2, padding=1)",
+      "R.nn.conv1d_transpose(x, u, strides=2, padding=1)",
   };
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     char src[2048];
     snprintf(src, sizeof src,
              "%s    def main(x: R.Tensor((2, 16, 32), dtype=\"float32\"), g: R.Tensor((32,), dtype=\"float32\"),"
              " w: R.Tensor((8, %d, 3), dtype=\"float32\"), y: R.Tensor((1, 4, 8, 8), dtype=\"float32\"),"
-             " v: R.Tensor((4, 2, 3, 3), dtype=\"float32\"), h: R.Tensor((16,), dtype=\"float32\")):\n"
+             " v: R.Tensor((4, 2, 3, 3), dtype=\"float32\"), h: R.Tensor((16,), dtype=\"float32\"),"
+             " u: R.Tensor((16, 4, 3), dtype=\"float32\")):\n"
              "        gv = %s\n"
              "        return gv\n",
              k_header, strstr(ops[i], "groups=2") ? 8 : 16, ops[i]);
@@ -685,6 +726,7 @@ int main(void) {
   tcase_add_test(tc, resize2d_matches_onnx_definition);
   tcase_add_test(tc, conv1d_matches_reference);
   tcase_add_test(tc, conv2d_transpose_matches_pytorch_definition);
+  tcase_add_test(tc, conv1d_transpose_matches_pytorch_definition);
   tcase_add_test(tc, every_nest_gets_a_schedule);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);

@@ -170,3 +170,87 @@ tj_status_t *tj_legalize_conv2d_transpose(tj_lg_ctx_t *ctx, const tj_rx_expr_t *
   emit_compute(&te, pad, kt, out, &p, c_static / p.groups, og);
   return tj_lg_te_finish(&te, "conv2d_transpose", te.failed ? NULL : call->sinfo, out_expr);
 }
+
+/* ---------------- conv1d_transpose ----------------
+ * topi.nn.conv1d_transpose_ncw (`conv1d_transpose`), which TVM uses only for NCW/IOW,
+ * dilation 1 and groups 1 (declined otherwise): data_dilate by the stride, data_pad
+ * by K − 1 − left before and K − 1 − right + output_padding after, `kernel`
+ * [o, i, w] = weight[i, o, K − 1 − w], and `compute` = Σ_{dc, dw}
+ * data_pad[b, dc, w + dw] · kernel[c, dc, dw] in the call's dtype. */
+static const tj_buffer_t *emit_dilate_pad_1d(tj_lg_te_t *te, const tj_buffer_t *x, const tj_buffer_t *w, int64_t s,
+                                             const int64_t *pad, int64_t opad) {
+  tj_arena_t *a = te->arena;
+  const tj_tir_expr_t *dshape[3] = {x->shape[0], x->shape[1],
+                                    tj_lg_add(a, tj_lg_mul(a, tj_lg_sub(a, x->shape[2], tj_tir_i64(a, 1)), tj_tir_i64(a, s)), tj_tir_i64(a, 1))};
+  const tj_buffer_t *dil = tj_lg_alloc(te, "data_dilate", x->dtype, 3, dshape);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(te, &st, "data_dilate", 3, dshape, "i");
+  if (te->failed || !dil) return NULL;
+  const tj_tir_expr_t *idx[3] = {st.iv[0], st.iv[1], st.iv[2]}, *guard = NULL;
+  if (s > 1) {
+    guard = tj_tir_binary(a, TJ_TIR_EQ, tj_lg_floormod(a, st.iv[2], tj_tir_i64(a, s)), tj_tir_i64(a, 0));
+    idx[2] = tj_lg_floordiv(a, st.iv[2], tj_tir_i64(a, s));
+  }
+  tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, dil, 3, st.iv, guarded(a, guard, tj_lg_load(a, x, 3, idx), x->dtype)));
+  const tj_tir_expr_t *k1 = tj_lg_sub(a, w->shape[2], tj_tir_i64(a, 1));
+  const tj_tir_expr_t *before = tj_lg_sub(a, k1, tj_tir_i64(a, pad[0]));
+  const tj_tir_expr_t *after = tj_lg_add(a, tj_lg_sub(a, k1, tj_tir_i64(a, pad[1])), tj_tir_i64(a, opad));
+  const tj_tir_expr_t *pshape[3] = {x->shape[0], x->shape[1], tj_lg_add(a, tj_lg_add(a, dshape[2], before), after)};
+  const tj_buffer_t *out = tj_lg_alloc(te, "data_pad", x->dtype, 3, pshape);
+  tj_lg_stage_spatial(te, &st, "data_pad", 3, pshape, "i");
+  if (te->failed || !out) return NULL;
+  const tj_tir_expr_t *pidx[3] = {st.iv[0], st.iv[1], tj_lg_sub(a, st.iv[2], before)};
+  const tj_tir_expr_t *g = tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_LE, before, st.iv[2]),
+                                         tj_tir_binary(a, TJ_TIR_LT, st.iv[2], tj_lg_add(a, dshape[2], before)));
+  tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, out, 3, st.iv, guarded(a, g, tj_lg_load(a, dil, 3, pidx), x->dtype)));
+  return out;
+}
+
+tj_status_t *tj_legalize_conv1d_transpose(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  tj_arena_t *a = ctx->arena;
+  if (call->call.n_args != 2 || !tj_lg_tensor_known(call->sinfo)) return NULL;
+  const tj_sinfo_t *ds = tj_lg_arg_sinfo(a, call->call.args[0]), *ws = tj_lg_arg_sinfo(a, call->call.args[1]);
+  if (!tj_lg_tensor_known(ds) || !tj_lg_tensor_known(ws) || ds->tensor.ndim != 3 || ws->tensor.ndim != 3) return NULL;
+  const tj_attrs_t *at = call->call.attrs;
+  if (strcmp(tj_attrs_get_str(at, "data_layout", "NCW"), "NCW") != 0 || strcmp(tj_attrs_get_str(at, "kernel_layout", "IOW"), "IOW") != 0 ||
+      strcmp(tj_attrs_get_str(at, "out_layout", "NCW"), "NCW") != 0 || tj_attrs_get_int(at, "groups", 1) != 1)
+    return NULL;
+  int64_t s = 1, d = 1, opad = 0, pad[2] = {0, 0};
+  tj_lg_attr_ints(at, "strides", &s, 1);
+  tj_lg_attr_ints(at, "dilation", &d, 1);
+  tj_lg_attr_ints(at, "output_padding", &opad, 1);
+  if (tj_lg_attr_ints(at, "padding", pad, 2) == 1) pad[1] = pad[0];
+  if (d != 1 || s < 1) return NULL;
+  tj_dtype_t odt = call->sinfo->tensor.dtype;
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  const tj_buffer_t *w = tj_lg_placeholder(&te, call->call.args[1]);
+  if (!x || !w) return tj_lg_te_finish(&te, "conv1d_transpose", NULL, out_expr);
+  const tj_tir_expr_t *oshape[3];
+  for (int i = 0; i < 3; i++) oshape[i] = tj_lg_shape_expr(&te, call->sinfo->tensor.shape[i]);
+  const tj_buffer_t *out = tj_lg_output(&te, "compute", odt, 3, oshape);
+  const tj_buffer_t *pad_buf = emit_dilate_pad_1d(&te, x, w, s, pad, opad);
+  const tj_tir_expr_t *kshape[3] = {w->shape[1], w->shape[0], w->shape[2]};
+  const tj_buffer_t *kt = tj_lg_alloc(&te, "kernel", w->dtype, 3, kshape);
+  if (!out || !pad_buf || !kt) return tj_lg_te_finish(&te, "conv1d_transpose", NULL, out_expr);
+  tj_lg_stage_t st;
+  tj_iter_kind_t kinds[5] = {TJ_ITER_SPATIAL, TJ_ITER_SPATIAL, TJ_ITER_SPATIAL, TJ_ITER_REDUCE, TJ_ITER_REDUCE};
+  const char *knames[3] = {"o", "i", "w"};
+  tj_lg_stage_begin(&te, &st, "kernel", 3, kshape, kinds, knames);
+  if (te.failed) return tj_lg_te_finish(&te, "conv1d_transpose", NULL, out_expr);
+  const tj_tir_expr_t *kidx[3] = {st.iv[1], st.iv[0], flipped(a, w->shape[2], st.iv[2])};
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, kt, 3, st.iv, tj_lg_load(a, w, 3, kidx)));
+  const tj_tir_expr_t *ext[5] = {oshape[0], oshape[1], oshape[2], x->shape[1], w->shape[2]};
+  const char *names[5] = {"b", "c", "w", "dc", "dw"};
+  tj_lg_stage_begin(&te, &st, "compute", 5, ext, kinds, names);
+  if (te.failed) return tj_lg_te_finish(&te, "conv1d_transpose", NULL, out_expr);
+  const tj_tir_expr_t *pidx[3] = {st.iv[0], st.iv[3], tj_lg_add(a, st.iv[2], st.iv[4])};
+  const tj_tir_expr_t *widx[3] = {st.iv[1], st.iv[3], st.iv[4]};
+  const tj_tir_expr_t *prod = tj_lg_mul(a, tj_lg_cast(a, odt, tj_lg_load(a, pad_buf, 3, pidx)), tj_lg_cast(a, odt, tj_lg_load(a, kt, 3, widx)));
+  const tj_tir_expr_t *acc = tj_lg_load(a, out, 3, st.iv);
+  tj_lg_stage_end(&te, &st, tj_lg_store(a, out, 3, st.iv, tj_lg_zero(a, odt)),
+                  tj_lg_store(a, out, 3, st.iv, acc && prod ? tj_tir_binary(a, TJ_TIR_ADD, acc, prod) : NULL));
+  return tj_lg_te_finish(&te, "conv1d_transpose", te.failed ? NULL : call->sinfo, out_expr);
+}
