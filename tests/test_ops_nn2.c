@@ -1,8 +1,9 @@
 /* Operators of issue 16 added by the ops-nn2 branch, end to end (parse, default
- * pipeline, JIT, run through the public API), checked against reference loops written
- * here in double precision from the operators' definitions (numpy's for pad, tile,
- * repeat and flip; the RMSNorm formula y = x / sqrt(mean(x²) + eps) · w), plus the
- * inference errors. */
+ * pipeline, JIT, run through the public API), checked against references written here
+ * in double precision from each operator's definition: RMSNorm and GroupNorm formulas,
+ * numpy's pad/tile/repeat/flip/sum, conv1d and PyTorch's scatter form of the transposed
+ * convolutions, numpy's quantize round trip, the ONNX resize coordinates. Also: every
+ * nest of each new op gets a CPU schedule, and the inference errors. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,7 +42,8 @@ static tvmjit_tensor_t *run_model(const char *body, int n_in, float *const *in, 
   ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
   ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
   tvmjit_tensor_t *ts[4], *out = NULL;
-  for (int i = 0; i < n_in; i++) ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, ndim[i], shape[i], in[i], &ts[i]));
+  for (int i = 0; i < n_in; i++)
+    ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, ndim[i], shape[i], in[i], &ts[i]));
   st = tvmjit_function_call(fn, n_in, (const tvmjit_tensor_t *const *)ts, 1, &out);
   ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
   for (int i = 0; i < n_in; i++) tvmjit_tensor_free(ts[i]);
@@ -103,17 +105,19 @@ START_TEST(rms_norm_matches_formula) {
   float *in[] = {x, w};
   const int nd[] = {4, 2};
   const int64_t *sh[] = {xs, ws};
-  tvmjit_tensor_t *out = run_model("    def main(x: R.Tensor((2, 3, 4, 5), \"float32\"), w: R.Tensor((4, 5), \"float32\")):\n"
-                                   "        gv = R.nn.rms_norm(x, w, axes=[-2, -1], epsilon=1e-5)\n"
-                                   "        return gv\n",
-                                   2, in, nd, sh);
+  tvmjit_tensor_t *out = run_model(
+      "    def main(x: R.Tensor((2, 3, 4, 5), \"float32\"), w: R.Tensor((4, 5), \"float32\")):\n"
+      "        gv = R.nn.rms_norm(x, w, axes=[-2, -1], epsilon=1e-5)\n"
+      "        return gv\n",
+      2, in, nd, sh);
   check_shape(out, 4, xs);
   const float *y = tvmjit_tensor_data(out);
   for (int r = 0; r < A * B; r++) {
     double ss = 0;
     for (int k = 0; k < C * D; k++) ss += (double)x[r * C * D + k] * x[r * C * D + k];
     double inv = 1.0 / sqrt(ss / (C * D) + 1e-5);
-    for (int k = 0; k < C * D; k++) expect_close("rms_norm", r * C * D + k, y[r * C * D + k], x[r * C * D + k] * inv * w[k]);
+    for (int k = 0; k < C * D; k++)
+      expect_close("rms_norm", r * C * D + k, y[r * C * D + k], x[r * C * D + k] * inv * w[k]);
   }
   tvmjit_tensor_free(out);
 }
@@ -129,10 +133,11 @@ START_TEST(rms_norm_default_axis) {
   float *in[] = {x, w};
   const int nd[] = {2, 1};
   const int64_t *sh[] = {xs, ws};
-  tvmjit_tensor_t *out = run_model("    def main(x: R.Tensor((3, 8), \"float32\"), w: R.Tensor((8,), \"float32\")):\n"
-                                   "        gv = R.nn.rms_norm(x, w)\n"
-                                   "        return gv\n",
-                                   2, in, nd, sh);
+  tvmjit_tensor_t *out = run_model(
+      "    def main(x: R.Tensor((3, 8), \"float32\"), w: R.Tensor((8,), \"float32\")):\n"
+      "        gv = R.nn.rms_norm(x, w)\n"
+      "        return gv\n",
+      2, in, nd, sh);
   const float *y = tvmjit_tensor_data(out);
   for (int r = 0; r < R; r++) {
     double ss = 0;
@@ -156,11 +161,12 @@ START_TEST(group_norm_matches_formula) {
   float *in[] = {x, g, b};
   const int nd[] = {4, 1, 1};
   const int64_t *sh[] = {xs, ps, ps};
-  tvmjit_tensor_t *out = run_model("    def main(x: R.Tensor((2, 6, 3, 4), \"float32\"), g: R.Tensor((6,), \"float32\"),"
-                                   " b: R.Tensor((6,), \"float32\")):\n"
-                                   "        gv = R.nn.group_norm(x, g, b, num_groups=3, channel_axis=1, axes=[2, 3])\n"
-                                   "        return gv\n",
-                                   3, in, nd, sh);
+  tvmjit_tensor_t *out = run_model(
+      "    def main(x: R.Tensor((2, 6, 3, 4), \"float32\"), g: R.Tensor((6,), \"float32\"),"
+      " b: R.Tensor((6,), \"float32\")):\n"
+      "        gv = R.nn.group_norm(x, g, b, num_groups=3, channel_axis=1, axes=[2, 3])\n"
+      "        return gv\n",
+      3, in, nd, sh);
   check_shape(out, 4, xs);
   const float *y = tvmjit_tensor_data(out);
   const int per = C / G * H * W; /* elements of one group */
@@ -249,7 +255,7 @@ static void check_copy(const char *call, const float *x, int ndim, const int64_t
   tvmjit_tensor_free(out);
 }
 
-#define X_AT(i, j, k) x[((i) * 3 + (j)) * 4 + (k)]
+#define X_AT(i, j, k) x[((i)*3 + (j)) * 4 + (k)]
 
 START_TEST(tile_repeat_flip_match_numpy) {
   static float x[24];
@@ -284,7 +290,8 @@ START_TEST(tile_repeat_flip_match_numpy) {
   for (int axis = 0; axis < 3; axis++) {
     for (int i = 0, n = 0; i < 2; i++)
       for (int j = 0; j < 3; j++)
-        for (int k = 0; k < 4; k++) want[n++] = X_AT(axis == 0 ? 1 - i : i, axis == 1 ? 2 - j : j, axis == 2 ? 3 - k : k);
+        for (int k = 0; k < 4; k++)
+          want[n++] = X_AT(axis == 0 ? 1 - i : i, axis == 1 ? 2 - j : j, axis == 2 ? 3 - k : k);
     char call[64];
     snprintf(call, sizeof call, "R.flip(x, axis=%d)", axis - 3 * (axis == 2)); /* axis 2 written as -1 */
     check_copy(call, x, 3, xshape, want);
@@ -313,10 +320,11 @@ START_TEST(collapse_sum_matches_numpy) {
   float *in[] = {x, y};
   const int nd[] = {3, 3};
   const int64_t *sh[] = {xs, ys};
-  tvmjit_tensor_t *out = run_model("    def main(x: R.Tensor((2, 3, 4), \"float32\"), y: R.Tensor((1, 3, 4), \"float32\")):\n"
-                                   "        gv = R.collapse_sum_like(x, y)\n"
-                                   "        return gv\n",
-                                   2, in, nd, sh);
+  tvmjit_tensor_t *out = run_model(
+      "    def main(x: R.Tensor((2, 3, 4), \"float32\"), y: R.Tensor((1, 3, 4), \"float32\")):\n"
+      "        gv = R.collapse_sum_like(x, y)\n"
+      "        return gv\n",
+      2, in, nd, sh);
   check_shape(out, 3, out_shape);
   const float *r = tvmjit_tensor_data(out);
   for (int j = 0; j < 12; j++) expect_close("collapse_sum_like", j, r[j], want[j]);
@@ -346,7 +354,8 @@ START_TEST(quantize_dequantize_match_numpy) {
    * (llvm.round), numpy and tvmjit's codegen to even (llvm.nearbyint) */
   float x[8] = {-3.1f, -0.3f, 0.0f, 0.8f, 1.3f, 2.6f, 300.0f, -300.0f};
   /* per tensor: q = clip(round_half_even(x / 0.5) + 3, -128, 127) */
-  tvmjit_tensor_t *q = run_2x4("R.quantize(x, R.const(0.5, \"float32\"), R.const(3, \"int8\"), axis=-1, out_dtype=\"int8\")", x);
+  tvmjit_tensor_t *q =
+      run_2x4("R.quantize(x, R.const(0.5, \"float32\"), R.const(3, \"int8\"), axis=-1, out_dtype=\"int8\")", x);
   ck_assert_int_eq(tvmjit_tensor_dtype(q), TVMJIT_INT8);
   const int8_t *qv = tvmjit_tensor_data(q);
   for (int i = 0; i < 8; i++) {
@@ -356,10 +365,11 @@ START_TEST(quantize_dequantize_match_numpy) {
   }
   tvmjit_tensor_free(q);
   /* per axis 0 to uint8 (scale 0.25 / 2.0, zero points 10 / 0), then back to float32 */
-  tvmjit_tensor_t *rt = run_2x4("R.dequantize(R.quantize(x, R.const([0.25, 2.0], \"float32\"), R.const([10, 0], \"int8\"),"
-                                " axis=0, out_dtype=\"uint8\"), R.const([0.25, 2.0], \"float32\"), R.const([10, 0], \"int8\"),"
-                                " axis=0, out_dtype=\"float32\")",
-                                x);
+  tvmjit_tensor_t *rt = run_2x4(
+      "R.dequantize(R.quantize(x, R.const([0.25, 2.0], \"float32\"), R.const([10, 0], \"int8\"),"
+      " axis=0, out_dtype=\"uint8\"), R.const([0.25, 2.0], \"float32\"), R.const([10, 0], \"int8\"),"
+      " axis=0, out_dtype=\"float32\")",
+      x);
   const float *rv = tvmjit_tensor_data(rt);
   for (int i = 0; i < 8; i++) {
     double sc = i < 4 ? 0.25 : 2.0, zp = i < 4 ? 10 : 0;
@@ -519,8 +529,8 @@ static void convt_ref(const convt_case_t *t, const float *x, const float *w, int
               for (int kw = 0; kw < t->K; kw++) {
                 int oh = ih * t->sh + kh - t->pt, ow = iw * t->sw + kw - t->pl, oc = (ic / cg) * t->OG + o;
                 if (oh < 0 || ow < 0 || oh >= OH || ow >= OW) continue;
-                out[((n * O + oc) * OH + oh) * OW + ow] +=
-                    (double)x[((n * t->C + ic) * t->H + ih) * t->W + iw] * w[((ic * t->OG + o) * t->K + kh) * t->K + kw];
+                out[((n * O + oc) * OH + oh) * OW + ow] += (double)x[((n * t->C + ic) * t->H + ih) * t->W + iw] *
+                                                           w[((ic * t->OG + o) * t->K + kh) * t->K + kw];
               }
 }
 
@@ -574,7 +584,8 @@ static void check_convt1d(const char *attrs, int N, int C, int W, int O, int K, 
         for (int o = 0; o < O; o++)
           for (int k = 0; k < K; k++) {
             int ow = iw * s + k - pl;
-            if (ow >= 0 && ow < OW) want[(n * O + o) * OW + ow] += (double)x[(n * C + ic) * W + iw] * w[(ic * O + o) * K + k];
+            if (ow >= 0 && ow < OW)
+              want[(n * O + o) * OW + ow] += (double)x[(n * C + ic) * W + iw] * w[(ic * O + o) * K + k];
           }
   char body[1024];
   snprintf(body, sizeof body,
@@ -655,8 +666,9 @@ START_TEST(every_nest_gets_a_schedule) {
       TU_OK(tj_tir_schedule(a, out->funcs[f].prim, "f", &o, &sf, &st));
       int nests = root_nests(out->funcs[f].prim);
       int scheduled = st.injective + st.reduction + st.conv + st.fused_epilogues + st.windowed;
-      ck_assert_msg(scheduled >= nests, "%s: %d of %d nests scheduled (conv %d, windowed %d, injective %d, reduction %d, fused %d)",
-                    ops[i], scheduled, nests, st.conv, st.windowed, st.injective, st.reduction, st.fused_epilogues);
+      ck_assert_msg(scheduled >= nests,
+                    "%s: %d of %d nests scheduled (conv %d, windowed %d, injective %d, reduction %d, fused %d)", ops[i],
+                    scheduled, nests, st.conv, st.windowed, st.injective, st.reduction, st.fused_epilogues);
     }
     ck_assert_msg(n_prims == 1, "%s: %d PrimFuncs after LegalizeOps", ops[i], n_prims);
     tj_arena_free(a);
@@ -665,50 +677,61 @@ START_TEST(every_nest_gets_a_schedule) {
 END_TEST
 
 START_TEST(inference_errors) {
-  expect_error("    def main(x: R.Tensor((2, 3), \"float32\"), w: R.Tensor((4,), \"float32\")):\n"
-               "        gv = R.nn.rms_norm(x, w)\n"
-               "        return gv\n",
-               "weight");
-  expect_error("    def main(x: R.Tensor((2, 3), \"int32\"), w: R.Tensor((3,), \"int32\")):\n"
-               "        gv = R.nn.rms_norm(x, w)\n"
-               "        return gv\n",
-               "float");
-  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
-               "        gv = R.nn.pad(x, (1, 1))\n"
-               "        return gv\n",
-               "pad_width has 2 values but data is 2-D");
-  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
-               "        gv = R.nn.pad(x, (1, 1, 1, 1), pad_mode=\"wrap\")\n"
-               "        return gv\n",
-               "pad_mode");
-  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
-               "        gv = R.flip(x, axis=2)\n"
-               "        return gv\n",
-               "axis");
-  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
-               "        gv = R.repeat(x, 0, 1)\n"
-               "        return gv\n",
-               "positive");
-  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
-               "        gv = R.tile(x, (2, -1))\n"
-               "        return gv\n",
-               "positive");
-  expect_error("    def main(x: R.Tensor((2, 3, 8), \"float32\"), w: R.Tensor((4, 2, 3), \"float32\")):\n"
-               "        gv = R.nn.conv1d(x, w)\n"
-               "        return gv\n",
-               "input channels");
-  expect_error("    def main(x: R.Tensor((2, 3), \"float32\")):\n"
-               "        gv = R.collapse_sum_to(x, (4,))\n"
-               "        return gv\n",
-               "broadcast");
-  expect_error("    def main(x: R.Tensor((2, 6, 4), \"float32\"), g: R.Tensor((6,), \"float32\")):\n"
-               "        gv = R.nn.group_norm(x, g, g, num_groups=4, channel_axis=1, axes=[2])\n"
-               "        return gv\n",
-               "num_groups");
-  expect_error("    def main(x: R.Tensor((2, 3, 8), \"float32\"), w: R.Tensor((4, 3, 3), \"float32\")):\n"
-               "        gv = R.nn.conv1d(x, w, data_layout=\"NCHW\")\n"
-               "        return gv\n",
-               "data_layout");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3), \"float32\"), w: R.Tensor((4,), \"float32\")):\n"
+      "        gv = R.nn.rms_norm(x, w)\n"
+      "        return gv\n",
+      "weight");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3), \"int32\"), w: R.Tensor((3,), \"int32\")):\n"
+      "        gv = R.nn.rms_norm(x, w)\n"
+      "        return gv\n",
+      "float");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+      "        gv = R.nn.pad(x, (1, 1))\n"
+      "        return gv\n",
+      "pad_width has 2 values but data is 2-D");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+      "        gv = R.nn.pad(x, (1, 1, 1, 1), pad_mode=\"wrap\")\n"
+      "        return gv\n",
+      "pad_mode");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+      "        gv = R.flip(x, axis=2)\n"
+      "        return gv\n",
+      "axis");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+      "        gv = R.repeat(x, 0, 1)\n"
+      "        return gv\n",
+      "positive");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+      "        gv = R.tile(x, (2, -1))\n"
+      "        return gv\n",
+      "positive");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3, 8), \"float32\"), w: R.Tensor((4, 2, 3), \"float32\")):\n"
+      "        gv = R.nn.conv1d(x, w)\n"
+      "        return gv\n",
+      "input channels");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3), \"float32\")):\n"
+      "        gv = R.collapse_sum_to(x, (4,))\n"
+      "        return gv\n",
+      "broadcast");
+  expect_error(
+      "    def main(x: R.Tensor((2, 6, 4), \"float32\"), g: R.Tensor((6,), \"float32\")):\n"
+      "        gv = R.nn.group_norm(x, g, g, num_groups=4, channel_axis=1, axes=[2])\n"
+      "        return gv\n",
+      "num_groups");
+  expect_error(
+      "    def main(x: R.Tensor((2, 3, 8), \"float32\"), w: R.Tensor((4, 3, 3), \"float32\")):\n"
+      "        gv = R.nn.conv1d(x, w, data_layout=\"NCHW\")\n"
+      "        return gv\n",
+      "data_layout");
 }
 END_TEST
 

@@ -7,7 +7,7 @@
 /* Canonical attrs: strides [int64 x1], padding [int64 x2: left, right], dilation
  * [int64 x1], groups int32, data_layout/kernel_layout/out_layout STR, out_dtype DTYPE
  * (void = the inputs' dtype). kAlways, like conv2d. */
-static const char *const conv1d_attrs[] = {"strides", "padding", "dilation", "groups", "data_layout",
+static const char *const conv1d_attrs[] = {"strides",       "padding",    "dilation",  "groups", "data_layout",
                                            "kernel_layout", "out_layout", "out_dtype", NULL};
 
 /* A 3-letter permutation of `letters` ("NCW" / "OIW"). */
@@ -86,16 +86,18 @@ static const tj_tir_expr_t *out_width(tj_arena_t *a, const tj_tir_expr_t *in, co
     int64_t num = iv + pads - dil * (kv - 1) - 1;
     return tj_tir_i64(a, (num < 0 ? -1 : num / stride) + 1);
   }
-  const tj_tir_expr_t *span = tj_tir_binary(a, TJ_TIR_MUL, tj_tir_i64(a, dil), tj_tir_binary(a, TJ_TIR_SUB, k, tj_tir_i64(a, 1)));
-  const tj_tir_expr_t *num = tj_tir_binary(
-      a, TJ_TIR_SUB, tj_tir_binary(a, TJ_TIR_SUB, tj_tir_binary(a, TJ_TIR_ADD, in, tj_tir_i64(a, pads)), span),
-      tj_tir_i64(a, 1));
+  const tj_tir_expr_t *span =
+      tj_tir_binary(a, TJ_TIR_MUL, tj_tir_i64(a, dil), tj_tir_binary(a, TJ_TIR_SUB, k, tj_tir_i64(a, 1)));
+  const tj_tir_expr_t *num =
+      tj_tir_binary(a, TJ_TIR_SUB,
+                    tj_tir_binary(a, TJ_TIR_SUB, tj_tir_binary(a, TJ_TIR_ADD, in, tj_tir_i64(a, pads)), span),
+                    tj_tir_i64(a, 1));
   const tj_tir_expr_t *q = stride == 1 ? num : tj_tir_binary(a, TJ_TIR_FLOOR_DIV, num, tj_tir_i64(a, stride));
   return tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_ADD, q, tj_tir_i64(a, 1)));
 }
 
-static tj_status_t *check_channels(const tj_tir_expr_t *c, const tj_tir_expr_t *i, const tj_tir_expr_t *o, int64_t groups,
-                                   tj_arena_t *a) {
+static tj_status_t *check_channels(const tj_tir_expr_t *c, const tj_tir_expr_t *i, const tj_tir_expr_t *o,
+                                   int64_t groups, tj_arena_t *a) {
   const tj_tir_expr_t *i_groups = tj_tir_binary(a, TJ_TIR_MUL, i, tj_tir_i64(a, groups));
   if (!i_groups) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv1d: out of memory");
   if (tj_op_compare_dims(c, i_groups) == TJ_DIM_DIFFERENT) {
@@ -127,11 +129,13 @@ static tj_status_t *infer_conv1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   const char *ol = tj_attrs_get_str(attrs, "out_layout", dl);
   if (!layout_ok(dl, "NCW") || !layout_ok(kl, "OIW") || !layout_ok(ol, "NCW"))
     return tj_op_error("conv1d: unsupported layouts %s/%s/%s", dl, kl, ol);
-  if (x->tensor.ndim >= 0 && x->tensor.ndim != 3) return tj_op_error("conv1d: data must be 3-D (%s), got %d-D", dl, x->tensor.ndim);
+  if (x->tensor.ndim >= 0 && x->tensor.ndim != 3)
+    return tj_op_error("conv1d: data must be 3-D (%s), got %d-D", dl, x->tensor.ndim);
   if (w->tensor.ndim >= 0 && w->tensor.ndim != 3)
     return tj_op_error("conv1d: weight must be 3-D (%s), got %d-D", kl, w->tensor.ndim);
   tj_dtype_t dtype = tj_op_attr_dtype(attrs, "out_dtype");
-  if (tj_dtype_is_void(dtype)) TJ_RETURN_IF_ERROR(tj_op_common_dtype("conv1d", x->tensor.dtype, w->tensor.dtype, &dtype));
+  if (tj_dtype_is_void(dtype))
+    TJ_RETURN_IF_ERROR(tj_op_common_dtype("conv1d", x->tensor.dtype, w->tensor.dtype, &dtype));
   const char *vdev = tj_op_vdevice(x, w);
   if (!x->tensor.shape || !w->tensor.shape) return *out = tj_op_tensor_sinfo(ctx->arena, dtype, 3, NULL, vdev), NULL;
   int64_t stride = 1, dilation = 1, padding[2] = {0, 0};
@@ -159,7 +163,14 @@ static tj_status_t *infer_conv1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
 static const char *const conv1d_args[] = {"data", "weight"};
 
 const tj_op_def_t tj_op_conv1d = {
-    .name = "relax.nn.conv1d", .script_name = "R.nn.conv1d", .min_args = 2, .max_args = 2,
-    .mp_policy = TJ_MP_ALWAYS, .normalize_attrs = normalize_conv1d, .infer = infer_conv1d,
-    .arg_names = conv1d_args, .positional_attrs = conv1d_attrs, .mixed_precision_call = tj_op_mixed_set_out_dtype,
+    .name = "relax.nn.conv1d",
+    .script_name = "R.nn.conv1d",
+    .min_args = 2,
+    .max_args = 2,
+    .mp_policy = TJ_MP_ALWAYS,
+    .normalize_attrs = normalize_conv1d,
+    .infer = infer_conv1d,
+    .arg_names = conv1d_args,
+    .positional_attrs = conv1d_attrs,
+    .mixed_precision_call = tj_op_mixed_set_out_dtype,
 };

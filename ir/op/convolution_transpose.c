@@ -7,8 +7,8 @@
 /* Canonical attrs: strides [int64 x2], padding [int64 x4: top, left, bottom, right],
  * output_padding [int64 x2], dilation [int64 x2], groups int32,
  * data_layout/kernel_layout/out_layout STR, out_dtype DTYPE (void = the inputs'). */
-static const char *const convt_attrs[] = {"strides", "padding", "output_padding", "dilation", "groups", "data_layout",
-                                          "kernel_layout", "out_layout", "out_dtype", NULL};
+static const char *const convt_attrs[] = {"strides",     "padding",       "output_padding", "dilation",  "groups",
+                                          "data_layout", "kernel_layout", "out_layout",     "out_dtype", NULL};
 
 static bool layout_ok(const char *layout, const char *letters) {
   if (strlen(layout) != 4) return false;
@@ -52,7 +52,8 @@ static tj_status_t *read_layout(const tj_attrs_t *given, const char *key, const 
                                 const char **out) {
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv2d_transpose", given, key, dflt, out));
   if (!layout_ok(*out, letters))
-    return tj_op_error("conv2d_transpose: %s \"%s\" is not supported; use a 4-letter permutation of %s", key, *out, letters);
+    return tj_op_error("conv2d_transpose: %s \"%s\" is not supported; use a 4-letter permutation of %s", key, *out,
+                       letters);
   return NULL;
 }
 
@@ -89,12 +90,15 @@ static tj_status_t *normalize_convt(tj_arena_t *arena, const tj_attrs_t *given, 
 }
 
 /* (in − 1)·s − pads + d·(k − 1) + out_pad + 1. */
-static const tj_tir_expr_t *out_dim(tj_arena_t *a, const tj_tir_expr_t *in, const tj_tir_expr_t *k, int64_t s, int64_t pads,
-                                    int64_t d, int64_t opad) {
+static const tj_tir_expr_t *out_dim(tj_arena_t *a, const tj_tir_expr_t *in, const tj_tir_expr_t *k, int64_t s,
+                                    int64_t pads, int64_t d, int64_t opad) {
   int64_t iv, kv;
-  if (tj_tir_is_const_int(in, &iv) && tj_tir_is_const_int(k, &kv)) return tj_tir_i64(a, (iv - 1) * s - pads + d * (kv - 1) + opad + 1);
-  const tj_tir_expr_t *x = tj_tir_binary(a, TJ_TIR_MUL, tj_tir_binary(a, TJ_TIR_SUB, in, tj_tir_i64(a, 1)), tj_tir_i64(a, s));
-  const tj_tir_expr_t *kk = tj_tir_binary(a, TJ_TIR_MUL, tj_tir_i64(a, d), tj_tir_binary(a, TJ_TIR_SUB, k, tj_tir_i64(a, 1)));
+  if (tj_tir_is_const_int(in, &iv) && tj_tir_is_const_int(k, &kv))
+    return tj_tir_i64(a, (iv - 1) * s - pads + d * (kv - 1) + opad + 1);
+  const tj_tir_expr_t *x =
+      tj_tir_binary(a, TJ_TIR_MUL, tj_tir_binary(a, TJ_TIR_SUB, in, tj_tir_i64(a, 1)), tj_tir_i64(a, s));
+  const tj_tir_expr_t *kk =
+      tj_tir_binary(a, TJ_TIR_MUL, tj_tir_i64(a, d), tj_tir_binary(a, TJ_TIR_SUB, k, tj_tir_i64(a, 1)));
   x = tj_tir_binary(a, TJ_TIR_ADD, x, kk);
   return tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_ADD, x, tj_tir_i64(a, opad + 1 - pads)));
 }
@@ -127,15 +131,19 @@ static tj_status_t *infer_convt(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *c
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
   const tj_tir_expr_t *c = xs[layout_pos(dl, 'C')], *i = ws[layout_pos(kl, 'I')], *o = ws[layout_pos(kl, 'O')];
   if (tj_op_compare_dims(c, i) == TJ_DIM_DIFFERENT)
-    return tj_op_error("conv2d_transpose: data has a different number of input channels than the weight's I dim (%s)", kl);
+    return tj_op_error("conv2d_transpose: data has a different number of input channels than the weight's I dim (%s)",
+                       kl);
   if (tj_tir_is_const_int(i, &iv) && iv % groups != 0)
-    return tj_op_error("conv2d_transpose: the weight's %lld input channels are not divisible by groups %lld", (long long)iv,
-                       (long long)groups);
+    return tj_op_error("conv2d_transpose: the weight's %lld input channels are not divisible by groups %lld",
+                       (long long)iv, (long long)groups);
   const tj_tir_expr_t *shape[4];
   shape[layout_pos(ol, 'N')] = xs[layout_pos(dl, 'N')];
-  shape[layout_pos(ol, 'C')] = groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
-  shape[layout_pos(ol, 'H')] = out_dim(a, xs[layout_pos(dl, 'H')], ws[layout_pos(kl, 'H')], s[0], p[0] + p[2], d[0], op[0]);
-  shape[layout_pos(ol, 'W')] = out_dim(a, xs[layout_pos(dl, 'W')], ws[layout_pos(kl, 'W')], s[1], p[1] + p[3], d[1], op[1]);
+  shape[layout_pos(ol, 'C')] =
+      groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
+  shape[layout_pos(ol, 'H')] =
+      out_dim(a, xs[layout_pos(dl, 'H')], ws[layout_pos(kl, 'H')], s[0], p[0] + p[2], d[0], op[0]);
+  shape[layout_pos(ol, 'W')] =
+      out_dim(a, xs[layout_pos(dl, 'W')], ws[layout_pos(kl, 'W')], s[1], p[1] + p[3], d[1], op[1]);
   for (int k = 0; k < 4; k++) {
     int64_t v;
     if (tj_tir_is_const_int(shape[k], &v) && v <= 0) return tj_op_error("conv2d_transpose: the output would be empty");
@@ -147,9 +155,15 @@ static tj_status_t *infer_convt(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *c
 static const char *const convt_args[] = {"data", "weight"};
 
 const tj_op_def_t tj_op_conv2d_transpose = {
-    .name = "relax.nn.conv2d_transpose", .script_name = "R.nn.conv2d_transpose", .min_args = 2, .max_args = 2,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_convt, .infer = infer_convt,
-    .arg_names = convt_args, .positional_attrs = convt_attrs,
+    .name = "relax.nn.conv2d_transpose",
+    .script_name = "R.nn.conv2d_transpose",
+    .min_args = 2,
+    .max_args = 2,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_convt,
+    .infer = infer_convt,
+    .arg_names = convt_args,
+    .positional_attrs = convt_attrs,
 };
 
 /* ---------------- conv1d_transpose ----------------
@@ -169,7 +183,8 @@ static tj_status_t *read_single(const tj_attrs_t *given, const char *key, int64_
   TJ_RETURN_IF_ERROR(tj_op_read_ints("conv1d_transpose", given, key, 2, v, &n));
   if (n == 0) v[0] = dflt;
   else if (n != 1) return tj_op_error("conv1d_transpose: '%s' needs 1 value, got %d", key, n);
-  if (v[0] < min) return tj_op_error("conv1d_transpose: '%s' must be >= %lld, got %lld", key, (long long)min, (long long)v[0]);
+  if (v[0] < min)
+    return tj_op_error("conv1d_transpose: '%s' must be >= %lld, got %lld", key, (long long)min, (long long)v[0]);
   *out = v[0];
   return NULL;
 }
@@ -185,7 +200,8 @@ static tj_status_t *normalize_convt1d(tj_arena_t *arena, const tj_attrs_t *given
   if (n == 1) padding[1] = padding[0];
   if (padding[0] < 0 || padding[1] < 0) return tj_op_error("conv1d_transpose: 'padding' values must be >= 0");
   if (opad >= stride)
-    return tj_op_error("conv1d_transpose: output_padding %lld must be smaller than strides %lld", (long long)opad, (long long)stride);
+    return tj_op_error("conv1d_transpose: output_padding %lld must be smaller than strides %lld", (long long)opad,
+                       (long long)stride);
   TJ_RETURN_IF_ERROR(tj_op_read_int("conv1d_transpose", given, "groups", 1, &groups));
   if (groups < 1) return tj_op_error("conv1d_transpose: 'groups' must be >= 1, got %lld", (long long)groups);
   const char *dl, *kl, *ol;
@@ -194,7 +210,8 @@ static tj_status_t *normalize_convt1d(tj_arena_t *arena, const tj_attrs_t *given
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv1d_transpose", given, "kernel_layout", "IOW", &kl));
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv1d_transpose", given, "out_layout", dl, &ol));
   if (!layout3_ok(dl, "NCW") || !layout3_ok(kl, "OIW") || !layout3_ok(ol, "NCW"))
-    return tj_op_error("conv1d_transpose: layouts %s/%s/%s are not supported; use permutations of NCW and IOW", dl, kl, ol);
+    return tj_op_error("conv1d_transpose: layouts %s/%s/%s are not supported; use permutations of NCW and IOW", dl, kl,
+                       ol);
   TJ_RETURN_IF_ERROR(tj_op_read_dtype("conv1d_transpose", given, "out_dtype", &out_dtype));
   tj_attr_builder_t b = {0};
   tj_attr_builder_add(&b, "strides", tj_op_int_list(arena, 1, &stride, TJ_I64));
@@ -217,11 +234,13 @@ static tj_status_t *infer_convt1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t 
   const tj_attrs_t *at = call->call.attrs;
   const char *dl = tj_attrs_get_str(at, "data_layout", "NCW"), *kl = tj_attrs_get_str(at, "kernel_layout", "IOW");
   const char *ol = tj_attrs_get_str(at, "out_layout", dl);
-  if (x->tensor.ndim >= 0 && x->tensor.ndim != 3) return tj_op_error("conv1d_transpose: data must be 3-D (%s), got %d-D", dl, x->tensor.ndim);
+  if (x->tensor.ndim >= 0 && x->tensor.ndim != 3)
+    return tj_op_error("conv1d_transpose: data must be 3-D (%s), got %d-D", dl, x->tensor.ndim);
   if (w->tensor.ndim >= 0 && w->tensor.ndim != 3)
     return tj_op_error("conv1d_transpose: weight must be 3-D (%s), got %d-D", kl, w->tensor.ndim);
   tj_dtype_t dtype = tj_op_attr_dtype(at, "out_dtype");
-  if (tj_dtype_is_void(dtype)) TJ_RETURN_IF_ERROR(tj_op_common_dtype("conv1d_transpose", x->tensor.dtype, w->tensor.dtype, &dtype));
+  if (tj_dtype_is_void(dtype))
+    TJ_RETURN_IF_ERROR(tj_op_common_dtype("conv1d_transpose", x->tensor.dtype, w->tensor.dtype, &dtype));
   const char *vdev = tj_op_vdevice(x, w);
   if (!x->tensor.shape || !w->tensor.shape) return *out = tj_op_tensor_sinfo(a, dtype, 3, NULL, vdev), NULL;
   int64_t s = 1, p[2] = {0, 0}, op = 0, d = 1, iv;
@@ -233,22 +252,31 @@ static tj_status_t *infer_convt1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t 
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
   const tj_tir_expr_t *c = xs[layout_pos(dl, 'C')], *i = ws[layout_pos(kl, 'I')], *o = ws[layout_pos(kl, 'O')];
   if (tj_op_compare_dims(c, i) == TJ_DIM_DIFFERENT)
-    return tj_op_error("conv1d_transpose: data has a different number of input channels than the weight's I dim (%s)", kl);
+    return tj_op_error("conv1d_transpose: data has a different number of input channels than the weight's I dim (%s)",
+                       kl);
   if (tj_tir_is_const_int(i, &iv) && iv % groups != 0)
-    return tj_op_error("conv1d_transpose: the weight's %lld input channels are not divisible by groups %lld", (long long)iv,
-                       (long long)groups);
+    return tj_op_error("conv1d_transpose: the weight's %lld input channels are not divisible by groups %lld",
+                       (long long)iv, (long long)groups);
   const tj_tir_expr_t *shape[3];
   shape[layout_pos(ol, 'N')] = xs[layout_pos(dl, 'N')];
-  shape[layout_pos(ol, 'C')] = groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
+  shape[layout_pos(ol, 'C')] =
+      groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
   shape[layout_pos(ol, 'W')] = out_dim(a, xs[layout_pos(dl, 'W')], ws[layout_pos(kl, 'W')], s, p[0] + p[1], d, op);
   int64_t v;
-  if (tj_tir_is_const_int(shape[layout_pos(ol, 'W')], &v) && v <= 0) return tj_op_error("conv1d_transpose: the output would be empty");
+  if (tj_tir_is_const_int(shape[layout_pos(ol, 'W')], &v) && v <= 0)
+    return tj_op_error("conv1d_transpose: the output would be empty");
   *out = tj_op_tensor_sinfo(a, dtype, 3, shape, vdev);
   return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv1d_transpose: out of memory");
 }
 
 const tj_op_def_t tj_op_conv1d_transpose = {
-    .name = "relax.nn.conv1d_transpose", .script_name = "R.nn.conv1d_transpose", .min_args = 2, .max_args = 2,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_convt1d, .infer = infer_convt1d,
-    .arg_names = convt_args, .positional_attrs = convt_attrs,
+    .name = "relax.nn.conv1d_transpose",
+    .script_name = "R.nn.conv1d_transpose",
+    .min_args = 2,
+    .max_args = 2,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_convt1d,
+    .infer = infer_convt1d,
+    .arg_names = convt_args,
+    .positional_attrs = convt_attrs,
 };

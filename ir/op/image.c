@@ -7,9 +7,16 @@
 
 #include "ir/op/common.h"
 
-static const char *const resize_attrs[] = {"roi", "layout", "method", "coordinate_transformation_mode",
-                                           "rounding_method", "cubic_alpha", "cubic_exclude", "extrapolation_value",
-                                           "out_dtype", NULL};
+static const char *const resize_attrs[] = {"roi",
+                                           "layout",
+                                           "method",
+                                           "coordinate_transformation_mode",
+                                           "rounding_method",
+                                           "cubic_alpha",
+                                           "cubic_exclude",
+                                           "extrapolation_value",
+                                           "out_dtype",
+                                           NULL};
 
 static bool one_of(const char *s, const char *const *options) {
   for (int i = 0; options[i]; i++)
@@ -35,7 +42,8 @@ static bool resize_layout(const char *layout, int *out_ndim, int *out_h, int *ou
 static tj_status_t *normalize_resize2d(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
   static const char *const methods[] = {"nearest_neighbor", "linear", NULL};
   static const char *const modes[] = {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", NULL};
-  static const char *const roundings[] = {"", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil", NULL};
+  static const char *const roundings[] = {"",  "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil",
+                                          NULL};
   TJ_RETURN_IF_ERROR(tj_op_check_attr_names("resize2d", given, resize_attrs));
   const char *layout, *method, *mode, *rounding;
   double alpha, extrapolation;
@@ -55,8 +63,10 @@ static tj_status_t *normalize_resize2d(tj_arena_t *arena, const tj_attrs_t *give
   if (!one_of(method, methods))
     return tj_op_error("resize2d: method \"%s\" is not supported; use \"nearest_neighbor\" or \"linear\"", method);
   if (!one_of(mode, modes))
-    return tj_op_error("resize2d: coordinate_transformation_mode \"%s\" is not supported; use half_pixel, "
-                       "align_corners, asymmetric or pytorch_half_pixel", mode);
+    return tj_op_error(
+        "resize2d: coordinate_transformation_mode \"%s\" is not supported; use half_pixel, "
+        "align_corners, asymmetric or pytorch_half_pixel",
+        mode);
   if (!one_of(rounding, roundings)) return tj_op_error("resize2d: unknown rounding_method \"%s\"", rounding);
   const tj_attr_value_t *roi = tj_attrs_get(given, "roi");
   if (roi && roi->kind == TJ_ATTR_LIST)
@@ -119,7 +129,8 @@ static tj_status_t *infer_resize2d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t
     return tj_op_error("resize2d: data is %d-D but layout %s has %d dims", x->tensor.ndim, layout, nd);
   tj_dtype_t dt = tj_op_attr_dtype(call->call.attrs, "out_dtype");
   if (tj_dtype_is_void(dt)) dt = x->tensor.dtype;
-  if (!x->tensor.shape || !ss->shape.values) return *out = tj_op_tensor_sinfo(ctx->arena, dt, nd, NULL, x->tensor.vdevice), NULL;
+  if (!x->tensor.shape || !ss->shape.values)
+    return *out = tj_op_tensor_sinfo(ctx->arena, dt, nd, NULL, x->tensor.vdevice), NULL;
   const tj_tir_expr_t *shape[8];
   for (int d = 0; d < nd; d++) shape[d] = x->tensor.shape[d];
   shape[h] = ss->shape.values[0];
@@ -131,7 +142,14 @@ static tj_status_t *infer_resize2d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t
 static const char *const resize_args[] = {"data", "size"};
 
 const tj_op_def_t tj_op_resize2d = {
-    .name = "relax.image.resize2d", .script_name = "R.image.resize2d", .min_args = 2, .max_args = 2,
-    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_resize2d, .infer = infer_resize2d,
-    .arg_names = resize_args, .positional_attrs = resize_attrs, .canonicalize_args = canonicalize_resize2d,
+    .name = "relax.image.resize2d",
+    .script_name = "R.image.resize2d",
+    .min_args = 2,
+    .max_args = 2,
+    .mp_policy = TJ_MP_FOLLOW,
+    .normalize_attrs = normalize_resize2d,
+    .infer = infer_resize2d,
+    .arg_names = resize_args,
+    .positional_attrs = resize_attrs,
+    .canonicalize_args = canonicalize_resize2d,
 };

@@ -23,7 +23,8 @@ static tj_status_t *normalize_tile(tj_arena_t *arena, const tj_attrs_t *given, c
   int n;
   TJ_RETURN_IF_ERROR(tj_op_read_ints("tile", given, "repeats", TJ_OP_MAX_NDIM, reps, &n));
   for (int i = 0; i < n; i++)
-    if (reps[i] <= 0) return tj_op_error("tile: repeats[%d] is %lld; every repeat must be positive", i, (long long)reps[i]);
+    if (reps[i] <= 0)
+      return tj_op_error("tile: repeats[%d] is %lld; every repeat must be positive", i, (long long)reps[i]);
   tj_attr_builder_t b = {0};
   tj_attr_builder_add(&b, "repeats", tj_op_int_list(arena, n, reps, TJ_I64));
   return tj_attr_builder_finish(arena, &b, out);
@@ -37,8 +38,10 @@ static tj_status_t *infer_tile(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *ca
   int nd = x->tensor.ndim;
   if (nd < 0) return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, -1, NULL, x->tensor.vdevice), NULL;
   int no = nd > nr ? nd : nr;
-  if (no > TJ_OP_MAX_NDIM) return tj_op_error("tile: the result would have %d dims; at most %d are supported", no, TJ_OP_MAX_NDIM);
-  if (!x->tensor.shape) return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, no, NULL, x->tensor.vdevice), NULL;
+  if (no > TJ_OP_MAX_NDIM)
+    return tj_op_error("tile: the result would have %d dims; at most %d are supported", no, TJ_OP_MAX_NDIM);
+  if (!x->tensor.shape)
+    return *out = tj_op_tensor_sinfo(ctx->arena, x->tensor.dtype, no, NULL, x->tensor.vdevice), NULL;
   const tj_tir_expr_t *shape[TJ_OP_MAX_NDIM];
   for (int i = 0; i < no; i++) {
     int di = i - (no - nd), ri = i - (no - nr);
@@ -50,9 +53,15 @@ static tj_status_t *infer_tile(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *ca
 }
 
 const tj_op_def_t tj_op_tile = {
-    .name = "relax.tile", .script_name = "R.tile", .min_args = 1, .max_args = 1,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_tile, .infer = infer_tile,
-    .arg_names = data_args, .positional_attrs = tile_attrs,
+    .name = "relax.tile",
+    .script_name = "R.tile",
+    .min_args = 1,
+    .max_args = 1,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_tile,
+    .infer = infer_tile,
+    .arg_names = data_args,
+    .positional_attrs = tile_attrs,
 };
 
 /* ---------------- repeat ----------------
@@ -89,7 +98,8 @@ static tj_status_t *infer_repeat(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   bool flat = !av || av->kind == TJ_ATTR_NONE;
   int nd = x->tensor.ndim;
   if (flat) {
-    if (nd < 0 || !x->tensor.shape) return *out = tj_op_tensor_sinfo(a, x->tensor.dtype, 1, NULL, x->tensor.vdevice), NULL;
+    if (nd < 0 || !x->tensor.shape)
+      return *out = tj_op_tensor_sinfo(a, x->tensor.dtype, 1, NULL, x->tensor.vdevice), NULL;
     const tj_tir_expr_t *n = tj_tir_i64(a, 1);
     for (int d = 0; d < nd; d++) n = tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, n, x->tensor.shape[d]));
     const tj_tir_expr_t *shape[1] = {scaled_dim(a, n, reps)};
@@ -106,9 +116,15 @@ static tj_status_t *infer_repeat(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
 }
 
 const tj_op_def_t tj_op_repeat = {
-    .name = "relax.repeat", .script_name = "R.repeat", .min_args = 1, .max_args = 1,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_repeat, .infer = infer_repeat,
-    .arg_names = data_args, .positional_attrs = repeat_attrs,
+    .name = "relax.repeat",
+    .script_name = "R.repeat",
+    .min_args = 1,
+    .max_args = 1,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_repeat,
+    .infer = infer_repeat,
+    .arg_names = data_args,
+    .positional_attrs = repeat_attrs,
 };
 
 /* ---------------- flip ----------------
@@ -137,7 +153,13 @@ static tj_status_t *infer_flip(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *ca
 }
 
 const tj_op_def_t tj_op_flip = {
-    .name = "relax.flip", .script_name = "R.flip", .min_args = 1, .max_args = 1,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_flip, .infer = infer_flip,
-    .arg_names = data_args, .positional_attrs = flip_attrs,
+    .name = "relax.flip",
+    .script_name = "R.flip",
+    .min_args = 1,
+    .max_args = 1,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_flip,
+    .infer = infer_flip,
+    .arg_names = data_args,
+    .positional_attrs = flip_attrs,
 };

@@ -149,9 +149,15 @@ static tj_status_t *infer_rms_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr_t
 static const char *const rms_norm_args[] = {"data", "weight"};
 
 const tj_op_def_t tj_op_rms_norm = {
-    .name = "relax.nn.rms_norm", .script_name = "R.nn.rms_norm", .min_args = 2, .max_args = 2,
-    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_rms_norm, .infer = infer_rms_norm,
-    .arg_names = rms_norm_args, .positional_attrs = rms_norm_attrs,
+    .name = "relax.nn.rms_norm",
+    .script_name = "R.nn.rms_norm",
+    .min_args = 2,
+    .max_args = 2,
+    .mp_policy = TJ_MP_FOLLOW,
+    .normalize_attrs = normalize_rms_norm,
+    .infer = infer_rms_norm,
+    .arg_names = rms_norm_args,
+    .positional_attrs = rms_norm_attrs,
 };
 
 /* ---------------- softmax ---------------- */
@@ -378,7 +384,8 @@ static tj_status_t *normalize_pad(tj_arena_t *arena, const tj_attrs_t *given, co
   if (strcmp(mode, "constant") != 0 && strcmp(mode, "edge") != 0 && strcmp(mode, "reflect") != 0)
     return tj_op_error("pad: pad_mode must be \"constant\", \"edge\" or \"reflect\", got \"%s\"", mode);
   for (int i = 0; i < n; i++)
-    if (width[i] < 0) return tj_op_error("pad: pad_width[%d] is %lld; padding must not be negative", i, (long long)width[i]);
+    if (width[i] < 0)
+      return tj_op_error("pad: pad_width[%d] is %lld; padding must not be negative", i, (long long)width[i]);
   tj_attr_builder_t b = {0};
   tj_attr_builder_add(&b, "pad_width", tj_op_int_list(arena, n, width, TJ_I64));
   tj_attr_value_t v = {.kind = TJ_ATTR_FLOAT, .dtype = TJ_F64, .f = value};
@@ -395,8 +402,9 @@ static tj_status_t *infer_pad(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *cal
   int ndim = x->tensor.ndim;
   if (ndim < 0) return *out = x, NULL;
   if (n != 2 * ndim)
-    return tj_op_error("pad: pad_width has %d values but data is %d-D; give a (before, after) pair per axis (%d values)",
-                       n, ndim, 2 * ndim);
+    return tj_op_error(
+        "pad: pad_width has %d values but data is %d-D; give a (before, after) pair per axis (%d values)", n, ndim,
+        2 * ndim);
   if (!x->tensor.shape) return *out = x, NULL;
   const tj_tir_expr_t *shape[TJ_OP_MAX_NDIM];
   for (int d = 0; d < ndim; d++)
@@ -407,15 +415,22 @@ static tj_status_t *infer_pad(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *cal
 }
 
 const tj_op_def_t tj_op_pad = {
-    .name = "relax.nn.pad", .script_name = "R.nn.pad", .min_args = 1, .max_args = 1,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_pad, .infer = infer_pad,
-    .arg_names = unary_args, .positional_attrs = pad_attrs,
+    .name = "relax.nn.pad",
+    .script_name = "R.nn.pad",
+    .min_args = 1,
+    .max_args = 1,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_pad,
+    .infer = infer_pad,
+    .arg_names = unary_args,
+    .positional_attrs = pad_attrs,
 };
 
 /* ---------------- group_norm ----------------
  * R.nn.group_norm(data, gamma, beta, num_groups, channel_axis, axes, epsilon=1e-5,
  * center=True, scale=True). The result has data's struct info. kFollow. */
-static const char *const group_norm_attrs[] = {"num_groups", "channel_axis", "axes", "epsilon", "center", "scale", NULL};
+static const char *const group_norm_attrs[] = {"num_groups", "channel_axis", "axes", "epsilon",
+                                               "center",     "scale",        NULL};
 
 static tj_status_t *normalize_group_norm(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
   TJ_RETURN_IF_ERROR(tj_op_check_attr_names("group_norm", given, group_norm_attrs));
@@ -447,10 +462,12 @@ static tj_status_t *normalize_group_norm(tj_arena_t *arena, const tj_attrs_t *gi
 /* gamma / beta: 1-D of the channel count and data's dtype. */
 static tj_status_t *check_group_param(const tj_sinfo_t *x, const tj_sinfo_t *p, const char *what, int channel_axis) {
   char b0[TJ_DTYPE_BUFSIZE], b1[TJ_DTYPE_BUFSIZE];
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_void(p->tensor.dtype) && !tj_dtype_eq(x->tensor.dtype, p->tensor.dtype))
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_void(p->tensor.dtype) &&
+      !tj_dtype_eq(x->tensor.dtype, p->tensor.dtype))
     return tj_op_error("group_norm: %s is %s but data is %s; they must have the same dtype", what,
                        tj_dtype_str(p->tensor.dtype, b0), tj_dtype_str(x->tensor.dtype, b1));
-  if (p->tensor.ndim >= 0 && p->tensor.ndim != 1) return tj_op_error("group_norm: %s must be 1-D, got %d-D", what, p->tensor.ndim);
+  if (p->tensor.ndim >= 0 && p->tensor.ndim != 1)
+    return tj_op_error("group_norm: %s must be 1-D, got %d-D", what, p->tensor.ndim);
   if (x->tensor.shape && p->tensor.shape &&
       tj_op_compare_dims(p->tensor.shape[0], x->tensor.shape[channel_axis]) == TJ_DIM_DIFFERENT)
     return tj_op_error("group_norm: %s must have one value per channel (data axis %d)", what, channel_axis);
@@ -479,7 +496,8 @@ static tj_status_t *infer_group_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr
   }
   int64_t cv;
   if (x->tensor.shape && tj_tir_is_const_int(x->tensor.shape[c], &cv) && cv % groups != 0)
-    return tj_op_error("group_norm: %lld channels do not divide into num_groups = %lld", (long long)cv, (long long)groups);
+    return tj_op_error("group_norm: %lld channels do not divide into num_groups = %lld", (long long)cv,
+                       (long long)groups);
   TJ_RETURN_IF_ERROR(check_group_param(x, gamma, "gamma", c));
   TJ_RETURN_IF_ERROR(check_group_param(x, beta, "beta", c));
   *out = x;
@@ -487,7 +505,13 @@ static tj_status_t *infer_group_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr
 }
 
 const tj_op_def_t tj_op_group_norm = {
-    .name = "relax.nn.group_norm", .script_name = "R.nn.group_norm", .min_args = 3, .max_args = 3,
-    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_group_norm, .infer = infer_group_norm,
-    .arg_names = layer_norm_args, .positional_attrs = group_norm_attrs,
+    .name = "relax.nn.group_norm",
+    .script_name = "R.nn.group_norm",
+    .min_args = 3,
+    .max_args = 3,
+    .mp_policy = TJ_MP_FOLLOW,
+    .normalize_attrs = normalize_group_norm,
+    .infer = infer_group_norm,
+    .arg_names = layer_norm_args,
+    .positional_attrs = group_norm_attrs,
 };

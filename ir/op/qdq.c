@@ -53,7 +53,8 @@ static tj_status_t *infer_qdq(const char *op, bool quantize, const tj_infer_ctx_
   if (quantize && !tj_dtype_is_void(in_dt) && !tj_dtype_is_float(in_dt))
     return tj_op_error("quantize: data must be float16 or float32, got %s", tj_dtype_str(in_dt, b0));
   if (!quantize && !tj_dtype_is_void(in_dt) && !tj_dtype_is_int(in_dt))
-    return tj_op_error("dequantize: data must be an integer tensor (int8, uint8, ...), got %s", tj_dtype_str(in_dt, b0));
+    return tj_op_error("dequantize: data must be an integer tensor (int8, uint8, ...), got %s",
+                       tj_dtype_str(in_dt, b0));
   if (quantize ? !tj_dtype_is_int(out_dt) : !tj_dtype_is_float(out_dt))
     return tj_op_error("%s: out_dtype %s is not supported; use %s", op, tj_dtype_str(out_dt, b0),
                        quantize ? "int8 or uint8" : "float16 or float32");
@@ -62,7 +63,8 @@ static tj_status_t *infer_qdq(const char *op, bool quantize, const tj_infer_ctx_
   if (!tj_dtype_is_void(z->tensor.dtype) && !tj_dtype_is_int(z->tensor.dtype))
     return tj_op_error("%s: zero_point must be an integer tensor, got %s", op, tj_dtype_str(z->tensor.dtype, b0));
   int axis = -1;
-  if (x->tensor.ndim >= 0) TJ_RETURN_IF_ERROR(tj_op_axis(op, tj_attrs_get_int(call->call.attrs, "axis", -1), x->tensor.ndim, &axis));
+  if (x->tensor.ndim >= 0)
+    TJ_RETURN_IF_ERROR(tj_op_axis(op, tj_attrs_get_int(call->call.attrs, "axis", -1), x->tensor.ndim, &axis));
   TJ_RETURN_IF_ERROR(check_param(op, x, axis, s, "scale"));
   TJ_RETURN_IF_ERROR(check_param(op, x, axis, z, "zero_point"));
   *out = tj_op_tensor_sinfo(ctx->arena, out_dt, x->tensor.ndim, x->tensor.shape, x->tensor.vdevice);
@@ -78,13 +80,25 @@ static tj_status_t *infer_dequantize(const tj_infer_ctx_t *ctx, const tj_rx_expr
 }
 
 const tj_op_def_t tj_op_quantize = {
-    .name = "relax.quantize", .script_name = "R.quantize", .min_args = 3, .max_args = 3,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_quantize, .infer = infer_quantize,
-    .arg_names = qdq_args, .positional_attrs = qdq_attrs,
+    .name = "relax.quantize",
+    .script_name = "R.quantize",
+    .min_args = 3,
+    .max_args = 3,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_quantize,
+    .infer = infer_quantize,
+    .arg_names = qdq_args,
+    .positional_attrs = qdq_attrs,
 };
 
 const tj_op_def_t tj_op_dequantize = {
-    .name = "relax.dequantize", .script_name = "R.dequantize", .min_args = 3, .max_args = 3,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_dequantize, .infer = infer_dequantize,
-    .arg_names = qdq_args, .positional_attrs = qdq_attrs,
+    .name = "relax.dequantize",
+    .script_name = "R.dequantize",
+    .min_args = 3,
+    .max_args = 3,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_dequantize,
+    .infer = infer_dequantize,
+    .arg_names = qdq_args,
+    .positional_attrs = qdq_attrs,
 };

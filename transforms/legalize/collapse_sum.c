@@ -42,7 +42,8 @@ static tj_status_t *legalize_collapse_sum(tj_lg_ctx_t *ctx, const tj_rx_expr_t *
   const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
   for (int d = 0, r = nt; d < nd; d++) idx[d] = reduced[d] ? st.iv[r++] : st.iv[d - lead];
   const tj_tir_expr_t *sum = tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, out, nt, st.iv), tj_lg_load(a, x, nd, idx));
-  tj_lg_stage_end(&te, &st, tj_lg_store(a, out, nt, st.iv, tj_lg_zero(a, x->dtype)), tj_lg_store(a, out, nt, st.iv, sum));
+  tj_lg_stage_end(&te, &st, tj_lg_store(a, out, nt, st.iv, tj_lg_zero(a, x->dtype)),
+                  tj_lg_store(a, out, nt, st.iv, sum));
   return tj_lg_te_finish(&te, "collapse_sum", os, out_expr);
 }
 

@@ -79,10 +79,13 @@ static const tj_sinfo_t *out_sinfo(tj_arena_t *a, const tj_rx_expr_t *call, cons
   const tj_tir_expr_t *w;
   if (tj_tir_is_const_int(k, &kv)) {
     int64_t c = pads + 1 - kv;
-    w = c > 0 ? tj_tir_binary(a, TJ_TIR_ADD, in, tj_tir_i64(a, c)) : c < 0 ? tj_tir_binary(a, TJ_TIR_SUB, in, tj_tir_i64(a, -c)) : in;
+    w = c > 0   ? tj_tir_binary(a, TJ_TIR_ADD, in, tj_tir_i64(a, c))
+        : c < 0 ? tj_tir_binary(a, TJ_TIR_SUB, in, tj_tir_i64(a, -c))
+                : in;
   } else {
-    const tj_tir_expr_t *head = tj_tir_is_const_int(in, &iv) ? tj_tir_i64(a, iv + pads + 1)
-                                                             : tj_tir_binary(a, TJ_TIR_ADD, in, tj_tir_i64(a, pads + 1));
+    const tj_tir_expr_t *head = tj_tir_is_const_int(in, &iv)
+                                    ? tj_tir_i64(a, iv + pads + 1)
+                                    : tj_tir_binary(a, TJ_TIR_ADD, in, tj_tir_i64(a, pads + 1));
     w = tj_tir_binary(a, TJ_TIR_SUB, head, k);
   }
   const tj_tir_expr_t *dims[3] = {s->tensor.shape[0], s->tensor.shape[1], s->tensor.shape[2]};
@@ -110,11 +113,15 @@ static void emit_reduce(tj_lg_te_t *te, const conv1d_params_t *p, const tj_buffe
   if (te->failed) return;
   const tj_tir_expr_t *ff = st.iv[p->c], *rc = st.iv[rc_slot], *ry = st.iv[ry_slot], *chan = rc;
   if (grouped)
-    chan = tj_lg_add(a, tj_lg_mul(a, tj_lg_floordiv(a, ff, tj_tir_i64(a, o_static / p->groups)), tj_tir_i64(a, c_static / p->groups)), rc);
+    chan = tj_lg_add(a,
+                     tj_lg_mul(a, tj_lg_floordiv(a, ff, tj_tir_i64(a, o_static / p->groups)),
+                               tj_tir_i64(a, c_static / p->groups)),
+                     rc);
   const tj_tir_expr_t *pidx[3], *widx[3], *oidx[3] = {st.iv[0], st.iv[1], st.iv[2]};
   pidx[p->n] = st.iv[p->n];
   pidx[p->c] = chan;
-  pidx[p->w] = tj_lg_add(a, tj_lg_mul(a, st.iv[p->w], tj_tir_i64(a, p->stride)), tj_lg_mul(a, ry, tj_tir_i64(a, p->dilation)));
+  pidx[p->w] =
+      tj_lg_add(a, tj_lg_mul(a, st.iv[p->w], tj_tir_i64(a, p->stride)), tj_lg_mul(a, ry, tj_tir_i64(a, p->dilation)));
   widx[p->o] = ff, widx[p->i] = rc, widx[p->kw] = ry;
   const tj_tir_expr_t *prod = tj_lg_mul(a, tj_lg_cast(a, p->out_dtype, tj_lg_load(a, pad, 3, pidx)),
                                         tj_lg_cast(a, p->out_dtype, tj_lg_load(a, weight, 3, widx)));
@@ -134,8 +141,8 @@ tj_status_t *tj_legalize_conv1d(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, cons
   conv1d_params_t p;
   if (!read_params(call, ds->tensor.dtype, &p)) return NULL;
   int64_t c_static = 0, o_static = 0;
-  bool static_channels =
-      tj_tir_is_const_int(ds->tensor.shape[p.c], &c_static) && tj_tir_is_const_int(ws->tensor.shape[p.o], &o_static);
+  bool static_channels = tj_tir_is_const_int(ds->tensor.shape[p.c], &c_static) &&
+                         tj_tir_is_const_int(ws->tensor.shape[p.o], &o_static);
   /* TVM declines grouped convolutions whose channels are symbolic */
   if (p.groups > 1 && (!static_channels || c_static % p.groups || o_static % p.groups)) return NULL;
   const tj_sinfo_t *os = out_sinfo(a, call, &p);

@@ -71,7 +71,8 @@ static const tj_buffer_t *emit_dilate(tj_lg_te_t *te, const tj_buffer_t *x, cons
   return out;
 }
 
-static const tj_buffer_t *emit_pad(tj_lg_te_t *te, const tj_buffer_t *x, const tj_buffer_t *w, const convt_params_t *p) {
+static const tj_buffer_t *emit_pad(tj_lg_te_t *te, const tj_buffer_t *x, const tj_buffer_t *w,
+                                   const convt_params_t *p) {
   tj_arena_t *a = te->arena;
   if (!x) return NULL;
   const tj_tir_expr_t *shape[4] = {x->shape[0], x->shape[1], NULL, NULL}, *before[4] = {0}, *after[4] = {0};
@@ -114,7 +115,8 @@ static const tj_buffer_t *emit_kernel(tj_lg_te_t *te, const tj_buffer_t *w, bool
   tj_lg_stage_t st;
   tj_lg_stage_begin(te, &st, "kernel_transform", 4, shape, kinds, names);
   if (te->failed || !out) return NULL;
-  const tj_tir_expr_t *idx[4] = {st.iv[1], st.iv[0], flipped(a, w->shape[2], st.iv[2]), flipped(a, w->shape[3], st.iv[3])};
+  const tj_tir_expr_t *idx[4] = {st.iv[1], st.iv[0], flipped(a, w->shape[2], st.iv[2]),
+                                 flipped(a, w->shape[3], st.iv[3])};
   tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, out, 4, st.iv, tj_lg_load(a, w, 4, idx)));
   return out;
 }
@@ -123,10 +125,11 @@ static void emit_compute(tj_lg_te_t *te, const tj_buffer_t *pad, const tj_buffer
                          const convt_params_t *p, int64_t cg, int64_t og) {
   tj_arena_t *a = te->arena;
   bool grouped = p->groups > 1;
-  const tj_tir_expr_t *ext[7] = {out->shape[0], out->shape[1], out->shape[2], out->shape[3],
-                                 grouped ? tj_tir_i64(a, cg) : pad->shape[1], kt->shape[2], kt->shape[3]};
+  const tj_tir_expr_t *ext[7] = {
+      out->shape[0], out->shape[1], out->shape[2], out->shape[3], grouped ? tj_tir_i64(a, cg) : pad->shape[1],
+      kt->shape[2],  kt->shape[3]};
   tj_iter_kind_t kinds[7] = {TJ_ITER_SPATIAL, TJ_ITER_SPATIAL, TJ_ITER_SPATIAL, TJ_ITER_SPATIAL,
-                             TJ_ITER_REDUCE, TJ_ITER_REDUCE, TJ_ITER_REDUCE};
+                             TJ_ITER_REDUCE,  TJ_ITER_REDUCE,  TJ_ITER_REDUCE};
   const char *names[7] = {"b", "c", "h", "w", "dc", "dh", "dw"};
   tj_lg_stage_t st;
   tj_lg_stage_begin(te, &st, "compute", 7, ext, kinds, names);
@@ -154,7 +157,8 @@ tj_status_t *tj_legalize_conv2d_transpose(tj_lg_ctx_t *ctx, const tj_rx_expr_t *
   convt_params_t p;
   if (!read_params(call, &p)) return NULL;
   int64_t c_static = 0, og = 0;
-  bool static_channels = tj_tir_is_const_int(ws->tensor.shape[0], &c_static) && tj_tir_is_const_int(ws->tensor.shape[1], &og);
+  bool static_channels = tj_tir_is_const_int(ws->tensor.shape[0], &c_static) &&
+                         tj_tir_is_const_int(ws->tensor.shape[1], &og);
   if (p.groups > 1 && (!static_channels || c_static % p.groups)) return NULL;
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);
@@ -180,8 +184,9 @@ tj_status_t *tj_legalize_conv2d_transpose(tj_lg_ctx_t *ctx, const tj_rx_expr_t *
 static const tj_buffer_t *emit_dilate_pad_1d(tj_lg_te_t *te, const tj_buffer_t *x, const tj_buffer_t *w, int64_t s,
                                              const int64_t *pad, int64_t opad) {
   tj_arena_t *a = te->arena;
-  const tj_tir_expr_t *dshape[3] = {x->shape[0], x->shape[1],
-                                    tj_lg_add(a, tj_lg_mul(a, tj_lg_sub(a, x->shape[2], tj_tir_i64(a, 1)), tj_tir_i64(a, s)), tj_tir_i64(a, 1))};
+  const tj_tir_expr_t *dshape[3] = {
+      x->shape[0], x->shape[1],
+      tj_lg_add(a, tj_lg_mul(a, tj_lg_sub(a, x->shape[2], tj_tir_i64(a, 1)), tj_tir_i64(a, s)), tj_tir_i64(a, 1))};
   const tj_buffer_t *dil = tj_lg_alloc(te, "data_dilate", x->dtype, 3, dshape);
   tj_lg_stage_t st;
   tj_lg_stage_spatial(te, &st, "data_dilate", 3, dshape, "i");
@@ -213,7 +218,8 @@ tj_status_t *tj_legalize_conv1d_transpose(tj_lg_ctx_t *ctx, const tj_rx_expr_t *
   const tj_sinfo_t *ds = tj_lg_arg_sinfo(a, call->call.args[0]), *ws = tj_lg_arg_sinfo(a, call->call.args[1]);
   if (!tj_lg_tensor_known(ds) || !tj_lg_tensor_known(ws) || ds->tensor.ndim != 3 || ws->tensor.ndim != 3) return NULL;
   const tj_attrs_t *at = call->call.attrs;
-  if (strcmp(tj_attrs_get_str(at, "data_layout", "NCW"), "NCW") != 0 || strcmp(tj_attrs_get_str(at, "kernel_layout", "IOW"), "IOW") != 0 ||
+  if (strcmp(tj_attrs_get_str(at, "data_layout", "NCW"), "NCW") != 0 ||
+      strcmp(tj_attrs_get_str(at, "kernel_layout", "IOW"), "IOW") != 0 ||
       strcmp(tj_attrs_get_str(at, "out_layout", "NCW"), "NCW") != 0 || tj_attrs_get_int(at, "groups", 1) != 1)
     return NULL;
   int64_t s = 1, d = 1, opad = 0, pad[2] = {0, 0};
@@ -248,7 +254,8 @@ tj_status_t *tj_legalize_conv1d_transpose(tj_lg_ctx_t *ctx, const tj_rx_expr_t *
   if (te.failed) return tj_lg_te_finish(&te, "conv1d_transpose", NULL, out_expr);
   const tj_tir_expr_t *pidx[3] = {st.iv[0], st.iv[3], tj_lg_add(a, st.iv[2], st.iv[4])};
   const tj_tir_expr_t *widx[3] = {st.iv[1], st.iv[3], st.iv[4]};
-  const tj_tir_expr_t *prod = tj_lg_mul(a, tj_lg_cast(a, odt, tj_lg_load(a, pad_buf, 3, pidx)), tj_lg_cast(a, odt, tj_lg_load(a, kt, 3, widx)));
+  const tj_tir_expr_t *prod =
+      tj_lg_mul(a, tj_lg_cast(a, odt, tj_lg_load(a, pad_buf, 3, pidx)), tj_lg_cast(a, odt, tj_lg_load(a, kt, 3, widx)));
   const tj_tir_expr_t *acc = tj_lg_load(a, out, 3, st.iv);
   tj_lg_stage_end(&te, &st, tj_lg_store(a, out, 3, st.iv, tj_lg_zero(a, odt)),
                   tj_lg_store(a, out, 3, st.iv, acc && prod ? tj_tir_binary(a, TJ_TIR_ADD, acc, prod) : NULL));

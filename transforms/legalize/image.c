@@ -49,7 +49,8 @@ static const tj_tir_expr_t *source_coord(tj_arena_t *a, const resize_cfg_t *c, c
   }
   const tj_tir_expr_t *scale = tj_lg_bin(a, TJ_TIR_DIV, f32(a, in), f32(a, out));
   if (strcmp(c->mode, "asymmetric") == 0) return tj_lg_bin(a, TJ_TIR_MUL, scale, yf);
-  const tj_tir_expr_t *hp = tj_lg_bin(a, TJ_TIR_SUB, tj_lg_bin(a, TJ_TIR_MUL, tj_lg_bin(a, TJ_TIR_ADD, yf, fc(a, 0.5)), scale), fc(a, 0.5));
+  const tj_tir_expr_t *hp =
+      tj_lg_bin(a, TJ_TIR_SUB, tj_lg_bin(a, TJ_TIR_MUL, tj_lg_bin(a, TJ_TIR_ADD, yf, fc(a, 0.5)), scale), fc(a, 0.5));
   if (strcmp(c->mode, "pytorch_half_pixel") == 0)
     return tj_tir_select(a, tj_tir_binary(a, TJ_TIR_LT, tj_tir_i64(a, 1), out), hp, fc(a, 0));
   return hp;
@@ -71,14 +72,17 @@ static const tj_tir_expr_t *nearest_index(tj_arena_t *a, const resize_cfg_t *c, 
   if (!r[0]) r = strcmp(c->mode, "align_corners") == 0 ? "round" : "floor";
   const tj_tir_expr_t *x = source_coord(a, c, y, in, out), *v;
   if (strcmp(r, "round_prefer_floor") == 0) v = tj_lg_call1(a, "tir.ceil", tj_lg_bin(a, TJ_TIR_SUB, x, fc(a, 0.5)));
-  else if (strcmp(r, "round_prefer_ceil") == 0) v = tj_lg_call1(a, "tir.floor", tj_lg_bin(a, TJ_TIR_ADD, x, fc(a, 0.5)));
+  else if (strcmp(r, "round_prefer_ceil") == 0)
+    v = tj_lg_call1(a, "tir.floor", tj_lg_bin(a, TJ_TIR_ADD, x, fc(a, 0.5)));
   else v = tj_lg_call1(a, strcmp(r, "round") == 0 ? "tir.round" : strcmp(r, "ceil") == 0 ? "tir.ceil" : "tir.floor", x);
   return v ? tj_tir_cast(a, TJ_I64, v) : NULL;
 }
 
 /* A·(1 − t) + B·t. */
-static const tj_tir_expr_t *lerp(tj_arena_t *a, const tj_tir_expr_t *A, const tj_tir_expr_t *B, const tj_tir_expr_t *t) {
-  return tj_lg_bin(a, TJ_TIR_ADD, tj_lg_bin(a, TJ_TIR_MUL, A, tj_lg_bin(a, TJ_TIR_SUB, fc(a, 1), t)), tj_lg_bin(a, TJ_TIR_MUL, B, t));
+static const tj_tir_expr_t *lerp(tj_arena_t *a, const tj_tir_expr_t *A, const tj_tir_expr_t *B,
+                                 const tj_tir_expr_t *t) {
+  return tj_lg_bin(a, TJ_TIR_ADD, tj_lg_bin(a, TJ_TIR_MUL, A, tj_lg_bin(a, TJ_TIR_SUB, fc(a, 1), t)),
+                   tj_lg_bin(a, TJ_TIR_MUL, B, t));
 }
 
 static const tj_tir_expr_t *linear_value(tj_arena_t *a, const resize_cfg_t *c, const tj_buffer_t *x, int h, int w,

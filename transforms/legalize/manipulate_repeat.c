@@ -9,8 +9,8 @@ static bool begin_copy(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, tj_lg_te_t *t
                        const tj_buffer_t **out_x, const tj_buffer_t **out_y, tj_lg_stage_t *st) {
   const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
   const tj_sinfo_t *os = call->sinfo;
-  if (call->call.n_args != 1 || !tj_lg_tensor_known(xs) || !tj_lg_tensor_known(os) || xs->tensor.ndim > TJ_LG_MAX_ITERS ||
-      os->tensor.ndim > TJ_LG_MAX_ITERS || os->tensor.ndim < 1)
+  if (call->call.n_args != 1 || !tj_lg_tensor_known(xs) || !tj_lg_tensor_known(os) ||
+      xs->tensor.ndim > TJ_LG_MAX_ITERS || os->tensor.ndim > TJ_LG_MAX_ITERS || os->tensor.ndim < 1)
     return false;
   tj_lg_te_init(te, ctx);
   const tj_buffer_t *x = tj_lg_placeholder(te, call->call.args[0]);

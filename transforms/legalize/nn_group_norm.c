@@ -88,7 +88,9 @@ static void gn_red_temp(tj_lg_te_t *te, const char *base, const tj_buffer_t *xr,
   const char *names[TJ_LG_MAX_ITERS];
   int nk = 0, n = 0, r = xr->ndim;
   for (int d = 0; d < r; d++)
-    if (!p->reduced[d]) kshape[nk] = xr->shape[d], ext[n] = xr->shape[d], kinds[n] = TJ_ITER_SPATIAL, names[n++] = tj_arena_printf(a, "ax%d", nk++);
+    if (!p->reduced[d])
+      kshape[nk] = xr->shape[d], ext[n] = xr->shape[d], kinds[n] = TJ_ITER_SPATIAL,
+      names[n++] = tj_arena_printf(a, "ax%d", nk++);
   for (int d = 0; d < r; d++)
     if (p->reduced[d]) ext[n] = xr->shape[d], kinds[n] = TJ_ITER_REDUCE, names[n++] = tj_arena_printf(a, "k%d", d);
   const tj_buffer_t *v0 = tj_lg_alloc(te, tj_arena_printf(a, "%s_v0", base), p->acc, nk, kshape);
@@ -102,15 +104,18 @@ static void gn_red_temp(tj_lg_te_t *te, const char *base, const tj_buffer_t *xr,
   const tj_tir_expr_t *x = tj_lg_load(a, xr, r, idx);
   const tj_tir_expr_t *l0 = tj_tir_var(a, tj_arena_printf(a, "v_%s", v0->name), p->acc);
   const tj_tir_expr_t *l1 = tj_tir_var(a, tj_arena_printf(a, "v_%s", v1->name), p->acc);
-  const tj_tir_stmt_t *inits[2] = {tj_lg_store(a, v0, nk, st.iv, tj_lg_zero(a, p->acc)), tj_lg_store(a, v1, nk, st.iv, tj_lg_zero(a, p->acc))};
+  const tj_tir_stmt_t *inits[2] = {tj_lg_store(a, v0, nk, st.iv, tj_lg_zero(a, p->acc)),
+                                   tj_lg_store(a, v1, nk, st.iv, tj_lg_zero(a, p->acc))};
   const tj_tir_stmt_t *stores[2] = {tj_lg_store(a, v0, nk, st.iv, l0), tj_lg_store(a, v1, nk, st.iv, l1)};
   const tj_tir_expr_t *s0 = tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, v0, nk, st.iv), x);
-  const tj_tir_expr_t *s1 = tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, v1, nk, st.iv), tj_tir_binary(a, TJ_TIR_MUL, x, x));
+  const tj_tir_expr_t *s1 =
+      tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, v1, nk, st.iv), tj_tir_binary(a, TJ_TIR_MUL, x, x));
   if (!inits[0] || !inits[1] || !stores[0] || !stores[1] || !s0 || !s1) {
     te->failed = true;
     return;
   }
-  tj_lg_stage_end(te, &st, tj_tir_seq(a, 2, inits), tj_tir_let_stmt(a, l0, s0, tj_tir_let_stmt(a, l1, s1, tj_tir_seq(a, 2, stores))));
+  tj_lg_stage_end(te, &st, tj_tir_seq(a, 2, inits),
+                  tj_tir_let_stmt(a, l0, s0, tj_tir_let_stmt(a, l1, s1, tj_tir_seq(a, 2, stores))));
 }
 
 /* x · (1/n) for the literal count n of reduced elements. */
@@ -135,9 +140,11 @@ static void gn_normalize(tj_lg_te_t *te, const tj_buffer_t *dst, const tj_buffer
   }
   const tj_tir_expr_t *mean = times_inverse(a, tj_lg_load(a, v0, nk, kept), count);
   const tj_tir_expr_t *mean2 = times_inverse(a, tj_lg_load(a, v0, nk, kept), count);
-  const tj_tir_expr_t *var = tj_lg_sub(a, times_inverse(a, tj_lg_load(a, v1, nk, kept), count), tj_lg_mul(a, mean, mean2));
+  const tj_tir_expr_t *var =
+      tj_lg_sub(a, times_inverse(a, tj_lg_load(a, v1, nk, kept), count), tj_lg_mul(a, mean, mean2));
   const tj_tir_expr_t *rs = tj_lg_call1(a, "tir.rsqrt", tj_lg_add(a, var, tj_tir_float(a, p->acc, p->eps)));
-  const tj_tir_expr_t *norm = tj_lg_cast(a, p->dt, tj_lg_mul(a, tj_lg_sub(a, tj_lg_load(a, xr, xr->ndim, st.iv), mean), rs));
+  const tj_tir_expr_t *norm =
+      tj_lg_cast(a, p->dt, tj_lg_mul(a, tj_lg_sub(a, tj_lg_load(a, xr, xr->ndim, st.iv), mean), rs));
   const tj_tir_expr_t *gc[2] = {st.iv[p->c], st.iv[p->c + 1]};
   const tj_tir_expr_t *v = tj_lg_add(a, tj_lg_mul(a, norm, tj_lg_load(a, g, 2, gc)), tj_lg_load(a, b, 2, gc));
   tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, dst, dst->ndim, st.iv, v));
@@ -183,7 +190,8 @@ tj_status_t *tj_legalize_group_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
   const tj_buffer_t *g = tj_lg_alloc(&te, "T_reshape_2", p.dt, 2, pshape);
   const tj_buffer_t *b = tj_lg_alloc(&te, "T_reshape_3", p.dt, 2, pshape);
   const tj_buffer_t *normed = tj_lg_alloc(&te, "T_group_norm", p.dt, p.nd + 1, rshape);
-  if (te.failed || !xs32 || !v0 || !v1 || !g || !b || !normed) return tj_lg_te_finish(&te, "group_norm", NULL, out_expr);
+  if (te.failed || !xs32 || !v0 || !v1 || !g || !b || !normed)
+    return tj_lg_te_finish(&te, "group_norm", NULL, out_expr);
   regroup_stage(&te, "T_reshape_1", g, gamma, 0, per, true);
   regroup_stage(&te, "T_reshape_2", b, beta, 0, per, true);
   gn_normalize(&te, normed, xs32, v0, v1, g, b, &p);

@@ -88,8 +88,10 @@ static const tj_buffer_t *rms_square_sum(tj_lg_te_t *te, const tj_buffer_t *sq, 
   if (te->failed || !red) return NULL;
   const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
   bool all_reduced = p->n_axes == p->ndim;
-  for (int d = 0, si = 0, ri = all_reduced ? 1 : nk; d < p->ndim; d++) idx[d] = p->reduced[d] ? st.iv[ri++] : st.iv[si++];
-  const tj_tir_expr_t *sum = tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, red, nk, st.iv), tj_lg_load(a, sq, p->ndim, idx));
+  for (int d = 0, si = 0, ri = all_reduced ? 1 : nk; d < p->ndim; d++)
+    idx[d] = p->reduced[d] ? st.iv[ri++] : st.iv[si++];
+  const tj_tir_expr_t *sum =
+      tj_tir_binary(a, TJ_TIR_ADD, tj_lg_load(a, red, nk, st.iv), tj_lg_load(a, sq, p->ndim, idx));
   tj_lg_stage_end(te, &st, tj_lg_store(a, red, nk, st.iv, tj_lg_zero(a, TJ_F32)), tj_lg_store(a, red, nk, st.iv, sum));
   return red;
 }

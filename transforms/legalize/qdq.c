@@ -63,7 +63,8 @@ static const tj_tir_expr_t *dequantized_value(tj_arena_t *a, const tj_tir_expr_t
   return v ? tj_tir_cast(a, out, v) : NULL;
 }
 
-static tj_status_t *legalize_qdq(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, bool quantize, const tj_rx_expr_t **out_expr) {
+static tj_status_t *legalize_qdq(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, bool quantize,
+                                 const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   const char *name = quantize ? "quantize" : "dequantize", *block = quantize ? "quantized" : "dequantized";
   tj_arena_t *a = ctx->arena;
