@@ -1,0 +1,128 @@
+/* tile, repeat and flip (TVM's legalize_ops/manipulate.py → topi.tile, topi.repeat,
+ * topi.flip): one copy block each, reading the data at a modular, divided or
+ * reversed index. The output shape is the call's inferred struct info. */
+#include "transforms/legalize/legalize.h"
+
+/* Declines unless data and the call's result have known shapes; else begins the
+ * PrimFunc with its placeholder and output `block` and opens the block's stage. */
+static bool begin_copy(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, tj_lg_te_t *te, const char *block,
+                       const tj_buffer_t **out_x, const tj_buffer_t **out_y, tj_lg_stage_t *st) {
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
+  const tj_sinfo_t *os = call->sinfo;
+  if (call->call.n_args != 1 || !tj_lg_tensor_known(xs) || !tj_lg_tensor_known(os) ||
+      xs->tensor.ndim > TJ_LG_MAX_ITERS || os->tensor.ndim > TJ_LG_MAX_ITERS || os->tensor.ndim < 1)
+    return false;
+  tj_lg_te_init(te, ctx);
+  const tj_buffer_t *x = tj_lg_placeholder(te, call->call.args[0]);
+  const tj_tir_expr_t *oshape[TJ_LG_MAX_ITERS];
+  for (int i = 0; i < os->tensor.ndim; i++) oshape[i] = tj_lg_shape_expr(te, os->tensor.shape[i]);
+  const tj_buffer_t *y = x ? tj_lg_output(te, block, x->dtype, os->tensor.ndim, oshape) : NULL;
+  if (y) tj_lg_stage_spatial(te, st, block, y->ndim, y->shape, "ax");
+  *out_x = x;
+  *out_y = y;
+  return true;
+}
+
+/* ---------------- tile ----------------
+ * T_tile[i...] = data[i_k % dim_k] over the trailing data dims. */
+tj_status_t *tj_legalize_tile(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  tj_lg_te_t te;
+  tj_lg_stage_t st;
+  const tj_buffer_t *x, *y;
+  if (!begin_copy(ctx, call, &te, "T_tile", &x, &y, &st)) return NULL;
+  if (te.failed || !y || y->ndim < x->ndim) return tj_lg_te_finish(&te, "tile", NULL, out_expr);
+  tj_arena_t *a = te.arena;
+  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
+  int off = y->ndim - x->ndim;
+  for (int d = 0; d < x->ndim; d++) idx[d] = tj_lg_floormod(a, st.iv[off + d], x->shape[d]);
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, y, y->ndim, st.iv, tj_lg_load(a, x, x->ndim, idx)));
+  return tj_lg_te_finish(&te, "tile", call->sinfo, out_expr);
+}
+
+/* ---------------- flip ----------------
+ * T_reverse_sequence: the axis is read at dim − 1 − i (folded to a literal when the
+ * dim is static, `dim − i − 1` otherwise, as TVM prints them). */
+tj_status_t *tj_legalize_flip(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  tj_lg_te_t te;
+  tj_lg_stage_t st;
+  const tj_buffer_t *x, *y;
+  if (!begin_copy(ctx, call, &te, "T_reverse_sequence", &x, &y, &st)) return NULL;
+  int axis;
+  if (te.failed || !y || !tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", 0), x->ndim, &axis))
+    return tj_lg_te_finish(&te, "flip", NULL, out_expr);
+  tj_arena_t *a = te.arena;
+  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
+  for (int d = 0; d < x->ndim; d++) idx[d] = st.iv[d];
+  int64_t n;
+  const tj_tir_expr_t *one = tj_tir_i64(a, 1), *v = st.iv[axis];
+  idx[axis] = tj_tir_is_const_int(x->shape[axis], &n) ? tj_lg_sub(a, tj_tir_i64(a, n - 1), v)
+                                                      : tj_lg_sub(a, tj_lg_sub(a, x->shape[axis], v), one);
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, y, y->ndim, st.iv, tj_lg_load(a, x, x->ndim, idx)));
+  return tj_lg_te_finish(&te, "flip", call->sinfo, out_expr);
+}
+
+/* ---------------- repeat ----------------
+ * With an axis: T_repeat[..., i, ...] = data[..., i // repeats, ...]. Without one,
+ * topi first flattens into a root buffer T_reshape (block T_reshape, read at
+ * `i % (P·s) // P` per dim, P the product of the later dims) and repeats that. */
+
+static void flatten_stage(tj_lg_te_t *te, const tj_buffer_t *x, const tj_buffer_t *flat) {
+  tj_arena_t *a = te->arena;
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(te, &st, "T_reshape", 1, flat->shape, "ax");
+  if (te->failed) return;
+  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS], *v = st.iv[0];
+  const tj_tir_expr_t *P = tj_tir_i64(a, 1);
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    const tj_tir_expr_t *span = tj_lg_mul(a, P, x->shape[d]);
+    const tj_tir_expr_t *within = tj_lg_floormod(a, v, span);
+    int64_t p;
+    idx[d] = tj_tir_is_const_int(P, &p) && p == 1 ? within : tj_lg_floordiv(a, within, P);
+    P = span;
+  }
+  tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, flat, 1, st.iv, tj_lg_load(a, x, x->ndim, idx)));
+}
+
+tj_status_t *tj_legalize_repeat(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  tj_lg_te_t te;
+  tj_lg_stage_t st;
+  const tj_buffer_t *x, *y;
+  const tj_attr_value_t *av = tj_attrs_get(call->call.attrs, "axis");
+  bool flat = !av || av->kind == TJ_ATTR_NONE;
+  int64_t reps = tj_attrs_get_int(call->call.attrs, "repeats", 1);
+  if (flat) {
+    /* the flattening stage must come first, so the output stage is opened after it */
+    const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
+    if (call->call.n_args != 1 || !tj_lg_tensor_known(xs) || !tj_lg_tensor_known(call->sinfo) ||
+        xs->tensor.ndim > TJ_LG_MAX_ITERS || call->sinfo->tensor.ndim != 1)
+      return NULL;
+    tj_lg_te_init(&te, ctx);
+    tj_arena_t *a = te.arena;
+    x = tj_lg_placeholder(&te, call->call.args[0]);
+    if (!x) return tj_lg_te_finish(&te, "repeat", NULL, out_expr);
+    const tj_tir_expr_t *n = tj_tir_i64(a, 1);
+    for (int d = 0; d < x->ndim; d++) n = tj_lg_mul(a, n, x->shape[d]);
+    const tj_tir_expr_t *oshape[1] = {tj_lg_shape_expr(&te, call->sinfo->tensor.shape[0])};
+    y = tj_lg_output(&te, "T_repeat", x->dtype, 1, oshape);
+    const tj_buffer_t *f = tj_lg_alloc(&te, "T_reshape", x->dtype, 1, &n);
+    if (!y || !f) return tj_lg_te_finish(&te, "repeat", NULL, out_expr);
+    flatten_stage(&te, x, f);
+    tj_lg_stage_spatial(&te, &st, "T_repeat", 1, y->shape, "ax");
+    if (te.failed) return tj_lg_te_finish(&te, "repeat", NULL, out_expr);
+    const tj_tir_expr_t *i0 = tj_lg_floordiv(a, st.iv[0], tj_tir_i64(a, reps));
+    tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, y, 1, st.iv, tj_lg_load(a, f, 1, &i0)));
+    return tj_lg_te_finish(&te, "repeat", call->sinfo, out_expr);
+  }
+  if (!begin_copy(ctx, call, &te, "T_repeat", &x, &y, &st)) return NULL;
+  int axis;
+  if (te.failed || !y || !tj_lg_axis(av->i, x->ndim, &axis)) return tj_lg_te_finish(&te, "repeat", NULL, out_expr);
+  tj_arena_t *a = te.arena;
+  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
+  for (int d = 0; d < x->ndim; d++) idx[d] = st.iv[d];
+  idx[axis] = tj_lg_floordiv(a, st.iv[axis], tj_tir_i64(a, reps));
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, y, y->ndim, st.iv, tj_lg_load(a, x, x->ndim, idx)));
+  return tj_lg_te_finish(&te, "repeat", call->sinfo, out_expr);
+}
