@@ -117,7 +117,10 @@ static bool transpose_tile(inj_t *s, int64_t *rows, int64_t *cols) {
   if (!t.found) return false;
   *rows = tile_size(nest->extent[nest->n - 2], TILE_ROWS, 1);
   int64_t lanes = tj_sched_lanes(s->c, s->store->store.buffer->dtype);
-  *cols = tile_size(nest->extent[nest->n - 1], lanes > TILE_COLS ? lanes : TILE_COLS, lanes);
+  /* Half vectors where no multiple of a whole one divides the row (1000 = 8 x 125). */
+  int64_t at_most = lanes > TILE_COLS ? lanes : TILE_COLS;
+  *cols = tile_size(nest->extent[nest->n - 1], at_most, lanes);
+  if (!*cols && lanes >= 16) *cols = tile_size(nest->extent[nest->n - 1], at_most, lanes / 2);
   return *rows >= 4 && *cols > 0;
 }
 
