@@ -298,3 +298,25 @@ const tj_rx_expr_t *tj_op_mixed_set_out_dtype(tj_arena_t *arena, const tj_rx_exp
   const tj_attrs_t *attrs = tj_attrs_set(arena, call->call.attrs, "out_dtype", tj_op_dtype_attr(out_dtype));
   return attrs ? tj_rx_call(arena, call->call.callee, call->call.n_args, call->call.args, attrs, 0, NULL) : NULL;
 }
+
+tj_status_t *tj_op_add_optional_axes(tj_arena_t *arena, tj_attr_builder_t *b, const char *op, const tj_attrs_t *given,
+                                     const char *key, bool list, tj_dtype_t dtype) {
+  const tj_attr_value_t *v = tj_attrs_get(given, key);
+  if (!v || v->kind == TJ_ATTR_NONE) {
+    tj_attr_value_t none = {.kind = TJ_ATTR_NONE};
+    tj_attr_builder_add(b, key, none);
+    return NULL;
+  }
+  if (list) {
+    int64_t axes[TJ_OP_MAX_NDIM];
+    int n;
+    TJ_RETURN_IF_ERROR(tj_op_read_ints(op, given, key, TJ_OP_MAX_NDIM, axes, &n));
+    tj_attr_builder_add(b, key, tj_op_int_list(arena, n, axes, dtype));
+    return NULL;
+  }
+  int64_t axis;
+  TJ_RETURN_IF_ERROR(tj_op_read_int(op, given, key, 0, &axis));
+  tj_attr_value_t a = {.kind = TJ_ATTR_INT, .dtype = dtype, .i = axis};
+  tj_attr_builder_add(b, key, a);
+  return NULL;
+}

@@ -31,6 +31,10 @@ tj_status_t *tj_op_read_ints(const char *op, const tj_attrs_t *given, const char
 tj_status_t *tj_op_read_int(const char *op, const tj_attrs_t *given, const char *key, int64_t dflt,
                             int64_t *out);
 tj_status_t *tj_op_read_bool(const char *op, const tj_attrs_t *given, const char *key, bool dflt, bool *out);
+/* Adds an optional axis attr to b as TVM keeps it: None when missing or None, else one
+ * int (`list` false) or a list of ints (an int becomes a one-element list), of `dtype`. */
+tj_status_t *tj_op_add_optional_axes(tj_arena_t *arena, tj_attr_builder_t *b, const char *op, const tj_attrs_t *given,
+                                     const char *key, bool list, tj_dtype_t dtype);
 tj_status_t *tj_op_read_float(const char *op, const tj_attrs_t *given, const char *key, double dflt,
                               double *out);
 tj_status_t *tj_op_read_str(const char *op, const tj_attrs_t *given, const char *key, const char *dflt,

@@ -11,15 +11,7 @@ static const char *const take_attrs[] = {"axis", NULL};
 static tj_status_t *normalize_take(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
   TJ_RETURN_IF_ERROR(tj_op_check_attr_names("take", given, take_attrs));
   tj_attr_builder_t b = {0};
-  const tj_attr_value_t *v = tj_attrs_get(given, "axis");
-  if (!v || v->kind == TJ_ATTR_NONE) {
-    tj_attr_value_t none = {.kind = TJ_ATTR_NONE};
-    tj_attr_builder_add(&b, "axis", none);
-  } else {
-    int64_t axis;
-    TJ_RETURN_IF_ERROR(tj_op_read_int("take", given, "axis", 0, &axis));
-    tj_attr_builder_add(&b, "axis", tj_attr_int(axis));
-  }
+  TJ_RETURN_IF_ERROR(tj_op_add_optional_axes(arena, &b, "take", given, "axis", false, TJ_I32));
   return tj_attr_builder_finish(arena, &b, out);
 }
 

@@ -12,16 +12,7 @@ static const char *const permute_attrs[] = {"axes", NULL};
 static tj_status_t *normalize_permute(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
   TJ_RETURN_IF_ERROR(tj_op_check_attr_names("permute_dims", given, permute_attrs));
   tj_attr_builder_t b = {0};
-  const tj_attr_value_t *v = tj_attrs_get(given, "axes");
-  if (!v || v->kind == TJ_ATTR_NONE) {
-    tj_attr_value_t none = {.kind = TJ_ATTR_NONE};
-    tj_attr_builder_add(&b, "axes", none);
-  } else {
-    int64_t axes[TJ_OP_MAX_NDIM];
-    int n;
-    TJ_RETURN_IF_ERROR(tj_op_read_ints("permute_dims", given, "axes", TJ_OP_MAX_NDIM, axes, &n));
-    tj_attr_builder_add(&b, "axes", tj_op_int_list(arena, n, axes, TJ_I32));
-  }
+  TJ_RETURN_IF_ERROR(tj_op_add_optional_axes(arena, &b, "permute_dims", given, "axes", true, TJ_I32));
   return tj_attr_builder_finish(arena, &b, out);
 }
 

@@ -77,15 +77,7 @@ static tj_status_t *normalize_repeat(tj_arena_t *arena, const tj_attrs_t *given,
   if (reps <= 0) return tj_op_error("repeat: repeats is %lld; it must be positive", (long long)reps);
   tj_attr_builder_t b = {0};
   tj_attr_builder_add(&b, "repeats", tj_attr_int(reps));
-  const tj_attr_value_t *v = tj_attrs_get(given, "axis");
-  if (!v || v->kind == TJ_ATTR_NONE) {
-    tj_attr_value_t none = {.kind = TJ_ATTR_NONE};
-    tj_attr_builder_add(&b, "axis", none);
-  } else {
-    int64_t axis;
-    TJ_RETURN_IF_ERROR(tj_op_read_int("repeat", given, "axis", 0, &axis));
-    tj_attr_builder_add(&b, "axis", tj_attr_int(axis));
-  }
+  TJ_RETURN_IF_ERROR(tj_op_add_optional_axes(arena, &b, "repeat", given, "axis", false, TJ_I32));
   return tj_attr_builder_finish(arena, &b, out);
 }
 

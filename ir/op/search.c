@@ -57,16 +57,7 @@ static const char *const arg_args[] = {"x"};
 static tj_status_t *normalize_arg(const char *op, tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
   TJ_RETURN_IF_ERROR(tj_op_check_attr_names(op, given, arg_attrs));
   tj_attr_builder_t b = {0};
-  const tj_attr_value_t *v = tj_attrs_get(given, "axis");
-  if (!v || v->kind == TJ_ATTR_NONE) {
-    tj_attr_value_t none = {.kind = TJ_ATTR_NONE};
-    tj_attr_builder_add(&b, "axis", none);
-  } else {
-    int64_t axis;
-    TJ_RETURN_IF_ERROR(tj_op_read_int(op, given, "axis", 0, &axis));
-    tj_attr_value_t a = {.kind = TJ_ATTR_INT, .dtype = TJ_I64, .i = axis};
-    tj_attr_builder_add(&b, "axis", a);
-  }
+  TJ_RETURN_IF_ERROR(tj_op_add_optional_axes(arena, &b, op, given, "axis", false, TJ_I64));
   bool keepdims;
   TJ_RETURN_IF_ERROR(tj_op_read_bool(op, given, "keepdims", false, &keepdims));
   tj_attr_builder_add(&b, "keepdims", tj_attr_bool(keepdims));

@@ -17,16 +17,7 @@ static tj_status_t *normalize_reduce(const char *op, tj_arena_t *arena, const tj
                                      const tj_attrs_t **out) {
   TJ_RETURN_IF_ERROR(tj_op_check_attr_names(op, given, reduce_attrs));
   tj_attr_builder_t b = {0};
-  const tj_attr_value_t *v = tj_attrs_get(given, "axis");
-  if (!v || v->kind == TJ_ATTR_NONE) {
-    tj_attr_value_t none = {.kind = TJ_ATTR_NONE};
-    tj_attr_builder_add(&b, "axis", none);
-  } else {
-    int64_t axes[TJ_OP_MAX_NDIM];
-    int n;
-    TJ_RETURN_IF_ERROR(tj_op_read_ints(op, given, "axis", TJ_OP_MAX_NDIM, axes, &n));
-    tj_attr_builder_add(&b, "axis", tj_op_int_list(arena, n, axes, TJ_I64));
-  }
+  TJ_RETURN_IF_ERROR(tj_op_add_optional_axes(arena, &b, op, given, "axis", true, TJ_I64));
   bool keepdims;
   TJ_RETURN_IF_ERROR(tj_op_read_bool(op, given, "keepdims", false, &keepdims));
   tj_attr_builder_add(&b, "keepdims", tj_attr_bool(keepdims));
