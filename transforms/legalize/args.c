@@ -1,4 +1,6 @@
 /* Reading Relax call arguments and operator attrs for the legalizers. */
+#include <float.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "transforms/legalize/legalize.h"
@@ -100,4 +102,17 @@ tj_dtype_t tj_lg_attr_dtype(const tj_attrs_t *attrs, const char *key) {
   if (v->kind == TJ_ATTR_DTYPE) return v->dtype;
   if (v->kind == TJ_ATTR_STR && v->s[0] && !tj_dtype_parse(v->s, &d)) return TJ_VOID;
   return d;
+}
+
+const tj_tir_expr_t *tj_lg_limit_value(tj_arena_t *a, tj_dtype_t d, bool highest) {
+  if (tj_dtype_is_float(d)) {
+    double m = d.bits == 16 ? 65504.0 : d.bits == 32 ? (double)FLT_MAX : DBL_MAX;
+    return tj_tir_float(a, d, highest ? m : -m);
+  }
+  if (d.code == TJ_DT_UINT) {
+    uint64_t top = d.bits >= 63 ? (uint64_t)INT64_MAX : ((uint64_t)1 << d.bits) - 1;
+    return tj_tir_int(a, d, highest ? (int64_t)top : 0);
+  }
+  int64_t top = d.bits >= 64 ? INT64_MAX : (int64_t)(((uint64_t)1 << (d.bits - 1)) - 1);
+  return tj_tir_int(a, d, highest ? top : -top - 1);
 }

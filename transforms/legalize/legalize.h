@@ -154,6 +154,8 @@ const tj_tir_stmt_t *tj_lg_store(tj_arena_t *a, const tj_buffer_t *b, int n, con
                                  const tj_tir_expr_t *value);
 /* Zero of a dtype as a literal. */
 const tj_tir_expr_t *tj_lg_zero(tj_arena_t *a, tj_dtype_t dtype);
+/* T.max_value (highest) or T.min_value of the dtype: where max / min reductions start. */
+const tj_tir_expr_t *tj_lg_limit_value(tj_arena_t *a, tj_dtype_t d, bool highest);
 const tj_tir_expr_t *tj_lg_const(tj_arena_t *a, tj_dtype_t dtype, double value);
 
 /* ---------------- argument helpers ---------------- */

@@ -61,18 +61,6 @@ tj_status_t *tj_legalize_where(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const
 
 /* ---------------- argmax, argmin ---------------- */
 
-static const tj_tir_expr_t *extreme(tj_arena_t *a, tj_dtype_t d, bool highest) {
-  if (tj_dtype_is_float(d)) {
-    double m = d.bits == 16 ? 65504.0 : d.bits == 32 ? (double)FLT_MAX : DBL_MAX;
-    return tj_tir_float(a, d, highest ? m : -m);
-  }
-  if (d.code == TJ_DT_UINT) {
-    uint64_t top = d.bits >= 63 ? (uint64_t)INT64_MAX : ((uint64_t)1 << d.bits) - 1;
-    return tj_tir_int(a, d, highest ? (int64_t)top : 0);
-  }
-  int64_t top = d.bits >= 64 ? INT64_MAX : (int64_t)(((uint64_t)1 << (d.bits - 1)) - 1);
-  return tj_tir_int(a, d, highest ? top : -top - 1);
-}
 
 typedef struct arg_plan {
   int ndim;
@@ -182,7 +170,7 @@ static void emit_red_temp(tj_lg_te_t *te, const tj_buffer_t *x, const arg_plan_t
   const tj_tir_expr_t *l0 = tj_tir_var(a, tj_arena_printf(a, "v_%s", v0->name), TJ_I64);
   const tj_tir_expr_t *l1 = tj_tir_var(a, tj_arena_printf(a, "v_%s", v1->name), x->dtype);
   const tj_tir_stmt_t *inits[2] = {tj_lg_store(a, v0, ns, oidx, tj_tir_i64(a, -1)),
-                                   tj_lg_store(a, v1, ns, oidx, extreme(a, x->dtype, !is_max))};
+                                   tj_lg_store(a, v1, ns, oidx, tj_lg_limit_value(a, x->dtype, !is_max))};
   const tj_tir_stmt_t *stores[2] = {tj_lg_store(a, v0, ns, oidx, l0), tj_lg_store(a, v1, ns, oidx, l1)};
   if (!inits[0] || !inits[1] || !stores[0] || !stores[1] || !l0 || !l1) {
     te->failed = true;

@@ -54,26 +54,13 @@ static int reduced_shape(tj_arena_t *a, const red_plan_t *p, bool keepdims, cons
   return n;
 }
 
-/* T.min_value / T.max_value of the dtype, as the max / min reductions start from. */
-static const tj_tir_expr_t *limit_value(tj_arena_t *a, tj_dtype_t d, bool highest) {
-  if (tj_dtype_is_float(d)) {
-    double m = d.bits == 16 ? 65504.0 : d.bits == 32 ? (double)FLT_MAX : DBL_MAX;
-    return tj_tir_float(a, d, highest ? m : -m);
-  }
-  if (d.code == TJ_DT_UINT) {
-    uint64_t top = d.bits >= 63 ? (uint64_t)INT64_MAX : ((uint64_t)1 << d.bits) - 1;
-    return tj_tir_int(a, d, highest ? (int64_t)top : 0);
-  }
-  int64_t top = d.bits >= 64 ? INT64_MAX : (int64_t)(((uint64_t)1 << (d.bits - 1)) - 1);
-  return tj_tir_int(a, d, highest ? top : -top - 1);
-}
 
 static const tj_tir_expr_t *red_init(tj_arena_t *a, red_kind_t k, tj_dtype_t d) {
   switch (k) {
   case RED_SUM: return tj_lg_zero(a, d);
   case RED_PROD: return tj_lg_const(a, d, 1);
-  case RED_MAX: return limit_value(a, d, false);
-  case RED_MIN: return limit_value(a, d, true);
+  case RED_MAX: return tj_lg_limit_value(a, d, false);
+  case RED_MIN: return tj_lg_limit_value(a, d, true);
   }
   return NULL;
 }
