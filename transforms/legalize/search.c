@@ -5,7 +5,6 @@
  *                  `<x>_red_temp` (v0 = int64 index, v1 = value; ties keep the smaller
  *                  index) and `<x>_red` copying v0. The index is the row-major flat index
  *                  over the reduced axes (k0 * 60 + k1 * 20 + ... for axis=None). */
-#include <float.h>
 #include <stdint.h>
 #include <string.h>
 

@@ -8,8 +8,6 @@
  * loops `ax<i>` of the output (keepdims keeps the reduced dims as extent-1 loops).
  * A 0-d input is kept unlegalized (TOPI refuses to reduce a 0-d tensor).
  * cumsum/cumprod have no LegalizeOps entry in TVM (KEEP rows). */
-#include <float.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "transforms/legalize/legalize.h"
