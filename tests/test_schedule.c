@@ -444,6 +444,28 @@ START_TEST(batch_norm_chain_fuses_into_the_conv) {
 }
 END_TEST
 
+/* Linear layers (tests/models/matmul_kernels.rx): the conv rule schedules each matmul,
+ * with a register tile several vectors wide where the width allows; the bits match. */
+START_TEST(matmuls_compute_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/matmul_kernels.rx", "default");
+  int prims = 0;
+  const int bits[] = {512, 256};
+  for (int i = 0; i < m->n_funcs; i++) {
+    if (!m->funcs[i].is_prim) continue;
+    prims++;
+    for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
+      const tj_prim_func_t *g;
+      tj_tir_schedule_stats_t st = schedule(a, m->funcs[i].prim, bits[j], &g);
+      ck_assert_msg(st.conv == 1, "%s: conv rule %d", m->funcs[i].name, st.conv);
+      assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
+    }
+  }
+  ck_assert_int_eq(prims, 3);
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("schedule");
   TCase *tc = tcase_create("core");
@@ -458,6 +480,7 @@ int main(void) {
   tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
   tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);
   tcase_add_test(tc, batch_norm_chain_fuses_into_the_conv);
+  tcase_add_test(tc, matmuls_compute_the_same_bits);
   tcase_add_test(tc, reductions_are_vectorized);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
