@@ -7,60 +7,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "relax_model.h"
 #include "testutil.h"
 #include "tvmjit.h"
 
-static const char *k_header =
-    "from tvm.script import ir as I\n"
-    "from tvm.script import relax as R\n"
-    "@I.ir_module\n"
-    "class Module:\n"
-    "    @R.function\n";
 
-static tvmjit_module_t *load(tvmjit_instance_t *inst, const char *body, tvmjit_status_t **out_st) {
-  char src[4096];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
-  tvmjit_module_options_t opts;
-  tvmjit_module_options_init(&opts);
-  opts.passes = "default";
-  tvmjit_module_t *mod = NULL;
-  *out_st = tvmjit_module_load_string(inst, "create.rx", src, strlen(src), &opts, &mod);
-  return mod;
-}
 
 /* Runs `body` on n_in inputs; returns the single output (caller frees). */
 static tvmjit_tensor_t *run(const char *body, int n_in, tvmjit_tensor_t **in) {
-  tvmjit_instance_t *inst = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_status_t *st = NULL;
-  tvmjit_module_t *mod = load(inst, body, &st);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
-  tvmjit_function_t *fn = NULL;
-  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
   tvmjit_tensor_t *out = NULL;
-  st = tvmjit_function_call(fn, n_in, (const tvmjit_tensor_t *const *)in, 1, &out);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
+  tu_run_model(body, n_in, in, 1, &out);
   return out;
 }
 
-static const char *load_error(const char *body) {
-  static char msg[1024];
-  tvmjit_instance_t *inst = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_status_t *st = NULL;
-  tvmjit_module_t *mod = load(inst, body, &st);
-  const char *r = NULL;
-  if (st) {
-    snprintf(msg, sizeof msg, "%s", tvmjit_status_message(st));
-    tvmjit_status_free(st);
-    r = msg;
-  }
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
-  return r;
-}
 
 static void check_shape(const tvmjit_tensor_t *t, tvmjit_dtype_t dt, int ndim, const int64_t *shape) {
   ck_assert_int_eq(tvmjit_tensor_dtype(t), dt);
@@ -181,17 +140,17 @@ START_TEST(tril_triu_match_numpy) {
 END_TEST
 
 START_TEST(struct_info_errors) {
-  const char *e = load_error("    def main(x: R.Tensor((4,), \"float32\")):\n"
+  const char *e = tu_model_error("    def main(x: R.Tensor((4,), \"float32\")):\n"
                              "        gv = R.tril(x)\n"
                              "        return gv\n");
   ck_assert_ptr_nonnull(e);
   ck_assert_msg(strstr(e, "tril: x must have at least 2 dimensions, got 1"), "%s", e);
-  e = load_error("    def main(v: R.Tensor((2,), \"float32\")):\n"
+  e = tu_model_error("    def main(v: R.Tensor((2,), \"float32\")):\n"
                  "        gv = R.full((2, 3), v)\n"
                  "        return gv\n");
   ck_assert_ptr_nonnull(e);
   ck_assert_msg(strstr(e, "full: fill_value must be a 0-d tensor"), "%s", e);
-  e = load_error("    def main():\n"
+  e = tu_model_error("    def main():\n"
                  "        gv = R.arange(1, 5, 0)\n"
                  "        return gv\n");
   ck_assert_ptr_nonnull(e);

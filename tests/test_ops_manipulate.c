@@ -7,31 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "relax_model.h"
 #include "testutil.h"
 #include "tvmjit.h"
 
-static const char *k_header =
-    "from tvm.script import ir as I\n"
-    "from tvm.script import relax as R\n"
-    "@I.ir_module\n"
-    "class Module:\n"
-    "    @R.function\n";
 
 /* Runs main(x: float32 x_shape[, idx: int64 i_shape]) and returns n_out outputs. */
 static void run(const char *body, const float *x, int xnd, const int64_t *xshape, const int64_t *idx, int ind,
                 const int64_t *ishape, int n_out, tvmjit_tensor_t **outs) {
-  char src[8192];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
-  tvmjit_instance_t *inst = NULL;
-  tvmjit_module_t *mod = NULL;
-  tvmjit_function_t *fn = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_module_options_t opts;
-  tvmjit_module_options_init(&opts);
-  opts.passes = "default";
-  tvmjit_status_t *st = tvmjit_module_load_string(inst, "m.rx", src, strlen(src), &opts, &mod);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
-  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
   tvmjit_tensor_t *ts[2] = {NULL, NULL};
   ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, xnd, xshape, (void *)x, &ts[0]));
   int n_in = 1;
@@ -39,34 +22,10 @@ static void run(const char *body, const float *x, int xnd, const int64_t *xshape
     ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_INT64, ind, ishape, (void *)idx, &ts[1]));
     n_in = 2;
   }
-  st = tvmjit_function_call(fn, n_in, (const tvmjit_tensor_t *const *)ts, n_out, outs);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  tu_run_model(body, n_in, ts, n_out, outs);
   for (int i = 0; i < n_in; i++) tvmjit_tensor_free(ts[i]);
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
 }
 
-static const char *load_error(const char *body) {
-  static char msg[1024];
-  char src[8192];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
-  tvmjit_instance_t *inst = NULL;
-  tvmjit_module_t *mod = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_module_options_t opts;
-  tvmjit_module_options_init(&opts);
-  tvmjit_status_t *st = tvmjit_module_load_string(inst, "bad.rx", src, strlen(src), &opts, &mod);
-  const char *r = NULL;
-  if (st) {
-    snprintf(msg, sizeof msg, "%s", tvmjit_status_message(st));
-    tvmjit_status_free(st);
-    r = msg;
-  } else {
-    tvmjit_module_free(mod);
-  }
-  tvmjit_instance_free(inst);
-  return r;
-}
 
 static void check_shape(const tvmjit_tensor_t *t, int ndim, const int64_t *shape) {
   ck_assert_int_eq(tvmjit_tensor_ndim(t), ndim);
@@ -269,7 +228,7 @@ START_TEST(take_matches_numpy) {
 END_TEST
 
 static void expect_error(const char *body, const char *needle) {
-  const char *msg = load_error(body);
+  const char *msg = tu_model_error(body);
   ck_assert_msg(msg != NULL, "expected an error containing '%s'", needle);
   ck_assert_msg(strstr(msg, needle) != NULL, "error '%s' lacks '%s'", msg, needle);
 }

@@ -13,6 +13,7 @@
 #include "ir/parse.h"
 #include "ir/visit.h"
 #include "support/arena.h"
+#include "relax_model.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
 #include "transforms/tir/schedule.h"
@@ -20,61 +21,17 @@
 
 #define TOL 1e-4
 
-static const char *k_header =
-    "from tvm.script import ir as I\n"
-    "from tvm.script import relax as R\n"
-    "@I.ir_module\n"
-    "class Module:\n"
-    "    @R.function\n";
 
 /* Loads `body` (the main function from `def main` on) and runs it on n_in float32
  * inputs; returns n_out outputs (converted to float32). */
 static void run_model(const char *body, int n_in, float *const *in, const int *in_ndim, const int64_t *const *in_shape,
                       int n_out, tvmjit_tensor_t **outs) {
-  char src[8192];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
-  tvmjit_instance_t *inst = NULL;
-  tvmjit_module_t *mod = NULL;
-  tvmjit_function_t *fn = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_module_options_t opts;
-  tvmjit_module_options_init(&opts);
-  opts.passes = "default";
-  tvmjit_status_t *st = tvmjit_module_load_string(inst, "nn.rx", src, strlen(src), &opts, &mod);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
-  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
   tvmjit_tensor_t *ts[8];
   for (int i = 0; i < n_in; i++) ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, in_ndim[i], in_shape[i], in[i], &ts[i]));
-  st = tvmjit_function_call(fn, n_in, (const tvmjit_tensor_t *const *)ts, n_out, outs);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  tu_run_model(body, n_in, ts, n_out, outs);
   for (int i = 0; i < n_in; i++) tvmjit_tensor_free(ts[i]);
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
 }
 
-/* The load error of a model, or NULL when it loads. Caller frees nothing (static copy). */
-static const char *load_error(const char *body) {
-  static char msg[1024];
-  char src[8192];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
-  tvmjit_instance_t *inst = NULL;
-  tvmjit_module_t *mod = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_module_options_t opts;
-  tvmjit_module_options_init(&opts);
-  opts.passes = "default";
-  tvmjit_status_t *st = tvmjit_module_load_string(inst, "bad.rx", src, strlen(src), &opts, &mod);
-  const char *r = NULL;
-  if (st) {
-    snprintf(msg, sizeof msg, "%s", tvmjit_status_message(st));
-    tvmjit_status_free(st);
-    r = msg;
-  } else {
-    tvmjit_module_free(mod);
-  }
-  tvmjit_instance_free(inst);
-  return r;
-}
 
 static void expect_close(const char *what, int i, double got, double want, double tol) {
   ck_assert_msg(fabs(got - want) <= tol * (1 + fabs(want)), "%s[%d] = %.9g, want %.9g", what, i, got, want);
@@ -418,7 +375,7 @@ static void check_conv(const conv_cfg_t *c, bool f16) {
   const float *xr = tvmjit_tensor_data(x32), *wr = tvmjit_tensor_data(w32);
 
   char src[8192];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
+  snprintf(src, sizeof src, "%s", tu_model_source(body));
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
   tvmjit_function_t *fn = NULL;
@@ -523,7 +480,7 @@ START_TEST(float16_ops_match_reference) {
   ck_assert_ptr_null(tvmjit_tensor_convert(xh, xr));
   const float *v = tvmjit_tensor_data(xr);
   char src[8192];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
+  snprintf(src, sizeof src, "%s", tu_model_source(body));
   tvmjit_instance_t *inst = NULL;
   tvmjit_module_t *mod = NULL;
   tvmjit_function_t *fn = NULL;
@@ -623,13 +580,14 @@ START_TEST(every_nest_gets_a_schedule) {
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     char src[2048];
     snprintf(src, sizeof src,
-             "%s    def main(x: R.Tensor((2, 16, 14, 14), dtype=\"float32\"), g: R.Tensor((16,), dtype=\"float32\")):\n"
+             "    def main(x: R.Tensor((2, 16, 14, 14), dtype=\"float32\"), g: R.Tensor((16,), dtype=\"float32\")):\n"
              "        gv = %s\n"
              "        return gv\n",
-             k_header, ops[i]);
+             ops[i]);
     tj_arena_t *a = tj_arena_create();
     tj_module_t *m = NULL;
-    TU_OK(tj_parse_module(a, "s.rx", src, strlen(src), &m));
+    const char *full = tu_model_source(src);
+    TU_OK(tj_parse_module(a, "s.rx", full, strlen(full), &m));
     tj_pipeline_t p;
     tj_pass_context_t ctx;
     tj_pass_context_init(&ctx, a);
@@ -678,7 +636,7 @@ END_TEST
 /* ---------------- inference errors ---------------- */
 
 static void expect_error(const char *body, const char *needle) {
-  const char *msg = load_error(body);
+  const char *msg = tu_model_error(body);
   ck_assert_msg(msg != NULL, "expected an error containing '%s'", needle);
   ck_assert_msg(strstr(msg, needle) != NULL, "error '%s' lacks '%s'", msg, needle);
 }

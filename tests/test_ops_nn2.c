@@ -11,6 +11,7 @@
 #include "ir/module.h"
 #include "ir/parse.h"
 #include "support/arena.h"
+#include "relax_model.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
 #include "transforms/tir/schedule.h"
@@ -18,65 +19,22 @@
 
 #define TOL 1e-4
 
-static const char *k_header =
-    "from tvm.script import ir as I\n"
-    "from tvm.script import relax as R\n"
-    "@I.ir_module\n"
-    "class Module:\n"
-    "    @R.function\n";
 
 /* Loads `body` (from `def main` on), runs it on one or two float32 inputs, returns
  * the single output. */
 static tvmjit_tensor_t *run_model(const char *body, int n_in, float *const *in, const int *ndim,
                                   const int64_t *const *shape) {
-  char src[8192];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
-  tvmjit_instance_t *inst = NULL;
-  tvmjit_module_t *mod = NULL;
-  tvmjit_function_t *fn = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_module_options_t opts;
-  tvmjit_module_options_init(&opts);
-  opts.passes = "default";
-  tvmjit_status_t *st = tvmjit_module_load_string(inst, "nn2.rx", src, strlen(src), &opts, &mod);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
-  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
   tvmjit_tensor_t *ts[4], *out = NULL;
   for (int i = 0; i < n_in; i++)
     ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, ndim[i], shape[i], in[i], &ts[i]));
-  st = tvmjit_function_call(fn, n_in, (const tvmjit_tensor_t *const *)ts, 1, &out);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  tu_run_model(body, n_in, ts, 1, &out);
   for (int i = 0; i < n_in; i++) tvmjit_tensor_free(ts[i]);
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
   return out;
 }
 
-static const char *load_error(const char *body) {
-  static char msg[1024];
-  char src[8192];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
-  tvmjit_instance_t *inst = NULL;
-  tvmjit_module_t *mod = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_module_options_t opts;
-  tvmjit_module_options_init(&opts);
-  opts.passes = "default";
-  tvmjit_status_t *st = tvmjit_module_load_string(inst, "bad.rx", src, strlen(src), &opts, &mod);
-  const char *r = NULL;
-  if (st) {
-    snprintf(msg, sizeof msg, "%s", tvmjit_status_message(st));
-    tvmjit_status_free(st);
-    r = msg;
-  } else {
-    tvmjit_module_free(mod);
-  }
-  tvmjit_instance_free(inst);
-  return r;
-}
 
 static void expect_error(const char *body, const char *needle) {
-  const char *msg = load_error(body);
+  const char *msg = tu_model_error(body);
   ck_assert_msg(msg != NULL, "expected an error containing '%s'", needle);
   ck_assert_msg(strstr(msg, needle) != NULL, "error '%s' lacks '%s'", msg, needle);
 }
@@ -640,16 +598,17 @@ START_TEST(every_nest_gets_a_schedule) {
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     char src[2048];
     snprintf(src, sizeof src,
-             "%s    def main(x: R.Tensor((2, 16, 32), dtype=\"float32\"), g: R.Tensor((32,), dtype=\"float32\"),"
+             "    def main(x: R.Tensor((2, 16, 32), dtype=\"float32\"), g: R.Tensor((32,), dtype=\"float32\"),"
              " w: R.Tensor((8, %d, 3), dtype=\"float32\"), y: R.Tensor((1, 4, 8, 8), dtype=\"float32\"),"
              " v: R.Tensor((4, 2, 3, 3), dtype=\"float32\"), h: R.Tensor((16,), dtype=\"float32\"),"
              " u: R.Tensor((16, 4, 3), dtype=\"float32\")):\n"
              "        gv = %s\n"
              "        return gv\n",
-             k_header, strstr(ops[i], "groups=2") ? 8 : 16, ops[i]);
+             strstr(ops[i], "groups=2") ? 8 : 16, ops[i]);
     tj_arena_t *a = tj_arena_create();
     tj_module_t *m = NULL;
-    TU_OK(tj_parse_module(a, "s.rx", src, strlen(src), &m));
+    const char *full = tu_model_source(src);
+    TU_OK(tj_parse_module(a, "s.rx", full, strlen(full), &m));
     tj_pipeline_t p;
     tj_pass_context_t ctx;
     tj_pass_context_init(&ctx, a);

@@ -9,64 +9,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "relax_model.h"
 #include "testutil.h"
 #include "tvmjit.h"
 
 #define MAX_NDIM 6
 
-static const char *k_header =
-    "from tvm.script import ir as I\n"
-    "from tvm.script import relax as R\n"
-    "@I.ir_module\n"
-    "class Module:\n"
-    "    @R.function\n";
 
-static tvmjit_module_t *load(tvmjit_instance_t *inst, const char *body, tvmjit_status_t **out_st) {
-  char src[4096];
-  snprintf(src, sizeof src, "%s%s", k_header, body);
-  tvmjit_module_options_t opts;
-  tvmjit_module_options_init(&opts);
-  opts.passes = "default";
-  tvmjit_module_t *mod = NULL;
-  *out_st = tvmjit_module_load_string(inst, "reduce.rx", src, strlen(src), &opts, &mod);
-  return mod;
-}
 
 /* Runs `body` on one input tensor; returns the output (caller frees). */
 static tvmjit_tensor_t *run1(const char *body, tvmjit_dtype_t dt, int ndim, const int64_t *shape, void *data) {
-  tvmjit_instance_t *inst = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_status_t *st = NULL;
-  tvmjit_module_t *mod = load(inst, body, &st);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
-  tvmjit_function_t *fn = NULL;
-  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
   tvmjit_tensor_t *x = NULL, *out = NULL;
   ck_assert_ptr_null(tvmjit_tensor_wrap(dt, ndim, shape, data, &x));
-  st = tvmjit_function_call(fn, 1, (const tvmjit_tensor_t *const *)&x, 1, &out);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  tu_run_model(body, 1, &x, 1, &out);
   tvmjit_tensor_free(x);
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
   return out;
 }
 
-static const char *load_error(const char *body) {
-  static char msg[1024];
-  tvmjit_instance_t *inst = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_status_t *st = NULL;
-  tvmjit_module_t *mod = load(inst, body, &st);
-  const char *r = NULL;
-  if (st) {
-    snprintf(msg, sizeof msg, "%s", tvmjit_status_message(st));
-    tvmjit_status_free(st);
-    r = msg;
-  }
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
-  return r;
-}
 
 /* ---------------- the reference ---------------- */
 
@@ -288,17 +247,17 @@ START_TEST(int32_reductions_are_exact) {
 END_TEST
 
 START_TEST(struct_info_errors) {
-  const char *e = load_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
+  const char *e = tu_model_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
                              "        gv = R.sum(x, axis=[2])\n"
                              "        return gv\n");
   ck_assert_ptr_nonnull(e);
   ck_assert_msg(strstr(e, "sum: axis 2 is out of range for a 2-d tensor"), "%s", e);
-  e = load_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
+  e = tu_model_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
                  "        gv = R.mean(x, axis=[1, -1])\n"
                  "        return gv\n");
   ck_assert_ptr_nonnull(e);
   ck_assert_msg(strstr(e, "mean: axis 1 appears twice"), "%s", e);
-  e = load_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
+  e = tu_model_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
                  "        gv = R.max(x, axes=[1])\n"
                  "        return gv\n");
   ck_assert_ptr_nonnull(e);
@@ -361,13 +320,6 @@ START_TEST(where_broadcasts) {
                      "b: R.Tensor((4,), dtype=\"float32\")):\n"
                      "        gv = R.where(c, a, b)\n"
                      "        return gv\n";
-  tvmjit_instance_t *inst = NULL;
-  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
-  tvmjit_status_t *st = NULL;
-  tvmjit_module_t *mod = load(inst, body, &st);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
-  tvmjit_function_t *fn = NULL;
-  ck_assert_ptr_null(tvmjit_module_get_function(mod, "main", &fn));
   bool c[3] = {true, false, true};
   float a[12], b[4] = {-1, -2, -3, -4};
   for (int i = 0; i < 12; i++) a[i] = (float)i;
@@ -376,24 +328,21 @@ START_TEST(where_broadcasts) {
   ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_BOOL, 2, cs, c, &in[0]));
   ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 2, as, a, &in[1]));
   ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 1, bs, b, &in[2]));
-  st = tvmjit_function_call(fn, 3, (const tvmjit_tensor_t *const *)in, 1, &out);
-  ck_assert_msg(st == NULL, "%s", st ? tvmjit_status_message(st) : "");
+  tu_run_model(body, 3, in, 1, &out);
   const float *y = tvmjit_tensor_data(out);
   for (int i = 0; i < 12; i++) ck_assert_float_eq(y[i], c[i / 4] ? a[i] : b[i % 4]);
   for (int i = 0; i < 3; i++) tvmjit_tensor_free(in[i]);
   tvmjit_tensor_free(out);
-  tvmjit_module_free(mod);
-  tvmjit_instance_free(inst);
 }
 END_TEST
 
 START_TEST(search_errors) {
-  const char *e = load_error("    def main(c: R.Tensor((3,), dtype=\"int32\"), a: R.Tensor((3,), dtype=\"float32\")):\n"
+  const char *e = tu_model_error("    def main(c: R.Tensor((3,), dtype=\"int32\"), a: R.Tensor((3,), dtype=\"float32\")):\n"
                              "        gv = R.where(c, a, a)\n"
                              "        return gv\n");
   ck_assert_ptr_nonnull(e);
   ck_assert_msg(strstr(e, "where: condition must be a bool tensor, got int32"), "%s", e);
-  e = load_error("    def main(x: R.Tensor((3, 4), dtype=\"float32\")):\n"
+  e = tu_model_error("    def main(x: R.Tensor((3, 4), dtype=\"float32\")):\n"
                  "        gv = R.argmax(x, axis=2)\n"
                  "        return gv\n");
   ck_assert_ptr_nonnull(e);
