@@ -320,3 +320,13 @@ tj_status_t *tj_op_add_optional_axes(tj_arena_t *arena, tj_attr_builder_t *b, co
   tj_attr_builder_add(b, key, a);
   return NULL;
 }
+
+bool tj_op_layout_is(const char *layout, const char *letters) {
+  size_t n = strlen(letters);
+  if (strlen(layout) != n) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!strchr(layout, letters[i])) return false;
+  return true;
+}
+
+int tj_op_layout_pos(const char *layout, char letter) { return (int)(strchr(layout, letter) - layout); }

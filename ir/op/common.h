@@ -70,6 +70,10 @@ const tj_rx_expr_t *tj_op_mixed_set_out_dtype(tj_arena_t *arena, const tj_rx_exp
 
 /* Normalises an axis in [-ndim, ndim) to [0, ndim). */
 tj_status_t *tj_op_axis(const char *op, int64_t axis, int ndim, int *out);
+/* Whether `layout` is a permutation of `letters` ("NHWC" of "NCHW", "OIW" of "OIW"). */
+bool tj_op_layout_is(const char *layout, const char *letters);
+/* Where `letter` sits in `layout` (it must be there: check with tj_op_layout_is). */
+int tj_op_layout_pos(const char *layout, char letter);
 
 
 #endif

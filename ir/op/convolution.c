@@ -11,14 +11,6 @@
 static const char *const conv2d_attrs[] = {"strides", "padding", "dilation", "groups", "data_layout",
                                            "kernel_layout", "out_layout", "out_dtype", NULL};
 
-/* A 4-letter layout that is a permutation of `letters` ("NCHW" / "OIHW"). */
-static bool layout_ok(const char *layout, const char *letters) {
-  if (strlen(layout) != 4) return false;
-  for (int i = 0; i < 4; i++)
-    if (!strchr(layout, letters[i])) return false;
-  return true;
-}
-
 static tj_status_t *read_pair(const char *key, const tj_attrs_t *given, int64_t out[2]) {
   int n;
   int64_t v[4];
@@ -50,7 +42,7 @@ static tj_status_t *read_padding(const tj_attrs_t *given, int64_t out[4]) {
 static tj_status_t *read_layout(const tj_attrs_t *given, const char *key, const char *dflt, const char *letters,
                                 const char **out) {
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv2d", given, key, dflt, out));
-  if (!layout_ok(*out, letters))
+  if (!tj_op_layout_is(*out, letters))
     return tj_op_error("conv2d: %s \"%s\" is not supported; use a 4-letter permutation of %s (e.g. %s)", key, *out,
                        letters, letters);
   return NULL;
@@ -81,8 +73,6 @@ static tj_status_t *normalize_conv2d(tj_arena_t *arena, const tj_attrs_t *given,
   tj_attr_builder_add(&b, "out_dtype", tj_op_dtype_attr(out_dtype));
   return tj_attr_builder_finish(arena, &b, out);
 }
-
-static int layout_pos(const char *layout, char letter) { return (int)(strchr(layout, letter) - layout); }
 
 static tj_status_t *conv2d_channel_error(const tj_sinfo_t *w, const char *kernel_layout,
                                          const tj_tir_expr_t *c, const tj_tir_expr_t *i, int64_t groups) {
@@ -125,7 +115,7 @@ static tj_status_t *infer_conv2d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   const char *dl = tj_attrs_get_str(attrs, "data_layout", "NCHW");
   const char *kl = tj_attrs_get_str(attrs, "kernel_layout", "OIHW");
   const char *ol = tj_attrs_get_str(attrs, "out_layout", dl);
-  if (!layout_ok(dl, "NCHW") || !layout_ok(kl, "OIHW") || !layout_ok(ol, "NCHW"))
+  if (!tj_op_layout_is(dl, "NCHW") || !tj_op_layout_is(kl, "OIHW") || !tj_op_layout_is(ol, "NCHW"))
     return tj_op_error("conv2d: unsupported layouts %s/%s/%s", dl, kl, ol);
   if (x->tensor.ndim >= 0 && x->tensor.ndim != 4)
     return tj_op_error("conv2d: data must be 4-D (%s), got %d-D", dl, x->tensor.ndim);
@@ -142,10 +132,10 @@ static tj_status_t *infer_conv2d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   tj_op_attr_ints(attrs, "padding", padding, 4);
   int64_t groups = tj_attrs_get_int(attrs, "groups", 1);
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
-  const tj_tir_expr_t *n = xs[layout_pos(dl, 'N')], *c = xs[layout_pos(dl, 'C')];
-  const tj_tir_expr_t *h = xs[layout_pos(dl, 'H')], *wd = xs[layout_pos(dl, 'W')];
-  const tj_tir_expr_t *o = ws[layout_pos(kl, 'O')], *i = ws[layout_pos(kl, 'I')];
-  const tj_tir_expr_t *kh = ws[layout_pos(kl, 'H')], *kw = ws[layout_pos(kl, 'W')];
+  const tj_tir_expr_t *n = xs[tj_op_layout_pos(dl, 'N')], *c = xs[tj_op_layout_pos(dl, 'C')];
+  const tj_tir_expr_t *h = xs[tj_op_layout_pos(dl, 'H')], *wd = xs[tj_op_layout_pos(dl, 'W')];
+  const tj_tir_expr_t *o = ws[tj_op_layout_pos(kl, 'O')], *i = ws[tj_op_layout_pos(kl, 'I')];
+  const tj_tir_expr_t *kh = ws[tj_op_layout_pos(kl, 'H')], *kw = ws[tj_op_layout_pos(kl, 'W')];
 
   int64_t ov;
   const tj_tir_expr_t *i_groups = tj_tir_binary(ctx->arena, TJ_TIR_MUL, i, tj_tir_i64(ctx->arena, groups));
@@ -176,10 +166,10 @@ static tj_status_t *infer_conv2d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
     return s;
   }
   const tj_tir_expr_t *shape[4];
-  shape[layout_pos(ol, 'N')] = n;
-  shape[layout_pos(ol, 'C')] = o;
-  shape[layout_pos(ol, 'H')] = oh;
-  shape[layout_pos(ol, 'W')] = ow;
+  shape[tj_op_layout_pos(ol, 'N')] = n;
+  shape[tj_op_layout_pos(ol, 'C')] = o;
+  shape[tj_op_layout_pos(ol, 'H')] = oh;
+  shape[tj_op_layout_pos(ol, 'W')] = ow;
   *out = tj_op_tensor_sinfo(ctx->arena, dtype, 4, shape, vdev);
   return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv2d: out of memory");
 }

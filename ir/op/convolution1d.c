@@ -10,16 +10,6 @@
 static const char *const conv1d_attrs[] = {"strides",       "padding",    "dilation",  "groups", "data_layout",
                                            "kernel_layout", "out_layout", "out_dtype", NULL};
 
-/* A 3-letter permutation of `letters` ("NCW" / "OIW"). */
-static bool layout_ok(const char *layout, const char *letters) {
-  if (strlen(layout) != 3) return false;
-  for (int i = 0; i < 3; i++)
-    if (!strchr(layout, letters[i])) return false;
-  return true;
-}
-
-static int layout_pos(const char *layout, char letter) { return (int)(strchr(layout, letter) - layout); }
-
 static tj_status_t *read_one(const char *key, const tj_attrs_t *given, int64_t *out) {
   int n;
   int64_t v[2];
@@ -47,7 +37,7 @@ static tj_status_t *read_padding(const tj_attrs_t *given, int64_t out[2]) {
 static tj_status_t *read_layout(const tj_attrs_t *given, const char *key, const char *dflt, const char *letters,
                                 const char **out) {
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv1d", given, key, dflt, out));
-  if (!layout_ok(*out, letters))
+  if (!tj_op_layout_is(*out, letters))
     return tj_op_error("conv1d: %s \"%s\" is not supported; use a 3-letter permutation of %s", key, *out, letters);
   return NULL;
 }
@@ -127,7 +117,7 @@ static tj_status_t *infer_conv1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   const char *dl = tj_attrs_get_str(attrs, "data_layout", "NCW");
   const char *kl = tj_attrs_get_str(attrs, "kernel_layout", "OIW");
   const char *ol = tj_attrs_get_str(attrs, "out_layout", dl);
-  if (!layout_ok(dl, "NCW") || !layout_ok(kl, "OIW") || !layout_ok(ol, "NCW"))
+  if (!tj_op_layout_is(dl, "NCW") || !tj_op_layout_is(kl, "OIW") || !tj_op_layout_is(ol, "NCW"))
     return tj_op_error("conv1d: unsupported layouts %s/%s/%s", dl, kl, ol);
   if (x->tensor.ndim >= 0 && x->tensor.ndim != 3)
     return tj_op_error("conv1d: data must be 3-D (%s), got %d-D", dl, x->tensor.ndim);
@@ -144,18 +134,18 @@ static tj_status_t *infer_conv1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   tj_op_attr_ints(attrs, "padding", padding, 2);
   int64_t groups = tj_attrs_get_int(attrs, "groups", 1);
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
-  const tj_tir_expr_t *o = ws[layout_pos(kl, 'O')];
-  TJ_RETURN_IF_ERROR(check_channels(xs[layout_pos(dl, 'C')], ws[layout_pos(kl, 'I')], o, groups, ctx->arena));
-  const tj_tir_expr_t *in_w = xs[layout_pos(dl, 'W')], *k = ws[layout_pos(kl, 'W')];
+  const tj_tir_expr_t *o = ws[tj_op_layout_pos(kl, 'O')];
+  TJ_RETURN_IF_ERROR(check_channels(xs[tj_op_layout_pos(dl, 'C')], ws[tj_op_layout_pos(kl, 'I')], o, groups, ctx->arena));
+  const tj_tir_expr_t *in_w = xs[tj_op_layout_pos(dl, 'W')], *k = ws[tj_op_layout_pos(kl, 'W')];
   const tj_tir_expr_t *ow = out_width(ctx->arena, in_w, k, padding[0] + padding[1], dilation, stride);
   if (!ow) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv1d: out of memory");
   int64_t owv;
   if (tj_tir_is_const_int(ow, &owv) && owv <= 0)
     return tj_op_error("conv1d: the output would be empty: the padded input is shorter than the dilated kernel");
   const tj_tir_expr_t *shape[3];
-  shape[layout_pos(ol, 'N')] = xs[layout_pos(dl, 'N')];
-  shape[layout_pos(ol, 'C')] = o;
-  shape[layout_pos(ol, 'W')] = ow;
+  shape[tj_op_layout_pos(ol, 'N')] = xs[tj_op_layout_pos(dl, 'N')];
+  shape[tj_op_layout_pos(ol, 'C')] = o;
+  shape[tj_op_layout_pos(ol, 'W')] = ow;
   *out = tj_op_tensor_sinfo(ctx->arena, dtype, 3, shape, vdev);
   return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv1d: out of memory");
 }

@@ -10,15 +10,6 @@
 static const char *const convt_attrs[] = {"strides",     "padding",       "output_padding", "dilation",  "groups",
                                           "data_layout", "kernel_layout", "out_layout",     "out_dtype", NULL};
 
-static bool layout_ok(const char *layout, const char *letters) {
-  if (strlen(layout) != 4) return false;
-  for (int i = 0; i < 4; i++)
-    if (!strchr(layout, letters[i])) return false;
-  return true;
-}
-
-static int layout_pos(const char *layout, char letter) { return (int)(strchr(layout, letter) - layout); }
-
 /* 1 value -> both; 2 values as given. `min` is the smallest allowed value. */
 static tj_status_t *read_pair(const tj_attrs_t *given, const char *key, int64_t dflt, int64_t min, int64_t out[2]) {
   int n;
@@ -51,7 +42,7 @@ static tj_status_t *read_padding(const tj_attrs_t *given, int64_t out[4]) {
 static tj_status_t *read_layout(const tj_attrs_t *given, const char *key, const char *dflt, const char *letters,
                                 const char **out) {
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv2d_transpose", given, key, dflt, out));
-  if (!layout_ok(*out, letters))
+  if (!tj_op_layout_is(*out, letters))
     return tj_op_error("conv2d_transpose: %s \"%s\" is not supported; use a 4-letter permutation of %s", key, *out,
                        letters);
   return NULL;
@@ -111,7 +102,7 @@ static tj_status_t *infer_convt(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *c
   const tj_attrs_t *at = call->call.attrs;
   const char *dl = tj_attrs_get_str(at, "data_layout", "NCHW"), *kl = tj_attrs_get_str(at, "kernel_layout", "IOHW");
   const char *ol = tj_attrs_get_str(at, "out_layout", dl);
-  if (!layout_ok(dl, "NCHW") || !layout_ok(kl, "OIHW") || !layout_ok(ol, "NCHW"))
+  if (!tj_op_layout_is(dl, "NCHW") || !tj_op_layout_is(kl, "OIHW") || !tj_op_layout_is(ol, "NCHW"))
     return tj_op_error("conv2d_transpose: unsupported layouts %s/%s/%s", dl, kl, ol);
   if (x->tensor.ndim >= 0 && x->tensor.ndim != 4)
     return tj_op_error("conv2d_transpose: data must be 4-D (%s), got %d-D", dl, x->tensor.ndim);
@@ -129,7 +120,7 @@ static tj_status_t *infer_convt(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *c
   tj_op_attr_ints(at, "dilation", d, 2);
   int64_t groups = tj_attrs_get_int(at, "groups", 1), iv;
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
-  const tj_tir_expr_t *c = xs[layout_pos(dl, 'C')], *i = ws[layout_pos(kl, 'I')], *o = ws[layout_pos(kl, 'O')];
+  const tj_tir_expr_t *c = xs[tj_op_layout_pos(dl, 'C')], *i = ws[tj_op_layout_pos(kl, 'I')], *o = ws[tj_op_layout_pos(kl, 'O')];
   if (tj_op_compare_dims(c, i) == TJ_DIM_DIFFERENT)
     return tj_op_error("conv2d_transpose: data has a different number of input channels than the weight's I dim (%s)",
                        kl);
@@ -137,13 +128,13 @@ static tj_status_t *infer_convt(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *c
     return tj_op_error("conv2d_transpose: the weight's %lld input channels are not divisible by groups %lld",
                        (long long)iv, (long long)groups);
   const tj_tir_expr_t *shape[4];
-  shape[layout_pos(ol, 'N')] = xs[layout_pos(dl, 'N')];
-  shape[layout_pos(ol, 'C')] =
+  shape[tj_op_layout_pos(ol, 'N')] = xs[tj_op_layout_pos(dl, 'N')];
+  shape[tj_op_layout_pos(ol, 'C')] =
       groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
-  shape[layout_pos(ol, 'H')] =
-      out_dim(a, xs[layout_pos(dl, 'H')], ws[layout_pos(kl, 'H')], s[0], p[0] + p[2], d[0], op[0]);
-  shape[layout_pos(ol, 'W')] =
-      out_dim(a, xs[layout_pos(dl, 'W')], ws[layout_pos(kl, 'W')], s[1], p[1] + p[3], d[1], op[1]);
+  shape[tj_op_layout_pos(ol, 'H')] =
+      out_dim(a, xs[tj_op_layout_pos(dl, 'H')], ws[tj_op_layout_pos(kl, 'H')], s[0], p[0] + p[2], d[0], op[0]);
+  shape[tj_op_layout_pos(ol, 'W')] =
+      out_dim(a, xs[tj_op_layout_pos(dl, 'W')], ws[tj_op_layout_pos(kl, 'W')], s[1], p[1] + p[3], d[1], op[1]);
   for (int k = 0; k < 4; k++) {
     int64_t v;
     if (tj_tir_is_const_int(shape[k], &v) && v <= 0) return tj_op_error("conv2d_transpose: the output would be empty");
@@ -170,13 +161,6 @@ const tj_op_def_t tj_op_conv2d_transpose = {
  * Canonical attrs as conv2d_transpose with one spatial dim: strides [int64 x1],
  * padding [int64 x2: left, right], output_padding [int64 x1], dilation [int64 x1],
  * groups, layouts (default NCW / IOW), out_dtype. kNever. */
-static bool layout3_ok(const char *layout, const char *letters) {
-  if (strlen(layout) != 3) return false;
-  for (int i = 0; i < 3; i++)
-    if (!strchr(layout, letters[i])) return false;
-  return true;
-}
-
 static tj_status_t *read_single(const tj_attrs_t *given, const char *key, int64_t dflt, int64_t min, int64_t *out) {
   int n;
   int64_t v[2];
@@ -209,7 +193,7 @@ static tj_status_t *normalize_convt1d(tj_arena_t *arena, const tj_attrs_t *given
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv1d_transpose", given, "data_layout", "NCW", &dl));
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv1d_transpose", given, "kernel_layout", "IOW", &kl));
   TJ_RETURN_IF_ERROR(tj_op_read_str("conv1d_transpose", given, "out_layout", dl, &ol));
-  if (!layout3_ok(dl, "NCW") || !layout3_ok(kl, "OIW") || !layout3_ok(ol, "NCW"))
+  if (!tj_op_layout_is(dl, "NCW") || !tj_op_layout_is(kl, "OIW") || !tj_op_layout_is(ol, "NCW"))
     return tj_op_error("conv1d_transpose: layouts %s/%s/%s are not supported; use permutations of NCW and IOW", dl, kl,
                        ol);
   TJ_RETURN_IF_ERROR(tj_op_read_dtype("conv1d_transpose", given, "out_dtype", &out_dtype));
@@ -250,7 +234,7 @@ static tj_status_t *infer_convt1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t 
   tj_op_attr_ints(at, "dilation", &d, 1);
   int64_t groups = tj_attrs_get_int(at, "groups", 1);
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
-  const tj_tir_expr_t *c = xs[layout_pos(dl, 'C')], *i = ws[layout_pos(kl, 'I')], *o = ws[layout_pos(kl, 'O')];
+  const tj_tir_expr_t *c = xs[tj_op_layout_pos(dl, 'C')], *i = ws[tj_op_layout_pos(kl, 'I')], *o = ws[tj_op_layout_pos(kl, 'O')];
   if (tj_op_compare_dims(c, i) == TJ_DIM_DIFFERENT)
     return tj_op_error("conv1d_transpose: data has a different number of input channels than the weight's I dim (%s)",
                        kl);
@@ -258,12 +242,12 @@ static tj_status_t *infer_convt1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t 
     return tj_op_error("conv1d_transpose: the weight's %lld input channels are not divisible by groups %lld",
                        (long long)iv, (long long)groups);
   const tj_tir_expr_t *shape[3];
-  shape[layout_pos(ol, 'N')] = xs[layout_pos(dl, 'N')];
-  shape[layout_pos(ol, 'C')] =
+  shape[tj_op_layout_pos(ol, 'N')] = xs[tj_op_layout_pos(dl, 'N')];
+  shape[tj_op_layout_pos(ol, 'C')] =
       groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
-  shape[layout_pos(ol, 'W')] = out_dim(a, xs[layout_pos(dl, 'W')], ws[layout_pos(kl, 'W')], s, p[0] + p[1], d, op);
+  shape[tj_op_layout_pos(ol, 'W')] = out_dim(a, xs[tj_op_layout_pos(dl, 'W')], ws[tj_op_layout_pos(kl, 'W')], s, p[0] + p[1], d, op);
   int64_t v;
-  if (tj_tir_is_const_int(shape[layout_pos(ol, 'W')], &v) && v <= 0)
+  if (tj_tir_is_const_int(shape[tj_op_layout_pos(ol, 'W')], &v) && v <= 0)
     return tj_op_error("conv1d_transpose: the output would be empty");
   *out = tj_op_tensor_sinfo(a, dtype, 3, shape, vdev);
   return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv1d_transpose: out of memory");
