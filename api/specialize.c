@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "ir/sinfo.h"
-#include "ir/visit.h"
 #include "support/strbuf.h"
 
 static bool dim_is_static(const tj_tir_expr_t *e) { return tj_tir_is_const_int(e, NULL); }
@@ -117,17 +116,12 @@ static tj_status_t *dim_mismatch(const binder_t *bd, int i, int d, const tj_tir_
 }
 
 /* Second pass: every dim, with the vars bound, must equal the input's. */
-static tj_status_t *check_dims(const binder_t *bd, tj_arena_t *arena, int i) {
+static tj_status_t *check_dims(const binder_t *bd, int i) {
   const tj_sinfo_t *s = bd->f->params[i]->sinfo;
-  const tj_tir_expr_t *values[TJ_MAX_SYMBOLIC_VARS];
-  for (int k = 0; k < bd->b->n; k++)
-    if (!(values[k] = tj_tir_i64(arena, bd->b->values[k]))) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   for (int d = 0; s->tensor.shape && d < s->tensor.ndim; d++) {
     const tj_tir_expr_t *e = s->tensor.shape[d];
     int64_t want;
-    const tj_tir_expr_t *sub = tj_tir_substitute_expr(arena, e, bd->b->n, bd->b->vars, values);
-    if (!sub) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
-    if (!tj_tir_eval_int(sub, &want))
+    if (!tj_tir_eval_int_bound(e, bd->b->n, bd->b->vars, bd->b->values, &want))
       return tj_status_new(TJ_ERR_UNSUPPORTED,
                            "input '%s': dim %d is an expression of vars that no input dim names alone; "
                            "give the function a parameter whose dim is each var",
@@ -151,11 +145,8 @@ tj_status_t *tj_signature_bind(const tj_rx_func_t *f, int n_inputs, const tj_ten
     TJ_RETURN_IF_ERROR(check_rank_and_dtype(&bd, i));
     TJ_RETURN_IF_ERROR(bind_plain_vars(&bd, i));
   }
-  tj_arena_t *arena = tj_arena_create();
-  if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
   tj_status_t *st = NULL;
-  for (int i = 0; i < n_inputs && !st; i++) st = check_dims(&bd, arena, i);
-  tj_arena_free(arena);
+  for (int i = 0; i < n_inputs && !st; i++) st = check_dims(&bd, i);
   if (!st) *out_binding = b;
   return st;
 }

@@ -293,19 +293,26 @@ static bool eval_binary(tj_tir_expr_kind_t k, int64_t a, int64_t b, int64_t *out
   }
 }
 
-bool tj_tir_eval_int(const tj_tir_expr_t *e, int64_t *out_value) {
+bool tj_tir_eval_int_bound(const tj_tir_expr_t *e, int n, const tj_tir_expr_t *const *vars, const int64_t *values,
+                           int64_t *out_value) {
   int64_t a, b;
   if (!e || !tj_dtype_is_int(e->dtype)) return false;
   switch (e->kind) {
     case TJ_TIR_INT_IMM: return *out_value = e->int_imm, true;
-    case TJ_TIR_CAST: return tj_tir_eval_int(e->unary.operand, out_value);
+    case TJ_TIR_VAR:
+      for (int i = 0; i < n; i++)
+        if (vars[i] == e) return *out_value = values[i], true;
+      return false;
+    case TJ_TIR_CAST: return tj_tir_eval_int_bound(e->unary.operand, n, vars, values, out_value);
     case TJ_TIR_ADD: case TJ_TIR_SUB: case TJ_TIR_MUL: case TJ_TIR_DIV: case TJ_TIR_MOD:
     case TJ_TIR_FLOOR_DIV: case TJ_TIR_FLOOR_MOD: case TJ_TIR_MIN: case TJ_TIR_MAX:
-      return tj_tir_eval_int(e->binary.a, &a) && tj_tir_eval_int(e->binary.b, &b) &&
-             eval_binary(e->kind, a, b, out_value);
+      return tj_tir_eval_int_bound(e->binary.a, n, vars, values, &a) &&
+             tj_tir_eval_int_bound(e->binary.b, n, vars, values, &b) && eval_binary(e->kind, a, b, out_value);
     default: return false;
   }
 }
+
+bool tj_tir_eval_int(const tj_tir_expr_t *e, int64_t *out_value) { return tj_tir_eval_int_bound(e, 0, NULL, NULL, out_value); }
 
 const char *tj_tir_expr_kind_name(tj_tir_expr_kind_t kind) {
   static const char *names[TJ_TIR_EXPR_KIND_COUNT] = {

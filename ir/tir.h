@@ -261,6 +261,9 @@ bool tj_tir_is_const_int(const tj_tir_expr_t *e, int64_t *out_value);
 /* The value of an integer expression of literals (+ - * / % // min max, casts between
  * ints); false when it holds a var or anything else, divides by zero or overflows. */
 bool tj_tir_eval_int(const tj_tir_expr_t *e, int64_t *out_value);
+/* The same with vars[i] taking values[i] (n of them); false on any other var. */
+bool tj_tir_eval_int_bound(const tj_tir_expr_t *e, int n, const tj_tir_expr_t *const *vars, const int64_t *values,
+                           int64_t *out_value);
 bool tj_tir_kind_is_binary(tj_tir_expr_kind_t kind);    /* ADD..GE, AND, OR */
 bool tj_tir_kind_is_compare(tj_tir_expr_kind_t kind);
 const char *tj_tir_expr_kind_name(tj_tir_expr_kind_t kind);
