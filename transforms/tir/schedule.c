@@ -257,10 +257,13 @@ typedef struct writes_ctx {
 static bool find_write(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
   writes_ctx_t *w = v->ctx;
   if (s->kind == TJ_TIR_BUFFER_STORE && s->store.buffer == w->buf) w->found = true;
+  if (s->kind == TJ_TIR_BLOCK_REALIZE)
+    for (int i = 0; i < s->realize.block->n_match_buffers; i++)
+      if (s->realize.block->match_buffers[i].source.buffer == w->buf) w->found = true;
   return !w->found;
 }
 
-static bool writes(const tj_tir_stmt_t *s, const tj_buffer_t *buf) {
+bool tj_sched_writes(const tj_tir_stmt_t *s, const tj_buffer_t *buf) {
   writes_ctx_t w = {buf, false};
   tj_tir_visitor_t v = {.stmt = find_write, .ctx = &w};
   tj_tir_visit_stmt(&v, s);
@@ -275,7 +278,7 @@ static bool commute(const tj_sched_ctx_t *c, int k, int j) {
     const tj_buffer_t *buf = i < c->root->n_alloc_buffers ? c->root->alloc_buffers[i]
                                                            : c->func->buffer_map ? c->func->buffer_map[i - c->root->n_alloc_buffers] : NULL;
     if (!buf || !tj_sched_count_uses(a, buf) || !tj_sched_count_uses(b, buf)) continue;
-    if (writes(a, buf) || writes(b, buf)) return false;
+    if (tj_sched_writes(a, buf) || tj_sched_writes(b, buf)) return false;
   }
   return true;
 }

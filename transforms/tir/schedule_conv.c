@@ -162,25 +162,10 @@ static bool match(conv_t *k) {
 
 /* ---- weight repacking ---- */
 
-typedef struct store_find {
-  const tj_buffer_t *buf;
-  bool found;
-} store_find_t;
-
-static bool store_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
-  store_find_t *f = v->ctx;
-  if (s->kind == TJ_TIR_BUFFER_STORE && s->store.buffer == f->buf) f->found = true;
-  if (s->kind == TJ_TIR_BLOCK_REALIZE)
-    for (int i = 0; i < s->realize.block->n_match_buffers; i++)
-      if (s->realize.block->match_buffers[i].source.buffer == f->buf) f->found = true;
-  return !f->found;
-}
-
 static bool stored_anywhere(const tj_sched_ctx_t *c, const tj_buffer_t *buf) {
-  store_find_t f = {buf, false};
-  tj_tir_visitor_t v = {.stmt = store_stmt, .ctx = &f};
-  for (int i = 0; i < c->n_stmts && !f.found; i++) tj_tir_visit_stmt(&v, c->stmts[i]);
-  return f.found;
+  for (int i = 0; i < c->n_stmts; i++)
+    if (tj_sched_writes(c->stmts[i], buf)) return true;
+  return false;
 }
 
 /* A matmul's [K, N] weight read a vector of N at a time steps N*4 bytes per k: with long

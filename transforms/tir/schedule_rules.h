@@ -63,6 +63,8 @@ int tj_sched_lanes(const tj_sched_ctx_t *c, tj_dtype_t dt);
 bool tj_sched_pure_update(const tj_block_t *b, const tj_tir_stmt_t *s);
 /* Loads + stores of `buf` in s (NULL-safe). */
 int tj_sched_count_uses(const tj_tir_stmt_t *s, const tj_buffer_t *buf);
+/* Whether s stores to buf (or binds it as a block's match_buffer source). */
+bool tj_sched_writes(const tj_tir_stmt_t *s, const tj_buffer_t *buf);
 /* The first load of `buf` in `e` when every load of it there has the same indices,
  * else (none, or loads at different indices) NULL. */
 const tj_tir_expr_t *tj_sched_single_load(const tj_tir_expr_t *e, const tj_buffer_t *buf);
