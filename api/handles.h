@@ -26,7 +26,6 @@ struct tvmjit_function {
    * the first call with those shapes; `module` owns the IR it is specialised from. */
   struct tvmjit_module *module;
   tj_specialization_t *specs;
-  int n_specs;
   tvmjit_dtype_t *input_dtypes, *output_dtypes; /* public dtypes, cached */
   char *memory_plan;
   double flops; /* one call's float operations, -1 when unknown */

@@ -603,7 +603,6 @@ static tj_status_t *specialize(tvmjit_function_t *f, const tj_shape_binding_t *b
   }
   s->next = f->specs;
   f->specs = s;
-  f->n_specs++;
   *out = s;
   return NULL;
 }
