@@ -80,11 +80,16 @@ static void put_sinfo(tj_strbuf_t *out, const tj_sinfo_t *s) {
   tj_free(text);
 }
 
-/* A node: id, the first label line (bold name) and the struct info below it. */
-static int emit_node(dot_ctx_t *c, const char *indent, const char *shape, const char *title, const char *detail,
-                     const tj_sinfo_t *sinfo) {
+/* A node: id, the first label line ("var = callee" for a binding, so that the memory
+ * plan's value names can be found in the picture) and the struct info below it. */
+static int emit_node(dot_ctx_t *c, const char *indent, const char *shape, const char *var, const char *title,
+                     const char *detail, const tj_sinfo_t *sinfo) {
   int id = c->n_nodes++;
   tj_strbuf_printf(c->out, "%sn%d [shape=%s, label=\"", indent, id, shape);
+  if (var) {
+    put_escaped(c->out, var);
+    tj_strbuf_append(c->out, " = ");
+  }
   put_escaped(c->out, title);
   if (detail) {
     tj_strbuf_append(c->out, "\\n");
@@ -125,13 +130,13 @@ static int emit_fused_call(dot_ctx_t *c, const char *name, const tj_rx_func_t *f
   return node_of(c, f->body->seq.body);
 }
 
-static int emit_call(dot_ctx_t *c, const char *indent, const tj_rx_expr_t *value) {
+static int emit_call(dot_ctx_t *c, const char *indent, const char *var, const tj_rx_expr_t *value) {
   tj_call_tir_view_t view;
   if (tj_rx_as_call_tir(value, &view)) {
     const char *callee = view.callee->kind == TJ_RX_GLOBAL_VAR ? view.callee->var.name : view.callee->string_imm;
     const tj_prim_func_t *pf = view.callee->kind == TJ_RX_GLOBAL_VAR ? tj_module_find_prim(c->module, callee) : NULL;
     const char *pattern = pf ? pattern_name(tj_attrs_get_int(pf->attrs, "op_pattern", -1)) : NULL;
-    int id = emit_node(c, indent, "box", callee, pattern, view.out_sinfo);
+    int id = emit_node(c, indent, "box", var, callee, pattern, view.out_sinfo);
     emit_edges(c, indent, view.n_args, view.args, id);
     return id;
   }
@@ -143,21 +148,21 @@ static int emit_call(dot_ctx_t *c, const char *indent, const tj_rx_expr_t *value
   }
   const char *title = callee->kind == TJ_RX_OP ? callee->op.name : callee->kind == TJ_RX_GLOBAL_VAR ? callee->var.name : "call";
   if (strncmp(title, "relax.", 6) == 0) title += 6;
-  int id = emit_node(c, indent, "box", title, NULL, value->sinfo);
+  int id = emit_node(c, indent, "box", var, title, NULL, value->sinfo);
   emit_edges(c, indent, value->call.n_args, value->call.args, id);
   return id;
 }
 
 /* The node standing for a binding's value; renames and tuple picks are looked through. */
-static int emit_value(dot_ctx_t *c, const char *indent, const tj_rx_expr_t *value) {
+static int emit_value(dot_ctx_t *c, const char *indent, const char *var, const tj_rx_expr_t *value) {
   switch (value->kind) {
-    case TJ_RX_CALL: return emit_call(c, indent, value);
+    case TJ_RX_CALL: return emit_call(c, indent, var, value);
     case TJ_RX_VAR:
     case TJ_RX_DATAFLOW_VAR: return node_of(c, value);
     case TJ_RX_TUPLE_GET_ITEM: return node_of(c, value->get_item.tuple);
-    case TJ_RX_CONSTANT: return emit_node(c, indent, "note", "constant", NULL, value->sinfo);
+    case TJ_RX_CONSTANT: return emit_node(c, indent, "note", var, "constant", NULL, value->sinfo);
     case TJ_RX_TUPLE: {
-      int id = emit_node(c, indent, "point", "", NULL, NULL);
+      int id = emit_node(c, indent, "point", NULL, "", NULL, NULL);
       emit_edges(c, indent, value->tuple.n, value->tuple.fields, id);
       return id;
     }
@@ -170,8 +175,10 @@ static void emit_function_body(dot_ctx_t *c, const tj_rx_func_t *f, const char *
   if (!seq || seq->kind != TJ_RX_SEQ) return;
   for (int b = 0; b < seq->seq.n_blocks && !c->oom; b++) {
     const tj_rx_block_t *block = &seq->seq.blocks[b];
-    for (int i = 0; i < block->n_bindings; i++)
-      bind_var(c, block->bindings[i].var, emit_value(c, indent, block->bindings[i].value));
+    for (int i = 0; i < block->n_bindings; i++) {
+      const tj_rx_binding_t *bd = &block->bindings[i];
+      bind_var(c, bd->var, emit_value(c, indent, bd->var->var.name, bd->value));
+    }
   }
 }
 
@@ -179,7 +186,7 @@ static void emit_params(dot_ctx_t *c, const tj_rx_func_t *f) {
   int n_inputs = (int)tj_attrs_get_int(f->attrs, "num_input", f->n_params);
   for (int i = 0; i < f->n_params; i++) {
     const tj_rx_expr_t *p = f->params[i];
-    bind_var(c, p, emit_node(c, "  ", i < n_inputs ? "ellipse" : "cylinder", p->var.name, NULL, p->sinfo));
+    bind_var(c, p, emit_node(c, "  ", i < n_inputs ? "ellipse" : "cylinder", NULL, p->var.name, NULL, p->sinfo));
   }
 }
 
@@ -197,8 +204,8 @@ char *tj_dot_function(const tj_module_t *m, const char *func_name, const char *n
   emit_function_body(&c, f, "  ");
   const tj_rx_expr_t *result = f->body && f->body->kind == TJ_RX_SEQ ? f->body->seq.body : NULL;
   int from = result ? node_of(&c, result) : -1;
-  if (from < 0 && result) from = emit_value(&c, "  ", result);
-  int sink = emit_node(&c, "  ", "doublecircle", "output", NULL, NULL);
+  if (from < 0 && result) from = emit_value(&c, "  ", NULL, result);
+  int sink = emit_node(&c, "  ", "doublecircle", NULL, "output", NULL, NULL);
   if (from >= 0) tj_strbuf_printf(&out, "  n%d -> n%d;\n", from, sink);
   if (note && *note) {
     tj_strbuf_append(&out, "  note [shape=note, fontname=\"Courier\", label=\"");

@@ -12,7 +12,9 @@
 #include "ir/dot.h"
 #include "ir/print.h"
 #include "support/alloc.h"
+#include "support/strbuf.h"
 #include "tools/cli.h"
+#include "tvmjit.h"
 
 typedef struct print_args {
   const char *path, *passes, *mixed_precision, *print_before, *print_after, *graph_svg;
@@ -90,12 +92,48 @@ done:
   return rc;
 }
 
+/* The memory plan of main compiled with the same passes, for the graph's note: which
+ * intermediate buffers share bytes. Compiling goes through the kernel cache, so a
+ * second picture costs little. When main cannot be compiled as drawn (e.g. it still
+ * calls operators because no LegalizeOps ran) the note says so instead. */
+static char *memory_plan_note(const print_args_t *a) {
+  tvmjit_instance_options_t io;
+  tvmjit_module_options_t mo;
+  tvmjit_instance_options_init(&io);
+  tvmjit_module_options_init(&mo);
+  mo.passes = a->passes;
+  mo.mixed_precision = a->mixed_precision;
+  tvmjit_instance_t *inst = NULL;
+  tvmjit_module_t *mod = NULL;
+  tvmjit_function_t *fn = NULL;
+  tvmjit_status_t *st = tvmjit_instance_create(&io, &inst);
+  if (!st) st = tvmjit_module_load_file(inst, a->path, &mo, &mod);
+  if (!st) st = tvmjit_module_get_function(mod, "main", &fn);
+  char *note;
+  if (st) {
+    const char *why = tvmjit_status_message(st);
+    size_t line = strcspn(why, "\n");
+    tj_strbuf_t sb;
+    tj_strbuf_init(&sb);
+    tj_strbuf_printf(&sb, "no memory plan: main does not compile as drawn (%.*s)", (int)line, why);
+    note = tj_strbuf_take(&sb);
+    tvmjit_status_free(st);
+  } else {
+    note = tj_strdup(tvmjit_function_memory_plan(fn));
+  }
+  tvmjit_module_free(mod);
+  tvmjit_instance_free(inst);
+  return note;
+}
+
 /* The final module as TVMScript, or main's graph. With a --print-ir-* option the
  * instruments have printed what was asked for, so the module is not printed again. */
 static int print_result(const print_args_t *a, const tj_module_t *module) {
   bool graph = a->graph || a->graph_svg;
   if (!graph && (a->print_before || a->print_after || a->print_after_all)) return CLI_OK;
-  char *text = graph ? tj_dot_function(module, "main", NULL) : tj_print_module(module);
+  char *note = graph ? memory_plan_note(a) : NULL;
+  char *text = graph ? tj_dot_function(module, "main", note) : tj_print_module(module);
+  tj_free(note);
   int rc = CLI_FAILED;
   if (!text && graph && !tj_module_find_relax(module, "main"))
     fprintf(stderr, "tvmjit print: %s has no Relax function 'main' to draw\n", a->path);
@@ -150,6 +188,7 @@ const cli_command_t cli_cmd_print = {
     "and the final module is not printed again.\n"
     "--graph prints main's dataflow as Graphviz DOT instead (one box per call, with the\n"
     "kernel's op pattern, dtype and shape; after FuseOps each fused function is a\n"
-    "cluster); --graph-svg OUT.svg renders it with Graphviz's dot (package graphviz).\n"
+    "cluster; a note lists the memory plan: which intermediates share workspace bytes);\n"
+    "--graph-svg OUT.svg renders it with Graphviz's dot (package graphviz).\n"
     "exit status: 0 success, 1 bad model or a pass failed, 2 usage error (incl. unknown pass)\n",
     run_print};

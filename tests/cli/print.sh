@@ -20,6 +20,13 @@ expect_exit 0 "--graph" -- "$BIN" print "$MODEL" --passes default --graph
 expect_text "$TMP/out" 'digraph "main"' "DOT header"
 expect_text "$TMP/out" "fused_conv2d2_relu" "fused kernels are drawn"
 grep -q 'def main' "$TMP/out" && { echo "FAIL: --graph also printed TVMScript"; failures=$((failures + 1)); } || passes=$((passes + 1))
+# The note beside the graph is main's memory plan; nodes carry the binding names it uses.
+expect_text "$TMP/out" "memory plan: 3 intermediates" "the memory plan is in the picture"
+expect_text "$TMP/out" "conv1 = fused_conv2d2_relu" "call nodes are named after their bindings"
+# A graph drawn before LegalizeOps cannot have a plan: the note says why, the graph is drawn.
+printf '@R.function\ndef main(x: R.Tensor((2, 3), dtype="float32")):\n    r = R.nn.relu(x)\n    return r\n' > "$TMP/ops.rx"
+expect_exit 0 "--graph before LegalizeOps" -- "$BIN" print "$TMP/ops.rx" --graph
+expect_text "$TMP/out" "no memory plan: main does not compile as drawn" "the note says why there is no plan"
 expect_exit 2 "--graph and --graph-svg exclude each other" -- "$BIN" print "$MODEL" --graph --graph-svg "$TMP/x.svg"
 if command -v dot >/dev/null; then
   expect_exit 0 "--graph-svg" -- "$BIN" print "$MODEL" --passes default --graph-svg "$TMP/seed.svg"
