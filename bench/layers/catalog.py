@@ -9,7 +9,6 @@ derived from it, so that the three runtimes cannot disagree on what a row means:
     inputs(spec)    {parameter name: float32 array}, seeded by the layer's name
     torch_fn(spec)  a function of torch_inputs(spec, arrays) giving the output
     onednn(spec)    'kind key=value ...' for bench/layers/onednn_layers
-    flops(spec)     nominal FLOPs (2 per multiply-add; conv, matmul), else None
     passes(spec)    tvmjit's pass pipeline for it
 
     /usr/bin/python3 bench/layers/catalog.py OUT_DIR [NAME...]   writes OUT_DIR/NAME/
@@ -92,15 +91,6 @@ def matmul_shapes(s):
 
 def pool_out_hw(s):
     return (s["h"] + 2 * s["pad"] - s["k"]) // s["stride"] + 1
-
-
-def flops(s):
-    if s["kind"] == "conv":
-        _, w, y = conv_shapes(s)
-        return 2 * int(np.prod(y)) * w[1 if s["layout"] == "nchw" else 3] * s["k"] * s["k"]
-    if s["kind"] == "matmul":
-        return 2 * max(s["batch"], 1) * s["m"] * s["k"] * s["n"]
-    return None
 
 
 def passes(s):
