@@ -51,6 +51,12 @@ static void fail(const char *msg, const char *detail) {
   exit(2);
 }
 
+/* A missing or malformed input file: the layer is fine, its data is not (exit 1). */
+static void bad_input(const char *msg, const char *path) {
+  fprintf(stderr, "onednn_layers: %s%s\n", msg, path);
+  exit(1);
+}
+
 /* ---- the layer description: key=value pairs ---- */
 
 typedef struct kv {
@@ -114,19 +120,19 @@ static float *load_npy(const char *dir, const char *name, size_t want) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.npy", dir, name);
   FILE *f = fopen(path, "rb");
-  if (!f) fail("cannot open ", path);
+  if (!f) bad_input("cannot open ", path);
   unsigned char pre[10];
-  if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) fail("not a .npy file: ", path);
+  if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) bad_input("not a .npy file: ", path);
   size_t hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
   if (pre[6] != 1) { /* versions 2 and 3: 4-byte header length */
     unsigned char more[2];
-    if (fread(more, 1, 2, f) != 2) fail("truncated .npy header: ", path);
+    if (fread(more, 1, 2, f) != 2) bad_input("truncated .npy header: ", path);
     hlen |= (size_t)more[0] << 16 | (size_t)more[1] << 24;
   }
   char *header = calloc(hlen + 1, 1);
   if (!header || fread(header, 1, hlen, f) != hlen || !strstr(header, "'<f4'") ||
       strstr(header, "'fortran_order': True"))
-    fail("must be float32 ('<f4') in C order: ", path);
+    bad_input("must be float32 ('<f4') in C order: ", path);
   free(header);
   float *data = malloc(want * sizeof(float));
   if (!data || fread(data, sizeof(float), want, f) != want || fgetc(f) != EOF) {
@@ -146,13 +152,13 @@ static void save_npy(const char *path, const float *data, int nd, const dnnl_dim
   unsigned hlen = (unsigned)(n + pad + 1);
   unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 255), (unsigned char)(hlen >> 8)};
   FILE *f = fopen(path, "wb");
-  if (!f) fail("cannot write ", path);
+  if (!f) bad_input("cannot write ", path);
   fwrite(pre, 1, 10, f);
   fwrite(header, 1, (size_t)n, f);
   for (int i = 0; i < pad; i++) fputc(' ', f);
   fputc('\n', f);
   fwrite(data, sizeof(float), count(nd, dims), f);
-  if (fclose(f) != 0) fail("writing failed: ", path);
+  if (fclose(f) != 0) bad_input("writing failed: ", path);
 }
 
 /* ---- primitives ---- */
