@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """One layer of bench/layers in PyTorch (eager, no_grad), timed; for bench/layers/run.
 
-usage: torch_layer.py DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy]
+usage: torch_layer.py DIR [--threads N] [--warmup N] [--runs N] [--budget S] [--output Y.npy]
   DIR is a layer directory written by catalog.py (layer.json, inputs.npz). Prints one
   JSON object with the latencies; --output writes the result in the Relax model's layout.
+  --budget S (default 3) bounds the time: warm-up stops after S/4 seconds (at least one
+  call) and timing after S seconds (at least 3 calls), since this PyTorch's reference
+  BLAS takes about a second per BERT-sized GEMM.
 """
 import argparse
 import json
@@ -28,10 +31,11 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--budget", type=float, default=3.0)
     ap.add_argument("--output")
     a = ap.parse_args()
-    if a.runs < 1 or a.warmup < 0 or a.threads < 1:
-        ap.error("--runs and --threads must be >= 1, --warmup >= 0")
+    if a.runs < 1 or a.warmup < 0 or a.threads < 1 or not a.budget > 0:
+        ap.error("--runs and --threads must be >= 1, --warmup >= 0, --budget > 0")
     try:
         with open(os.path.join(a.dir, "layer.json")) as f:
             spec = json.load(f)
@@ -42,16 +46,24 @@ def main():
     fn, args = catalog.torch_fn(spec), catalog.torch_inputs(spec, arrays)
     samples = []
     with torch.no_grad():
-        for i in range(a.warmup + a.runs):
+        begin = time.perf_counter()
+        for _ in range(a.warmup):
+            y = fn(**args)
+            if time.perf_counter() - begin > a.budget / 4:
+                break
+        begin = time.perf_counter()
+        for _ in range(a.runs):
             start = time.perf_counter()
             y = fn(**args)
-            if i >= a.warmup:
-                samples.append((time.perf_counter() - start) * 1e3)
+            samples.append((time.perf_counter() - start) * 1e3)
+            if len(samples) >= 3 and time.perf_counter() - begin > a.budget:
+                break
     if a.output:
         np.save(a.output, catalog.torch_output(spec, y))
     samples.sort()
-    print(json.dumps({"runtime": f"PyTorch {torch.__version__}", "threads": a.threads, "latency_ms": {
-        "min": samples[0], "median": float(np.median(samples)), "max": samples[-1]}}))
+    lat = {"min": samples[0], "median": float(np.median(samples)), "max": samples[-1]}
+    print(json.dumps({"runtime": f"PyTorch {torch.__version__}", "threads": a.threads, "runs": len(samples),
+                      "latency_ms": lat}))
 
 
 if __name__ == "__main__":
