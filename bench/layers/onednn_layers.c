@@ -150,7 +150,8 @@ static void save_npy(const char *path, const float *data, int nd, const dnnl_dim
   int n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", shape);
   int pad = (64 - (10 + n + 1) % 64) % 64;
   unsigned hlen = (unsigned)(n + pad + 1);
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 255), (unsigned char)(hlen >> 8)};
+  unsigned char pre[10] = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 255), (unsigned char)(hlen >> 8)};
   FILE *f = fopen(path, "wb");
   if (!f) bad_input("cannot write ", path);
   fwrite(pre, 1, 10, f);
@@ -201,7 +202,8 @@ static float *output(layer_t *L, int nd, const dnnl_dims_t dims) {
   return L->out;
 }
 
-static void make_primitive(layer_t *L, const void *op_desc, const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd) {
+static void make_primitive(layer_t *L, const void *op_desc, const_dnnl_primitive_attr_t attr,
+                           dnnl_primitive_desc_t *pd) {
   CHECK(dnnl_primitive_desc_create(pd, op_desc, attr, L->eng, NULL));
   CHECK(dnnl_primitive_create(&L->prim, *pd));
   const char *impl = NULL;
@@ -228,7 +230,8 @@ static void weights_arg(layer_t *L, const dnnl_primitive_desc_t pd, const dnnl_m
   L->args[L->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, packed};
 }
 
-static const char *const CONV_KEYS[] = {"layout", "n", "ic", "h", "w", "oc", "k", "stride", "pad", "groups", "post", NULL};
+static const char *const CONV_KEYS[] = {"layout", "n",      "ic",  "h",      "w",    "oc",
+                                        "k",      "stride", "pad", "groups", "post", NULL};
 
 static void make_conv(layer_t *L, const kv_t *kv, const char *dir) {
   only_keys(kv, CONV_KEYS);
@@ -293,11 +296,16 @@ static void make_matmul(layer_t *L, const kv_t *kv, const char *dir) {
   only_keys(kv, keys);
   long b = get_int(kv, "batch", -1, 0), m = get_int(kv, "m", -1, 1), k = get_int(kv, "k", -1, 1);
   long n = get_int(kv, "n", -1, 1);
-  int nd = b ? 3 : 2;
-  dnnl_dims_t a = {b, m, k}, w = {b, k, n}, c = {b, m, n};
-  if (!b) memmove(a, a + 1, 2 * sizeof(dnnl_dim_t)), memmove(w, w + 1, 2 * sizeof(dnnl_dim_t)),
-          memmove(c, c + 1, 2 * sizeof(dnnl_dim_t));
-  dnnl_memory_desc_t a_md = desc(nd, a, plain_tag(nd)), w_md = desc(nd, w, plain_tag(nd)), c_md = desc(nd, c, plain_tag(nd));
+  /* batch=0: 2-D operands, the same dims without the leading batch. */
+  dnnl_dims_t a, w, c;
+  int nd = 0;
+  if (b) a[0] = w[0] = c[0] = b, nd = 1;
+  a[nd] = m, a[nd + 1] = k;
+  w[nd] = k, w[nd + 1] = n;
+  c[nd] = m, c[nd + 1] = n;
+  nd += 2;
+  dnnl_memory_desc_t a_md = desc(nd, a, plain_tag(nd)), w_md = desc(nd, w, plain_tag(nd)),
+                     c_md = desc(nd, c, plain_tag(nd));
   /* A 2-D right operand is a weight matrix: packed once. A batched one (attention's K^T)
    * is an activation, plain like the left operand. */
   dnnl_memory_desc_t w_prim = b ? w_md : desc(nd, w, dnnl_format_tag_any);
@@ -384,8 +392,9 @@ static long count_arg(const char *flag, const char *v, long lo) {
   return n;
 }
 
-static const char USAGE[] = "usage: onednn_layers KIND key=value... --dir DIR [--threads N] [--warmup N] [--runs N] "
-                            "[--output Y.npy]\n  KIND: conv matmul softmax layer_norm gelu max_pool avg_pool\n";
+static const char USAGE[] =
+    "usage: onednn_layers KIND key=value... --dir DIR [--threads N] [--warmup N] [--runs N] "
+    "[--output Y.npy]\n  KIND: conv matmul softmax layer_norm gelu max_pool avg_pool\n";
 
 int main(int argc, char **argv) {
   const char *kind = NULL, *dir = NULL, *output_path = NULL;
@@ -449,8 +458,9 @@ int main(int argc, char **argv) {
   qsort(ms, (size_t)runs, sizeof(double), cmp_double);
   double median = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
   const dnnl_version_t *ver = dnnl_version();
-  printf("{\"runtime\": \"oneDNN %d.%d.%d\", \"threads\": %ld, \"impl\": \"%s\", \"warmup\": %ld, \"runs\": %ld, "
-         "\"latency_ms\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f}}\n",
-         ver->major, ver->minor, ver->patch, threads, L.impl, warmup, runs, ms[0], median, ms[runs - 1]);
+  printf(
+      "{\"runtime\": \"oneDNN %d.%d.%d\", \"threads\": %ld, \"impl\": \"%s\", \"warmup\": %ld, \"runs\": %ld, "
+      "\"latency_ms\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f}}\n",
+      ver->major, ver->minor, ver->patch, threads, L.impl, warmup, runs, ms[0], median, ms[runs - 1]);
   return 0;
 }
