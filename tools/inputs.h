@@ -19,6 +19,7 @@ typedef struct cli_model_args {
   int n_inputs, threads;
   int no_schedule; /* --no-schedule: kernels as plain loops */
   int strict_float; /* --strict-float: float32 exactly as the IR's operations, in order */
+  int bind_params;  /* --bind-params: the --params tensors become constants (BindParams + FoldConstant) */
   unsigned long seed;
 } cli_model_args_t;
 
