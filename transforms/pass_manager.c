@@ -44,6 +44,7 @@ static const tj_pass_t k_passes[] = {
     PASS(.name = "DecomposeOpsForInference", .run = tj_decompose_ops_for_inference),
     PASS(.name = "BindParams", .run = tj_bind_params),
     PASS(.name = "FoldConstant", .run = tj_fold_constant),
+    PASS(.name = "CanonicalizeBindings", .run = tj_canonicalize_bindings),
 };
 #define N_PASSES ((int)(sizeof k_passes / sizeof k_passes[0]))
 

@@ -69,6 +69,9 @@ tj_status_t *tj_bind_params(const tj_pass_context_t *ctx, const tj_module_t *in,
  * has a static shape) is run at compile time (ctx->eval) and replaced by its value;
  * uses of a var bound to a constant see the constant. Dead bindings stay (DCE). */
 tj_status_t *tj_fold_constant(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
+/* CanonicalizeBindings (the binding part): get-items of known tuples resolved, trivial
+ * dataflow bindings removed (transforms/canonicalize_bindings.c). */
+tj_status_t *tj_canonicalize_bindings(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
 tj_status_t *tj_dead_code_elimination(const tj_pass_context_t *ctx, const tj_module_t *in,
                                       const tj_module_t **out);
 
