@@ -584,8 +584,11 @@ static tj_status_t *compile_function(tvmjit_module_t *module, const tj_module_t 
     module_message(module, TJ_JIT_MSG_DEBUG,
                    module->instance->cache ? "cache: off for this module (use_cache = 0)"
                                            : "cache: off (TVMJIT_CACHE=0, --no-cache or cache.enable = 0)");
+  /* borrow_constants: the module's arena (or the specialisation's) outlives the
+   * executable, and bound weights are the caller's, kept as long as the module. */
   tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
-                           .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float};
+                           .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float,
+                           .borrow_constants = true};
   tj_status_t *st = tj_driver_compile(module->instance->jit, m, name, &opts, module->instance->pool, out_exe);
   return st ? st : append_stats(module, &stats);
 }

@@ -207,7 +207,8 @@ typedef struct tvmjit_module_options {
    * load time (e.g. a transposed weight, batch_norm's scale). The default pipeline is
    * then LegalizeOps, AnnotateTIROpPattern, FoldConstant, DeadCodeElimination, FuseOps,
    * FuseTIR; an explicit `passes` list gets BindParams in front and should name
-   * FoldConstant. The tensors are copied at load: free them any time after. A name
+   * FoldConstant. The tensors are borrowed, not copied (weights are most of a model's
+   * memory): keep them alive and unchanged until the module is freed. A name
    * that is no parameter of main is an error, unless bind_params_skip_unknown is 1.
    * Not for functions with symbolic dims (loading fails naming the function). */
   int n_bind_params;

@@ -321,7 +321,7 @@ static tvmjit_status_t *load_bound(const cli_model_args_t *a, const tvmjit_modul
   o.bind_params = (const tvmjit_tensor_t *const *)tensors;
   o.bind_params_skip_unknown = 1;
   st = tvmjit_module_load_file(out->inst, a->model, &o, &out->mod);
-  tvmjit_npz_free(n, names, tensors); /* copied into the module */
+  out->bound_count = n, out->bound_names = names, out->bound_tensors = tensors; /* the module borrows them */
   return st;
 }
 
@@ -348,5 +348,6 @@ int cli_load(const cli_model_args_t *a, const tvmjit_instance_options_t *iopts, 
 void cli_unload(cli_loaded_t *l) {
   tvmjit_module_free(l->mod);
   tvmjit_instance_free(l->inst);
+  if (l->bound_names) tvmjit_npz_free(l->bound_count, l->bound_names, l->bound_tensors);
   memset(l, 0, sizeof *l);
 }

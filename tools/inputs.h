@@ -48,6 +48,10 @@ typedef struct cli_loaded {
   tvmjit_module_t *mod;
   tvmjit_function_t *fn;
   double compile_ms; /* loading the model and compiling the function */
+  /* --bind-params: the --params archive, borrowed by the module until cli_unload */
+  int bound_count;
+  char **bound_names;
+  tvmjit_tensor_t **bound_tensors;
 } cli_loaded_t;
 
 /* Creates the instance, loads a->model and compiles a->function. With print_messages

@@ -55,9 +55,13 @@ static tj_status_t *make_constant(tj_arena_t *a, const char *fname, const tj_rx_
   if (b->nbytes != need)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "BindParams: tensor for '%s' has %zu bytes, its type needs %zu",
                          param->var.name, b->nbytes, need);
-  const tj_rx_expr_t *c = tj_rx_constant(a, b->dtype, ndim, dims, b->data, b->nbytes);
+  /* Borrowed, not copied: a model's weights are most of its memory (the caller keeps
+   * them alive as long as the module, transforms.h). */
+  tj_rx_expr_t *c = (tj_rx_expr_t *)tj_rx_constant(a, b->dtype, ndim, dims, NULL, 0);
   if (!c) return OOM();
-  ((tj_rx_expr_t *)c)->sinfo = param->sinfo;
+  c->constant.data = b->data;
+  c->constant.nbytes = b->nbytes;
+  c->sinfo = param->sinfo;
   *out = c;
   return NULL;
 }

@@ -8,8 +8,9 @@
 #include "ir/module.h"
 #include "support/status.h"
 
-/* One tensor for BindParams, by parameter name; data is dense row-major, borrowed for
- * the pass run (BindParams copies it into the arena). */
+/* One tensor for BindParams, by parameter name; data is dense row-major and borrowed:
+ * the constants BindParams makes point at it, so it must outlive every module and
+ * executable made from the result. */
 typedef struct tj_bound_param {
   const char *name;
   tj_dtype_t dtype;
