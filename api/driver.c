@@ -15,6 +15,14 @@ tj_status_t *tj_driver_parse(tj_arena_t *arena, const char *name, const char *te
 /* "ToMixedPrecision(out_dtype=...)" in front of the pass list ("none" adds nothing). */
 static tj_status_t *pipeline_text(tj_arena_t *arena, const tj_driver_passes_t *o, const char **out_text) {
   const char *passes = o->passes ? o->passes : "default";
+  if (o->n_bound > 0) {
+    /* TVM's pipeline with FoldConstant after AnnotateTIROpPattern; DeadCodeElimination
+     * drops the bindings folding left unused, so their constants are not kept. */
+    if (strcmp(passes, "default") == 0)
+      passes = "LegalizeOps,AnnotateTIROpPattern,FoldConstant,DeadCodeElimination,FuseOps,FuseTIR";
+    passes = tj_arena_printf(arena, "BindParams%s%s", strcmp(passes, "none") ? "," : "", strcmp(passes, "none") ? passes : "");
+    if (!passes) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  }
   const char *mp = o->mixed_precision;
   if (!mp) return *out_text = passes, NULL;
   if (strcmp(mp, "float16") && strcmp(mp, "float32"))
@@ -36,6 +44,11 @@ tj_status_t *tj_driver_run_passes(tj_arena_t *arena, const tj_driver_passes_t *o
   TJ_RETURN_IF_ERROR(tj_driver_pipeline(arena, o, &pipeline));
   tj_pass_context_t ctx;
   tj_pass_context_init(&ctx, arena);
+  ctx.n_bound_params = o->n_bound;
+  ctx.bound_params = o->bound;
+  ctx.bind_skip_unknown = o->bind_skip_unknown;
+  ctx.eval = o->eval;
+  ctx.eval_user = o->eval_user;
   return tj_pipeline_run(&ctx, &pipeline, o->instruments, in, out_module, out_report);
 }
 

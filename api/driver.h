@@ -20,6 +20,14 @@ typedef struct tj_driver_passes {
   const char *passes;          /* "none", "default" (also NULL) or a list in TVM's spelling */
   const char *mixed_precision; /* NULL, or "float16" / "float32": ToMixedPrecision first */
   const tj_pass_instruments_t *instruments; /* NULL: none */
+  /* BindParams: n_bound > 0 puts BindParams first; a "default" pipeline is then TVM's
+   * with FoldConstant (LegalizeOps, AnnotateTIROpPattern, FoldConstant,
+   * DeadCodeElimination, FuseOps, FuseTIR). eval runs FoldConstant's kernels. */
+  int n_bound;
+  const tj_bound_param_t *bound;
+  bool bind_skip_unknown;
+  tj_prim_eval_fn eval;
+  void *eval_user;
 } tj_driver_passes_t;
 
 /* Parses `text` (`length` bytes, called `name` in messages), or the file `name` when

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/driver.h"
+#include "api/fold_eval.h"
 #include "api/handles.h"
 #include "api/specialize.h"
 #include "ir/flops.h"
@@ -284,6 +285,7 @@ struct tvmjit_module {
   tvmjit_function_t *functions;
   bool no_schedule;
   bool relaxed_float;
+  bool bound_params; /* BindParams ran: main's signature is the parsed one minus those */
 };
 
 void tvmjit_module_options_init(tvmjit_module_options_t *options) {
@@ -355,6 +357,41 @@ static tj_status_t *keep_pipeline(tvmjit_module_t *mod, const tvmjit_module_opti
   return NULL;
 }
 
+/* The module's kernel options, as compile_function passes them to the JIT. */
+static tj_jit_options_t module_jit_options(const tvmjit_module_t *module) {
+  bool cached = module->use_cache && module->instance->cache;
+  return (tj_jit_options_t){.opt_level = module->opt_level, .no_cache = !cached, .no_schedule = module->no_schedule,
+                            .relaxed_float = module->relaxed_float};
+}
+
+/* BindParams' tensors (options->bind_params) for the driver, in the module's arena, and
+ * FoldConstant's evaluator: the module's JIT with its kernel options. */
+static tj_status_t *bind_options(tvmjit_module_t *mod, const tvmjit_module_options_t *o, tj_driver_passes_t *passes,
+                                 tj_jit_options_t *eval_opts, tj_fold_eval_t *eval) {
+  if (o->n_bind_params <= 0) return NULL;
+  if (!o->bind_param_names || !o->bind_params)
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "bind_params: n_bind_params is %d but the names or tensors are NULL",
+                         o->n_bind_params);
+  tj_bound_param_t *b = TJ_ARENA_ARRAY(mod->arena, tj_bound_param_t, o->n_bind_params);
+  if (!b) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int i = 0; i < o->n_bind_params; i++) {
+    const tvmjit_tensor_t *t = o->bind_params[i];
+    if (!t || !o->bind_param_names[i])
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "bind_params: entry %d has a NULL name or tensor", i);
+    b[i] = (tj_bound_param_t){o->bind_param_names[i], t->t->dtype, t->t->ndim, t->t->shape, t->t->data,
+                              tj_tensor_nbytes(t->t)};
+  }
+  *eval_opts = module_jit_options(mod);
+  *eval = (tj_fold_eval_t){mod->instance->jit, eval_opts};
+  passes->n_bound = o->n_bind_params;
+  passes->bound = b;
+  passes->bind_skip_unknown = o->bind_params_skip_unknown != 0;
+  passes->eval = tj_fold_eval_jit;
+  passes->eval_user = eval;
+  mod->bound_params = true;
+  return NULL;
+}
+
 /* `text` NULL: read the file `name`; else `name` (may be NULL) names the text in messages. */
 static tj_status_t *module_load(tvmjit_instance_t *instance, const char *name, const char *text, size_t length,
                                 const tvmjit_module_options_t *options, tvmjit_module_t **out_module) {
@@ -373,8 +410,15 @@ static tj_status_t *module_load(tvmjit_instance_t *instance, const char *name, c
       .verify_each = options->verify_each != 0,
   };
   tj_driver_passes_t passes = {options->passes, options->mixed_precision, &ins};
+  tj_jit_options_t eval_opts;
+  tj_fold_eval_t eval;
+  tj_status_t *st = bind_options(mod, options, &passes, &eval_opts, &eval);
+  if (st) {
+    tvmjit_module_free(mod);
+    return st;
+  }
   tj_pass_report_t report = {0};
-  tj_status_t *st = tj_driver_load(mod->arena, text && !name ? "<string>" : name, text, length, &passes, &mod->ir,
+  st = tj_driver_load(mod->arena, text && !name ? "<string>" : name, text, length, &passes, &mod->ir,
                                    &report, &mod->parsed);
   if (!st) st = keep_report(mod, options, &report);
   if (!st) st = keep_pipeline(mod, options);
@@ -540,8 +584,11 @@ static tj_status_t *compile_function(tvmjit_module_t *module, const tj_module_t 
     module_message(module, TJ_JIT_MSG_DEBUG,
                    module->instance->cache ? "cache: off for this module (use_cache = 0)"
                                            : "cache: off (TVMJIT_CACHE=0, --no-cache or cache.enable = 0)");
+  /* borrow_constants: the module's arena (or the specialisation's) outlives the
+   * executable, and bound weights are the caller's, kept as long as the module. */
   tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
-                           .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float};
+                           .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float,
+                           .borrow_constants = true};
   tj_status_t *st = tj_driver_compile(module->instance->jit, m, name, &opts, module->instance->pool, out_exe);
   return st ? st : append_stats(module, &stats);
 }
@@ -557,7 +604,12 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
   }
   const tj_rx_func_t *parsed = tj_module_find_relax(module->parsed, name);
   tj_status_t *st = NULL;
-  if (parsed && tj_signature_is_symbolic(parsed)) {
+  if (parsed && tj_signature_is_symbolic(parsed) && module->bound_params) {
+    st = tj_status_new(TJ_ERR_UNSUPPORTED,
+                       "'%s' has symbolic dims: binding parameters (bind_params) is supported for static shapes "
+                       "only; load the module without bind_params",
+                       name);
+  } else if (parsed && tj_signature_is_symbolic(parsed)) {
     st = describe_symbolic(module, f, parsed);
   } else {
     st = compile_function(module, module->ir, name, &f->exe);

@@ -201,6 +201,20 @@ typedef struct tvmjit_module_options {
   /* LLVM optimisation level of the kernels, 0..3 (default 2). 0 compiles several times
    * faster and runs slower, with the same results bit for bit (no fast-math at any level). */
   int opt_level;
+  /* BindParams + FoldConstant (TVM's passes): the tensors bind_params[i] become
+   * constants of `main` in place of its parameters named bind_param_names[i] (which
+   * leave main's signature), and every computation on constants alone is folded at
+   * load time (e.g. a transposed weight, batch_norm's scale). The default pipeline is
+   * then LegalizeOps, AnnotateTIROpPattern, FoldConstant, DeadCodeElimination, FuseOps,
+   * FuseTIR; an explicit `passes` list gets BindParams in front and should name
+   * FoldConstant. The tensors are borrowed, not copied (weights are most of a model's
+   * memory): keep them alive and unchanged until the module is freed. A name
+   * that is no parameter of main is an error, unless bind_params_skip_unknown is 1.
+   * Not for functions with symbolic dims (loading fails naming the function). */
+  int n_bind_params;
+  const char *const *bind_param_names;
+  const tvmjit_tensor_t *const *bind_params;
+  int bind_params_skip_unknown;
 } tvmjit_module_options_t;
 
 /* A compiled model: the IR after the passes, the JIT'd kernels and executables of its

@@ -599,7 +599,7 @@ static tj_status_t *walk_function(build_t *bd, const tj_rx_func_t *fn) {
   return mark_outputs(bd, body->seq.body);
 }
 
-static void release_const(void *p) { tj_free(p); }
+static void release_const(void *p) { tj_aligned_free(p); }
 
 /* The executable from the collected values, kernels and calls. */
 static tj_status_t *build_executable(build_t *bd, tj_executable_t *exe) {
@@ -608,8 +608,9 @@ static tj_status_t *build_executable(build_t *bd, tj_executable_t *exe) {
   if (!value_ids || !kernel_ids) return oom();
   for (int i = 0; i < bd->n_values; i++) {
     tj_value_desc_t d = bd->values[i];
-    if (d.kind == TJ_VALUE_CONSTANT) {
-      void *copy = tj_malloc(d.nbytes ? d.nbytes : 1);
+    if (d.kind == TJ_VALUE_CONSTANT && !(bd->opts && bd->opts->borrow_constants)) {
+      /* 64-byte aligned like every other tensor: bound weights are read by vector loads */
+      void *copy = tj_aligned_alloc(d.nbytes ? d.nbytes : 1);
       if (!copy) return oom();
       memcpy(copy, d.const_data, d.nbytes);
       TJ_RETURN_IF_ERROR(tj_executable_own(exe, copy, release_const));

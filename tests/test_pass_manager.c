@@ -78,7 +78,7 @@ START_TEST(every_table_row_is_complete) {
     ck_assert_msg((pass->run != NULL) != (pass->run_with_options != NULL), "%s: needs exactly one entry point", name);
     ck_assert_str_eq(tj_pass_text(arena, pass), name);
   }
-  ck_assert_int_eq(n, 7);
+  ck_assert_int_eq(n, 10);
 }
 END_TEST
 

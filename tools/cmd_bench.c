@@ -254,6 +254,8 @@ const cli_command_t cli_cmd_bench = {
     "  --function NAME             the Relax function to run (default main)\n"
     "  --input [NAME=]FILE.npy     bind parameters in order, or by name (repeatable)\n"
     "  --params FILE.npz           bind parameters by name (keys are parameter names)\n"
+    "  --bind-params               the --params tensors become constants of the model (BindParams),\n"
+    "                              and what depends on them only is computed at load (FoldConstant)\n"
     "  --fill zeros|ones|random    fill parameters not given otherwise; --seed N for random\n"
     "compilation:\n"
     "  --passes none|default|P1,P2(opt=...),...   pass pipeline (default: default)\n"

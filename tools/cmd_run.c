@@ -183,6 +183,8 @@ const cli_command_t cli_cmd_run = {
     "  --function NAME             the Relax function to run (default main)\n"
     "  --input [NAME=]FILE.npy     bind parameters in order, or by name (repeatable)\n"
     "  --params FILE.npz           bind parameters by name (keys are parameter names)\n"
+    "  --bind-params               the --params tensors become constants of the model (BindParams),\n"
+    "                              and what depends on them only is computed at load (FoldConstant)\n"
     "  --fill zeros|ones|random    fill parameters not given otherwise; --seed N for random\n"
     "outputs:\n"
     "  --output FILE.npy|FILE.npz  write the result(s); without it print shape, dtype,\n"

@@ -47,6 +47,7 @@ bool cli_model_option(const char *cmd, int argc, char **argv, int *i, cli_model_
     a->mixed_precision = v ? v : "float32";
   } else if (cli_flag(argv[*i], "no-schedule", cmd, rc)) a->no_schedule = 1;
   else if (cli_flag(argv[*i], "strict-float", cmd, rc)) a->strict_float = 1;
+  else if (cli_flag(argv[*i], "bind-params", cmd, rc)) a->bind_params = 1;
   else if (cli_option(argc, argv, i, "threads", true, &v)) {
     if (cli_parse_int(v, 1, 1024, &n)) return *rc = cli_usage_error(cmd, "--threads takes a count from 1 to 1024"), true;
     a->threads = (int)n;
@@ -244,7 +245,7 @@ int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_
     b->sources[idx] = path;
     if (!check_input(fn, idx, b->tensors[idx], path)) return CLI_FAILED;
   }
-  if (a->params) {
+  if (a->params && !a->bind_params) { /* with --bind-params they are constants of the model already */
     if ((st = tvmjit_npz_load(a->params, &b->npz_count, &b->npz_names, &b->npz_tensors)))
       return cli_report(st), CLI_FAILED;
     warn_unused_keys(a, fn, b);
@@ -289,12 +290,51 @@ void cli_model_options(const cli_model_args_t *a, bool no_cache, tvmjit_instance
   out_module->strict_float = a->strict_float;
 }
 
+/* Whether `--input NAME=FILE` gives parameter `name` (it then stays an input). */
+static bool given_by_input(const cli_model_args_t *a, const char *name) {
+  for (int k = 0; k < a->n_inputs; k++) {
+    const char *eq = strchr(a->inputs[k], '=');
+    if (eq && strlen(name) == (size_t)(eq - a->inputs[k]) && strncmp(a->inputs[k], name, strlen(name)) == 0) return true;
+  }
+  return false;
+}
+
+/* --bind-params: loads the module with the --params tensors bound as constants (keys
+ * that name no parameter are skipped, as without --bind-params). */
+static tvmjit_status_t *load_bound(const cli_model_args_t *a, const tvmjit_module_options_t *mopts, cli_loaded_t *out) {
+  int n = 0, n_bound = 0;
+  char **names = NULL;
+  tvmjit_tensor_t **tensors = NULL;
+  tvmjit_status_t *st = tvmjit_npz_load(a->params, &n, &names, &tensors);
+  if (st) return st;
+  for (int k = 0; k < n; k++)
+    if (!given_by_input(a, names[k])) { /* swapped to the front: every entry is still freed once */
+      char *name = names[n_bound];
+      tvmjit_tensor_t *t = tensors[n_bound];
+      names[n_bound] = names[k], tensors[n_bound] = tensors[k];
+      names[k] = name, tensors[k] = t;
+      n_bound++;
+    }
+  tvmjit_module_options_t o = *mopts;
+  o.n_bind_params = n_bound;
+  o.bind_param_names = (const char *const *)names;
+  o.bind_params = (const tvmjit_tensor_t *const *)tensors;
+  o.bind_params_skip_unknown = 1;
+  st = tvmjit_module_load_file(out->inst, a->model, &o, &out->mod);
+  out->bound_count = n, out->bound_names = names, out->bound_tensors = tensors; /* the module borrows them */
+  return st;
+}
+
 int cli_load(const cli_model_args_t *a, const tvmjit_instance_options_t *iopts, const tvmjit_module_options_t *mopts,
              bool print_messages, cli_loaded_t *out) {
   memset(out, 0, sizeof *out);
+  if (a->bind_params && !a->params) {
+    fprintf(stderr, "tvmjit: --bind-params binds the tensors of --params: give --params FILE.npz too\n");
+    return CLI_USAGE;
+  }
   tvmjit_status_t *st = tvmjit_instance_create(iopts, &out->inst);
   double t0 = cli_now_ms();
-  if (!st) st = tvmjit_module_load_file(out->inst, a->model, mopts, &out->mod);
+  if (!st) st = a->bind_params ? load_bound(a, mopts, out) : tvmjit_module_load_file(out->inst, a->model, mopts, &out->mod);
   if (!st) st = tvmjit_module_get_function(out->mod, a->function, &out->fn);
   out->compile_ms = cli_now_ms() - t0;
   if (print_messages) cli_print_messages(out->mod ? tvmjit_module_messages(out->mod) : "");
@@ -308,5 +348,6 @@ int cli_load(const cli_model_args_t *a, const tvmjit_instance_options_t *iopts, 
 void cli_unload(cli_loaded_t *l) {
   tvmjit_module_free(l->mod);
   tvmjit_instance_free(l->inst);
+  if (l->bound_names) tvmjit_npz_free(l->bound_count, l->bound_names, l->bound_tensors);
   memset(l, 0, sizeof *l);
 }

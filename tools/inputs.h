@@ -19,6 +19,7 @@ typedef struct cli_model_args {
   int n_inputs, threads;
   int no_schedule; /* --no-schedule: kernels as plain loops */
   int strict_float; /* --strict-float: float32 exactly as the IR's operations, in order */
+  int bind_params;  /* --bind-params: the --params tensors become constants (BindParams + FoldConstant) */
   unsigned long seed;
 } cli_model_args_t;
 
@@ -47,6 +48,10 @@ typedef struct cli_loaded {
   tvmjit_module_t *mod;
   tvmjit_function_t *fn;
   double compile_ms; /* loading the model and compiling the function */
+  /* --bind-params: the --params archive, borrowed by the module until cli_unload */
+  int bound_count;
+  char **bound_names;
+  tvmjit_tensor_t **bound_tensors;
 } cli_loaded_t;
 
 /* Creates the instance, loads a->model and compiles a->function. With print_messages

@@ -256,12 +256,21 @@ static const tj_rx_expr_t *new_var_like(fuse_ctx_t *c, const tj_rx_expr_t *v, bo
   return dataflow ? tj_rx_dataflow_var(c->a, v->var.name, v->sinfo) : tj_rx_var(c->a, v->var.name, v->sinfo);
 }
 
+/* A constant argument lifted to a param (TVM's lift_constants) is replaced by that
+ * param inside the function; the remap table holds it like an outside var. */
+static const tj_rx_expr_t *lifted_constant(tj_rx_mutator_t *m, const tj_rx_expr_t *e) {
+  if (e->kind != TJ_RX_CONSTANT) return e;
+  const tj_rx_expr_t *param = tj_map_get(&m->remap, e);
+  return param ? param : e;
+}
+
 static tj_status_t *create_function(fuse_ctx_t *c, creator_t *cr) {
   if (cr->outputs.n == 0) return NULL; /* dead group (TVM warns and drops it) */
   tj_arena_t *a = c->a;
   /* The group's values are rewritten with params for outside inputs and new inner vars. */
   tj_rx_mutator_t rw;
   tj_rx_mutator_init(&rw, a, "FuseOps");
+  rw.post = lifted_constant;
   for (int i = 0; i < cr->args.n; i++)
     if (!tj_rx_mutator_remap(&rw, cr->args.items[i], cr->params.items[i])) return rw.error;
   tj_rx_binding_t *bindings = TJ_ARENA_ARRAY(a, tj_rx_binding_t, cr->bindings.n);

@@ -42,6 +42,9 @@ static const tj_pass_t k_passes[] = {
     PASS(.name = "FuseTIR", .run = tj_fuse_tir, .in_default = true),
     PASS(.name = "DeadCodeElimination", .run = tj_dead_code_elimination),
     PASS(.name = "DecomposeOpsForInference", .run = tj_decompose_ops_for_inference),
+    PASS(.name = "BindParams", .run = tj_bind_params),
+    PASS(.name = "FoldConstant", .run = tj_fold_constant),
+    PASS(.name = "CanonicalizeBindings", .run = tj_canonicalize_bindings),
 };
 #define N_PASSES ((int)(sizeof k_passes / sizeof k_passes[0]))
 

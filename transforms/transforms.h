@@ -8,10 +8,38 @@
 #include "ir/module.h"
 #include "support/status.h"
 
+/* One tensor for BindParams, by parameter name; data is dense row-major and borrowed:
+ * the constants BindParams makes point at it, so it must outlive every module and
+ * executable made from the result. */
+typedef struct tj_bound_param {
+  const char *name;
+  tj_dtype_t dtype;
+  int ndim;
+  const int64_t *shape;
+  const void *data;
+  size_t nbytes;
+} tj_bound_param_t;
+
+/* Runs PrimFunc `f` (called `name`) on dense buffers, its parameters in order (no
+ * scalar parameters): FoldConstant's evaluator. The API plugs in the JIT, so that a
+ * folded value is what the compiled kernel computes; NULL = the reference interpreter. */
+typedef tj_status_t *(*tj_prim_eval_fn)(void *user, const char *name, const tj_prim_func_t *f, int n_buffers,
+                                        void *const *buffers);
+
 typedef struct tj_pass_context {
   tj_arena_t *arena;   /* owns every node the passes create */
   int opt_level;       /* PassContext opt_level; TVM's default 2 */
   int fuse_max_depth;  /* relax.FuseOps.max_depth; default 256 */
+  /* BindParams(func_name, params): none by default (the pass is then a no-op, as TVM's
+   * with an empty dict). skip_unknown: names that are no parameter of the function are
+   * ignored instead of an error (a whole checkpoint given by a tool). */
+  const char *bind_function; /* NULL = "main" */
+  int n_bound_params;
+  const tj_bound_param_t *bound_params;
+  bool bind_skip_unknown;
+  /* FoldConstant's evaluator (NULL = interpreter) and its user pointer. */
+  tj_prim_eval_fn eval;
+  void *eval_user;
 } tj_pass_context_t;
 
 void tj_pass_context_init(tj_pass_context_t *ctx, tj_arena_t *arena);
@@ -35,6 +63,16 @@ tj_status_t *tj_bind_symbolic_vars(tj_arena_t *arena, const tj_module_t *in, con
                                    const tj_tir_expr_t *const *vars, const int64_t *values,
                                    const tj_module_t **out);
 tj_status_t *tj_decompose_ops_for_inference(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
+/* BindParams(func_name, params): the function's parameters named in ctx->bound_params
+ * become constants of its body and leave its signature. */
+tj_status_t *tj_bind_params(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
+/* FoldConstant: every R.call_tir whose arguments are all constants (and whose result
+ * has a static shape) is run at compile time (ctx->eval) and replaced by its value;
+ * uses of a var bound to a constant see the constant. Dead bindings stay (DCE). */
+tj_status_t *tj_fold_constant(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
+/* CanonicalizeBindings (the binding part): get-items of known tuples resolved, trivial
+ * dataflow bindings removed (transforms/canonicalize_bindings.c). */
+tj_status_t *tj_canonicalize_bindings(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
 tj_status_t *tj_dead_code_elimination(const tj_pass_context_t *ctx, const tj_module_t *in,
                                       const tj_module_t **out);
 

@@ -47,6 +47,10 @@ class ModuleOptions(ctypes.Structure):
         ("on_message", MESSAGE_CALLBACK),
         ("message_user", ctypes.c_void_p),
         ("opt_level", ctypes.c_int),
+        ("n_bind_params", ctypes.c_int),
+        ("bind_param_names", ctypes.c_void_p),
+        ("bind_params", ctypes.c_void_p),
+        ("bind_params_skip_unknown", ctypes.c_int),
     ]
 
 
