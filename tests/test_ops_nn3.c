@@ -3,15 +3,19 @@
  * in double precision from each operator's definition: the 1-d and 3-d pools (TVM's
  * window rules: ceil_mode adds stride - 1 to the tail padding, count_include_pad counts
  * the padded cells but not that extra), adaptive pooling windows
- * [floor(i*I/O), ceil((i+1)*I/O)). Also: every nest of each new op gets a CPU
+ * [floor(i*I/O), ceil((i+1)*I/O)), conv3d as the direct sum over the window, the losses
+ * as PyTorch defines them (nll_loss mean = sum(w[t]*loss) / sum(w[t]) over the kept
+ * targets, cross_entropy_with_logits = -sum(x*y)/N). Also: every nest of each new op gets a CPU
  * schedule, and the inference errors. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/module.h"
 #include "ir/parse.h"
+#include "ir/print.h"
 #include "relax_model.h"
 #include "support/arena.h"
 #include "testutil.h"
@@ -233,6 +237,189 @@ START_TEST(adaptive_pool1d_3d_match_reference) {
 }
 END_TEST
 
+
+/* ---------------- conv3d ---------------- */
+
+/* out[n, o, z, y, x] = sum_c,kd,kh,kw pad(x)[n, g*C/G + c, z*s + kd*d, ...] * w[o, c, kd, kh, kw] */
+static void check_conv3d(bool channels_last, int64_t groups, const int64_t *st, const int64_t *dl,
+                         const int64_t *pad /* 6: befores then afters */) {
+  enum { N = 2, C = 4, O = 6, D = 5, H = 6, W = 5, K0 = 2, K1 = 3, K2 = 2 };
+  static float x[N * C * D * H * W], w[O * C * K0 * K1 * K2];
+  const int64_t in[3] = {D, H, W}, k[3] = {K0, K1, K2};
+  int64_t ci = C / groups, od[3];
+  fill(x, N * C * D * H * W, 7);
+  fill(w, (int)(O * ci * K0 * K1 * K2), 8);
+  for (int i = 0; i < 3; i++) od[i] = (in[i] + pad[i] + pad[3 + i] - dl[i] * (k[i] - 1) - 1) / st[i] + 1;
+  char body[1024], s1[32], s2[32], s3[64];
+  snprintf(body, sizeof body,
+           "    def main(x: R.Tensor(%s, dtype=\"float32\"), w: R.Tensor((%d, %lld, %d, %d, %d), dtype=\"float32\")):\n"
+           "        gv = R.nn.conv3d(x, w, strides=%s, dilation=%s, padding=%s, groups=%lld, data_layout=\"%s\")\n"
+           "        return gv\n",
+           channels_last ? "(2, 5, 6, 5, 4)" : "(2, 4, 5, 6, 5)", O, (long long)ci, K0, K1, K2, int_list(s1, 3, st),
+           int_list(s2, 3, dl), int_list(s3, 6, pad), (long long)groups, channels_last ? "NDHWC" : "NCDHW");
+  /* the input in the model's layout */
+  static float xl[N * C * D * H * W];
+  for (int n = 0; n < N; n++)
+    for (int c = 0; c < C; c++)
+      for (int i = 0; i < D * H * W; i++)
+        xl[channels_last ? (n * D * H * W + i) * C + c : (n * C + c) * D * H * W + i] = x[(n * C + c) * D * H * W + i];
+  const int64_t xs_first[] = {N, C, D, H, W}, xs_last[] = {N, D, H, W, C}, ws[] = {O, ci, K0, K1, K2};
+  float *inp[] = {xl, w};
+  const int nd[] = {5, 5};
+  const int64_t *sh[] = {channels_last ? xs_last : xs_first, ws};
+  tvmjit_tensor_t *out = run_model(body, 2, inp, nd, sh);
+  const float *y = tvmjit_tensor_data(out);
+  int64_t plane = od[0] * od[1] * od[2];
+  for (int n = 0; n < N; n++)
+    for (int o = 0; o < O; o++)
+      for (int64_t f = 0; f < plane; f++) {
+        int64_t z = f / (od[1] * od[2]), yy = f / od[2] % od[1], xx = f % od[2];
+        int64_t g = o / (O / groups);
+        double acc = 0;
+        for (int64_t c = 0; c < ci; c++)
+          for (int a = 0; a < K0; a++)
+            for (int b = 0; b < K1; b++)
+              for (int e = 0; e < K2; e++) {
+                int64_t p0 = z * st[0] - pad[0] + a * dl[0], p1 = yy * st[1] - pad[1] + b * dl[1],
+                        p2 = xx * st[2] - pad[2] + e * dl[2];
+                if (p0 < 0 || p0 >= D || p1 < 0 || p1 >= H || p2 < 0 || p2 >= W) continue;
+                acc += (double)x[(((n * C + g * ci + c) * D + p0) * H + p1) * W + p2] *
+                       w[(((o * ci + c) * K0 + a) * K1 + b) * K2 + e];
+              }
+        int64_t idx = channels_last ? (n * plane + f) * O + o : (n * O + o) * plane + f;
+        expect_close("conv3d", (int)idx, y[idx], acc);
+      }
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(conv3d_matches_reference) {
+  check_conv3d(false, 1, (const int64_t[]){1, 1, 1}, (const int64_t[]){1, 1, 1}, (const int64_t[]){0, 0, 0, 0, 0, 0});
+  check_conv3d(false, 2, (const int64_t[]){2, 1, 2}, (const int64_t[]){1, 2, 1}, (const int64_t[]){1, 1, 0, 0, 2, 1});
+  check_conv3d(true, 1, (const int64_t[]){1, 2, 1}, (const int64_t[]){2, 1, 1}, (const int64_t[]){1, 1, 1, 1, 1, 1});
+}
+END_TEST
+
+/* ---------------- losses ---------------- */
+
+static tvmjit_tensor_t *run_typed(const char *body, int n_in, tvmjit_tensor_t *const *in) {
+  tvmjit_tensor_t *out = NULL;
+  tu_run_model(body, n_in, in, 1, &out);
+  return out;
+}
+
+START_TEST(cross_entropy_matches_definition) {
+  enum { N = 3, K = 5 };
+  static float x[N * K], y[N * K];
+  fill(x, N * K, 3);
+  fill(y, N * K, 4);
+  const int64_t s2[] = {N, K}, s1[] = {K};
+  tvmjit_tensor_t *in[2];
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 2, s2, x, &in[0]));
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 2, s2, y, &in[1]));
+  tvmjit_tensor_t *out = run_typed("    def main(x: R.Tensor((3, 5), \"float32\"), y: R.Tensor((3, 5), \"float32\")):\n"
+                                   "        gv = R.nn.cross_entropy_with_logits(x, y)\n"
+                                   "        return gv\n",
+                                   2, in);
+  double want = 0;
+  for (int i = 0; i < N * K; i++) want -= (double)x[i] * y[i];
+  ck_assert_int_eq(tvmjit_tensor_ndim(out), 0);
+  expect_close("cross_entropy_with_logits", 0, ((const float *)tvmjit_tensor_data(out))[0], want / N);
+  tvmjit_tensor_free(out);
+  tvmjit_tensor_free(in[0]);
+  tvmjit_tensor_free(in[1]);
+  /* 1-D: no division */
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 1, s1, x, &in[0]));
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 1, s1, y, &in[1]));
+  out = run_typed("    def main(x: R.Tensor((5,), \"float32\"), y: R.Tensor((5,), \"float32\")):\n"
+                  "        gv = R.nn.cross_entropy_with_logits(x, y)\n"
+                  "        return gv\n",
+                  2, in);
+  want = 0;
+  for (int i = 0; i < K; i++) want -= (double)x[i] * y[i];
+  expect_close("cross_entropy_with_logits 1-D", 0, ((const float *)tvmjit_tensor_data(out))[0], want);
+  tvmjit_tensor_free(out);
+  tvmjit_tensor_free(in[0]);
+  tvmjit_tensor_free(in[1]);
+}
+END_TEST
+
+/* PyTorch's nll_loss: loss[n, d] = -w[t] * pred[n, t, d] (0 where t == ignore_index);
+ * mean divides by the sum of w[t] over the kept targets. */
+static void check_nll(const char *reduction, bool weighted, bool batched) {
+  enum { N = 2, C = 4, D = 3 };
+  static float pred[N * C * D], w[C];
+  static int64_t tgt[N * D] = {0, 3, -1, 2, 1, -1};
+  fill(pred, N * C * D, 9);
+  for (int c = 0; c < C; c++) w[c] = 0.5f + 0.25f * (float)c;
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(p: R.Tensor(%s, \"float32\"), t: R.Tensor(%s, \"int64\")%s):\n"
+           "        gv = R.nn.nll_loss(p, t%s, reduction=\"%s\", ignore_index=-1)\n"
+           "        return gv\n",
+           batched ? "(2, 4, 3)" : "(4,)", batched ? "(2, 3)" : "()", weighted ? ", w: R.Tensor((4,), \"float32\")" : "",
+           weighted ? ", w" : "", reduction);
+  const int64_t ps[] = {N, C, D}, ts[] = {N, D}, wsh[] = {C};
+  tvmjit_tensor_t *in[3];
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, batched ? 3 : 1, batched ? ps : (const int64_t[]){C}, pred, &in[0]));
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_INT64, batched ? 2 : 0, ts, batched ? tgt : &tgt[1], &in[1]));
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 1, wsh, w, &in[2]));
+  tvmjit_tensor_t *out = run_typed(body, weighted ? 3 : 2, in);
+  const float *y = tvmjit_tensor_data(out);
+  double sum = 0, wsum = 0, loss[N * D];
+  int cells = batched ? N * D : 1;
+  for (int i = 0; i < cells; i++) {
+    int64_t t = batched ? tgt[i] : tgt[1];
+    double wt = t == -1 ? 0 : weighted ? w[t] : 1.0;
+    double pv = t == -1 ? 0 : batched ? pred[((i / D) * C + t) * D + i % D] : pred[t];
+    loss[i] = -wt * pv;
+    sum += loss[i];
+    wsum += wt;
+  }
+  if (strcmp(reduction, "none") == 0) {
+    ck_assert_int_eq(tvmjit_tensor_ndim(out), batched ? 2 : 0);
+    for (int i = 0; i < cells; i++) expect_close("nll_loss none", i, y[i], loss[i]);
+  } else {
+    ck_assert_int_eq(tvmjit_tensor_ndim(out), 0);
+    expect_close(reduction, 0, y[0], strcmp(reduction, "sum") == 0 ? sum : sum / wsum);
+  }
+  tvmjit_tensor_free(out);
+  for (int i = 0; i < 3; i++) tvmjit_tensor_free(in[i]);
+}
+
+START_TEST(nll_loss_matches_pytorch_definition) {
+  const char *reductions[] = {"mean", "sum", "none"};
+  for (int r = 0; r < 3; r++)
+    for (int wt = 0; wt < 2; wt++) {
+      check_nll(reductions[r], wt, true);
+      check_nll(reductions[r], wt, false);
+    }
+}
+END_TEST
+
+/* dropout: TVM's (output, mask) tuple of the data's struct info; LegalizeOps keeps it. */
+START_TEST(dropout_infers_a_tuple_and_is_kept) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = NULL;
+  const char *full = tu_model_source("    def main(x: R.Tensor((2, 3), dtype=\"float16\")):\n"
+                                     "        gv = R.nn.dropout(x, rate=0.25)\n"
+                                     "        return gv\n");
+  TU_OK(tj_parse_module(a, "s.rx", full, strlen(full), &m));
+  tj_pipeline_t p;
+  tj_pass_context_t ctx;
+  tj_pass_context_init(&ctx, a);
+  const tj_module_t *out = NULL;
+  TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
+  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  char *text = tj_print_module(out);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_msg(strstr(text, "R.nn.dropout(x, rate=0.25") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "R.Tuple(R.Tensor((2, 3), dtype=\"float16\"), R.Tensor((2, 3), dtype=\"float16\"))") != NULL,
+                "%s", text);
+  free(text);
+  tj_arena_free(a);
+}
+END_TEST
+
 /* ---------------- schedules ---------------- */
 
 static int root_nests(const tj_prim_func_t *f) {
@@ -250,11 +437,14 @@ START_TEST(every_nest_gets_a_schedule) {
       "R.nn.max_pool3d(y, pool_size=2, strides=2)",
       "R.nn.avg_pool3d(y, pool_size=3, strides=1, padding=1)",
       "R.nn.adaptive_avg_pool3d(y, output_size=1)",
+      "R.nn.conv3d(y, k, padding=1)",
+      "R.nn.conv3d(y, k, strides=2, dilation=[1, 2, 1])",
   };
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     char src[2048];
     snprintf(src, sizeof src,
-             "    def main(x: R.Tensor((2, 16, 32), dtype=\"float32\"), y: R.Tensor((1, 8, 6, 8, 8), dtype=\"float32\")):\n"
+             "    def main(x: R.Tensor((2, 16, 32), dtype=\"float32\"), y: R.Tensor((1, 8, 6, 8, 8), dtype=\"float32\"),"
+             " k: R.Tensor((16, 8, 3, 3, 3), dtype=\"float32\")):\n"
              "        gv = %s\n"
              "        return gv\n",
              ops[i]);
@@ -309,6 +499,30 @@ START_TEST(inference_errors) {
                "        gv = R.nn.max_pool1d(x, padding=[1, 1, 1])\n"
                "        return gv\n",
                "'padding' needs");
+  expect_error("    def main(x: R.Tensor((2, 4, 4, 4, 4), dtype=\"float32\"), w: R.Tensor((8, 3, 3, 3, 3), dtype=\"float32\")):\n"
+               "        gv = R.nn.conv3d(x, w)\n"
+               "        return gv\n",
+               "conv3d: data has 4 input channels but the weight (OIDHW 8x3x3x3x3) expects 3 x groups 1");
+  expect_error("    def main(x: R.Tensor((2, 4, 4, 4), dtype=\"float32\"), w: R.Tensor((8, 4, 3, 3, 3), dtype=\"float32\")):\n"
+               "        gv = R.nn.conv3d(x, w)\n"
+               "        return gv\n",
+               "data must be 5-D");
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\"), y: R.Tensor((2, 4), dtype=\"float32\")):\n"
+               "        gv = R.nn.cross_entropy_with_logits(x, y)\n"
+               "        return gv\n",
+               "same shape");
+  expect_error("    def main(p: R.Tensor((2, 3), dtype=\"float32\"), t: R.Tensor((2,), dtype=\"float32\")):\n"
+               "        gv = R.nn.nll_loss(p, t)\n"
+               "        return gv\n",
+               "int or uint");
+  expect_error("    def main(p: R.Tensor((2, 3), dtype=\"float32\"), t: R.Tensor((2,), dtype=\"int64\")):\n"
+               "        gv = R.nn.nll_loss(p, t, reduction=\"avg\")\n"
+               "        return gv\n",
+               "'reduction'");
+  expect_error("    def main(p: R.Tensor((2, 3, 4), dtype=\"float32\"), t: R.Tensor((2, 5), dtype=\"int64\")):\n"
+               "        gv = R.nn.nll_loss(p, t)\n"
+               "        return gv\n",
+               "extra dims");
 }
 END_TEST
 
@@ -319,6 +533,10 @@ int main(void) {
   tcase_add_test(tc, pool1d_matches_reference);
   tcase_add_test(tc, pool3d_matches_reference);
   tcase_add_test(tc, adaptive_pool1d_3d_match_reference);
+  tcase_add_test(tc, conv3d_matches_reference);
+  tcase_add_test(tc, cross_entropy_matches_definition);
+  tcase_add_test(tc, nll_loss_matches_pytorch_definition);
+  tcase_add_test(tc, dropout_infers_a_tuple_and_is_kept);
   tcase_add_test(tc, every_nest_gets_a_schedule);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
