@@ -420,6 +420,68 @@ START_TEST(dropout_infers_a_tuple_and_is_kept) {
 }
 END_TEST
 
+
+/* ---------------- attention ---------------- */
+
+/* softmax(q k^T * scale + bias, keys j > i + offset masked out) v, per batch and head,
+ * in BSNH; offset |Sq - Skv| for BottomRight. */
+static void check_attention(const char *mask, bool with_bias, bool with_scale) {
+  enum { B = 2, SQ = 5, SK = 7, N = 3, H = 4, HV = 5 };
+  static float q[B * SQ * N * H], k[B * SK * N * H], v[B * SK * N * HV], bias[N * SK];
+  fill(q, B * SQ * N * H, 11);
+  fill(k, B * SK * N * H, 12);
+  fill(v, B * SK * N * HV, 13);
+  fill(bias, N * SK, 14);
+  for (int i = 0; i < B * SQ * N * H; i++) q[i] *= 0.3f;
+  char body[1024], attrs[128] = "";
+  if (with_scale) strcat(attrs, ", scale=0.25");
+  if (mask) sprintf(attrs + strlen(attrs), ", causal_mask=\"%s\"", mask);
+  snprintf(body, sizeof body,
+           "    def main(q: R.Tensor((2, 5, 3, 4), \"float32\"), k: R.Tensor((2, 7, 3, 4), \"float32\"),"
+           " v: R.Tensor((2, 7, 3, 5), \"float32\"), b: R.Tensor((1, 3, 1, 7), \"float32\")):\n"
+           "        gv = R.nn.attention(q, k, v%s%s)\n"
+           "        return gv\n",
+           with_bias ? ", b" : "", attrs);
+  const int64_t qs[] = {B, SQ, N, H}, ks[] = {B, SK, N, H}, vs[] = {B, SK, N, HV}, bs[] = {1, N, 1, SK};
+  float *in[] = {q, k, v, bias};
+  const int nd[] = {4, 4, 4, 4};
+  const int64_t *sh[] = {qs, ks, vs, bs};
+  tvmjit_tensor_t *out = run_model(body, 4, in, nd, sh);
+  const float *y = tvmjit_tensor_data(out);
+  double scale = with_scale ? 0.25 : 1.0 / sqrt((double)H);
+  int off = mask && strcmp(mask, "BottomRight") == 0 ? SK - SQ : 0;
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < N; h++)
+      for (int i = 0; i < SQ; i++) {
+        double sc[SK], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < SK; j++) {
+          double d = 0;
+          for (int e = 0; e < H; e++) d += (double)q[((b * SQ + i) * N + h) * H + e] * k[((b * SK + j) * N + h) * H + e];
+          sc[j] = d * scale + (with_bias ? bias[h * SK + j] : 0);
+          bool masked = mask && j > i + off;
+          if (masked) sc[j] = -INFINITY;
+          if (sc[j] > mx) mx = sc[j];
+        }
+        for (int j = 0; j < SK; j++) sum += exp(sc[j] - mx);
+        for (int e = 0; e < HV; e++) {
+          double o = 0;
+          for (int j = 0; j < SK; j++) o += exp(sc[j] - mx) / sum * v[((b * SK + j) * N + h) * HV + e];
+          int idx = ((b * SQ + i) * N + h) * HV + e;
+          expect_close("attention", idx, y[idx], o);
+        }
+      }
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(attention_matches_masked_softmax) {
+  check_attention(NULL, false, false);
+  check_attention(NULL, true, true);
+  check_attention("TopLeft", true, true);
+  check_attention("BottomRight", false, true);
+  check_attention("BottomRight", true, false);
+}
+END_TEST
+
 /* ---------------- schedules ---------------- */
 
 static int root_nests(const tj_prim_func_t *f) {
@@ -537,6 +599,7 @@ int main(void) {
   tcase_add_test(tc, cross_entropy_matches_definition);
   tcase_add_test(tc, nll_loss_matches_pytorch_definition);
   tcase_add_test(tc, dropout_infers_a_tuple_and_is_kept);
+  tcase_add_test(tc, attention_matches_masked_softmax);
   tcase_add_test(tc, every_nest_gets_a_schedule);
   tcase_add_test(tc, inference_errors);
   suite_add_tcase(s, tc);
