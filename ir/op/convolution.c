@@ -1,6 +1,6 @@
-/* Convolution (TVM's src/relax/op/nn/convolution.cc): relax.nn.conv2d and
- * relax.nn.conv3d, one implementation over the spatial dims (H W; D H W): TVM's
- * Conv2DAttrs and Conv3DAttrs differ only in that count. */
+/* Convolution (TVM's src/relax/op/nn/convolution.cc): relax.nn.conv1d, relax.nn.conv2d
+ * and relax.nn.conv3d, one implementation over the spatial dims (W; H W; D H W): TVM's
+ * Conv1DAttrs, Conv2DAttrs and Conv3DAttrs differ only in that count. */
 #include <string.h>
 
 #include "ir/op/common.h"
@@ -14,6 +14,7 @@ typedef struct conv_kind {
   const char *spatial; /* the spatial letters in order: HW, DHW */
 } conv_kind_t;
 
+static const conv_kind_t conv1d_kind = {"conv1d", 1, "NCW", "OIW", "W"};
 static const conv_kind_t conv2d_kind = {"conv2d", 2, "NCHW", "OIHW", "HW"};
 static const conv_kind_t conv3d_kind = {"conv3d", 3, "NCDHW", "OIDHW", "DHW"};
 
@@ -233,5 +234,6 @@ static const char *const conv_args_names[] = {"data", "weight"};
       .mixed_precision_call = tj_op_mixed_set_out_dtype,                                                        \
   };
 
+CONV_OP(conv1d)
 CONV_OP(conv2d)
 CONV_OP(conv3d)

@@ -1,5 +1,6 @@
-/* R.nn.conv2d / R.nn.conv3d → topi.nn.conv (`conv2d` / `conv3d`), docs/semantics.md
- * §2.2; topi's `conv` is one compute over the spatial rank and so is this file.
+/* R.nn.conv1d / R.nn.conv2d / R.nn.conv3d → topi.nn.conv1d / topi.nn.conv (`conv1d` /
+ * `conv2d` / `conv3d`), docs/semantics.md §2.2; topi.nn.conv1d forwards to the generic
+ * `conv`, which is one compute over the spatial rank, and so is this file.
  *
  * Two blocks: `pad_temp` (always present, a plain copy when there is no padding)
  * and `conv<k>d_<layout>` / `group_conv<k>d_<layout>`. Any data layout made of N, C
@@ -18,7 +19,7 @@
 #define MAX_SP 3
 
 typedef struct conv_layout {
-  int nsp;                 /* spatial dims: 2 or 3 */
+  int nsp;                 /* spatial dims: 1, 2 or 3 */
   int n, c, sp[MAX_SP];    /* positions of N, C and the spatial dims in the data layout */
   int o, i, ksp[MAX_SP];   /* positions of O, I and the spatial dims in the kernel layout */
 } conv_layout_t;
@@ -68,8 +69,8 @@ static bool read_sizes(const tj_attrs_t *at, const char *key, int n, int64_t dfl
 }
 
 static bool read_params(const tj_rx_expr_t *call, tj_dtype_t data_dtype, int nsp, conv_params_t *p) {
-  static const char *const dflt_data[] = {"", "", "NCHW", "NCDHW"}, *const dflt_kernel[] = {"", "", "OIHW", "OIDHW"},
-                           *const dflt_last[] = {"", "", "HWIO", "DHWIO"};
+  static const char *const dflt_data[] = {"", "NCW", "NCHW", "NCDHW"}, *const dflt_kernel[] = {"", "OIW", "OIHW", "OIDHW"},
+                           *const dflt_last[] = {"", "WIO", "HWIO", "DHWIO"};
   const tj_attrs_t *at = call->call.attrs;
   p->data_layout = tj_attrs_get_str(at, "data_layout", dflt_data[nsp]);
   const char *kernel_layout = tj_attrs_get_str(at, "kernel_layout", dflt_kernel[nsp]);
@@ -217,7 +218,7 @@ static tj_status_t *emit_conv(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const 
   tj_arena_t *a = ctx->arena;
   const conv_layout_t *L = &p->lay;
   int nsp = L->nsp, nd = nsp + 2;
-  const char *fname = nsp == 3 ? "conv3d" : "conv2d";
+  const char *fname = nsp == 3 ? "conv3d" : nsp == 2 ? "conv2d" : "conv1d";
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);
   const tj_buffer_t *data = tj_lg_placeholder(&te, call->call.args[0]);
@@ -294,6 +295,10 @@ static tj_status_t *legalize_conv(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, in
   conv_params_t p;
   if (!read_params(call, ds->tensor.dtype, nsp, &p)) return NULL;
   return emit_conv(ctx, call, &p, out_expr);
+}
+
+tj_status_t *tj_legalize_conv1d(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  return legalize_conv(ctx, call, 1, out_expr);
 }
 
 tj_status_t *tj_legalize_conv2d(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
