@@ -585,6 +585,27 @@ START_TEST(inference_errors) {
                "        gv = R.nn.nll_loss(p, t)\n"
                "        return gv\n",
                "extra dims");
+  const char *qkv = "    def main(q: R.Tensor((2, 5, 4, 8), \"float32\"), k: R.Tensor((2, 6, 4, 8), \"float32\"),"
+                    " v: R.Tensor((2, 6, 4, 3), \"float32\"), b: R.Tensor(%s, \"float32\"), k3: R.Tensor((2, 6, 3, 8), \"float32\"),"
+                    " k7: R.Tensor((2, 7, 4, 8), \"float32\")):\n"
+                    "        gv = %s\n"
+                    "        return gv\n";
+  struct {
+    const char *bias, *call, *needle;
+  } att[] = {
+      {"(2, 4, 5, 6)", "R.nn.attention(q, k3, v)", "number of heads should be a multiple of"},
+      {"(2, 4, 5, 6)", "R.nn.attention(q, k7, v)", "key sequence length should be the same as the value"},
+      {"(2, 4, 5, 6)", "R.nn.attention(q, k, v, b, causal_mask=\"Top\")", "'causal_mask'"},
+      {"(2, 3, 5, 6)", "R.nn.attention(q, k, v, b)", "number of heads should be the same as or broadcastable"},
+      {"(2, 4, 5, 5)", "R.nn.attention(q, k, v, b)", "key sequence length should be the same as the bias"},
+      {"(4, 5, 6)", "R.nn.attention(q, k, v, b)", "bias must be 4-D"},
+      {"(3, 5, 4, 8)", "R.nn.attention(b, k, v)", "query batch size"},
+  };
+  for (size_t i = 0; i < sizeof att / sizeof att[0]; i++) {
+    char body[1024];
+    snprintf(body, sizeof body, qkv, att[i].bias, att[i].call);
+    expect_error(body, att[i].needle);
+  }
 }
 END_TEST
 
