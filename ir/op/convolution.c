@@ -1,71 +1,86 @@
-/* Convolution (TVM's src/relax/op/nn/convolution.cc): relax.nn.conv2d. */
+/* Convolution (TVM's src/relax/op/nn/convolution.cc): relax.nn.conv1d, relax.nn.conv2d
+ * and relax.nn.conv3d, one implementation over the spatial dims (W; H W; D H W): TVM's
+ * Conv1DAttrs, Conv2DAttrs and Conv3DAttrs differ only in that count. */
 #include <string.h>
 
 #include "ir/op/common.h"
 
-/* ---------------- conv2d ---------------- */
+/* What tells conv2d and conv3d apart. */
+typedef struct conv_kind {
+  const char *op;     /* "conv2d" */
+  int nsp;            /* spatial dims */
+  const char *data;   /* default data layout, also its letters: NCHW, NCDHW */
+  const char *kernel; /* default kernel layout: OIHW, OIDHW */
+  const char *spatial; /* the spatial letters in order: HW, DHW */
+} conv_kind_t;
 
-/* Canonical attrs: strides [int64 x2], padding [int64 x4: top, left, bottom, right],
- * dilation [int64 x2], groups int32, data_layout/kernel_layout/out_layout STR,
+static const conv_kind_t conv1d_kind = {"conv1d", 1, "NCW", "OIW", "W"};
+static const conv_kind_t conv2d_kind = {"conv2d", 2, "NCHW", "OIHW", "HW"};
+static const conv_kind_t conv3d_kind = {"conv3d", 3, "NCDHW", "OIDHW", "DHW"};
+
+/* Canonical attrs: strides [int64 x nsp], padding [int64 x 2*nsp: the befores then the
+ * afters], dilation [int64 x nsp], groups int32, data_layout/kernel_layout/out_layout STR,
  * out_dtype DTYPE (void = infer from the inputs). kAlways. */
-static const char *const conv2d_attrs[] = {"strides", "padding", "dilation", "groups", "data_layout",
-                                           "kernel_layout", "out_layout", "out_dtype", NULL};
+static const char *const conv_attrs[] = {"strides", "padding", "dilation", "groups", "data_layout",
+                                         "kernel_layout", "out_layout", "out_dtype", NULL};
 
-static tj_status_t *read_pair(const char *key, const tj_attrs_t *given, int64_t out[2]) {
+/* nsp values >= 1: none gives 1s, one is repeated. */
+static tj_status_t *read_sizes(const conv_kind_t *k, const char *key, const tj_attrs_t *given, int64_t *out) {
   int n;
-  int64_t v[4];
-  TJ_RETURN_IF_ERROR(tj_op_read_ints("conv2d", given, key, 4, v, &n));
-  if (n == 0) v[0] = v[1] = 1;
-  else if (n == 1) v[1] = v[0];
-  else if (n != 2) return tj_op_error("conv2d: '%s' needs 1 or 2 values, got %d", key, n);
-  if (v[0] < 1 || v[1] < 1) return tj_op_error("conv2d: '%s' values must be >= 1, got [%lld, %lld]", key, (long long)v[0], (long long)v[1]);
-  out[0] = v[0];
-  out[1] = v[1];
-  return NULL;
-}
-
-/* padding: 1 value -> all sides; 2 (h, w) -> (h, w, h, w); 4 = (top, left, bottom, right). */
-static tj_status_t *read_padding(const tj_attrs_t *given, int64_t out[4]) {
-  int n;
-  int64_t v[4] = {0, 0, 0, 0};
-  TJ_RETURN_IF_ERROR(tj_op_read_ints("conv2d", given, "padding", 4, v, &n));
-  if (n == 1) v[1] = v[2] = v[3] = v[0];
-  else if (n == 2) v[2] = v[0], v[3] = v[1];
-  else if (n != 0 && n != 4) return tj_op_error("conv2d: 'padding' needs 1, 2 or 4 values, got %d", n);
-  for (int i = 0; i < 4; i++) {
-    if (v[i] < 0) return tj_op_error("conv2d: 'padding' values must be >= 0, got %lld", (long long)v[i]);
-    out[i] = v[i];
+  int64_t v[8];
+  TJ_RETURN_IF_ERROR(tj_op_read_ints(k->op, given, key, 8, v, &n));
+  if (n != 0 && n != 1 && n != k->nsp)
+    return tj_op_error("%s: '%s' needs 1 or %d values, got %d", k->op, key, k->nsp, n);
+  for (int i = 0; i < k->nsp; i++) {
+    out[i] = n == 0 ? 1 : n == 1 ? v[0] : v[i];
+    if (out[i] < 1) return tj_op_error("%s: '%s' values must be >= 1, got %lld", k->op, key, (long long)out[i]);
   }
   return NULL;
 }
 
-static tj_status_t *read_layout(const tj_attrs_t *given, const char *key, const char *dflt, const char *letters,
-                                const char **out) {
-  TJ_RETURN_IF_ERROR(tj_op_read_str("conv2d", given, key, dflt, out));
-  if (!tj_op_layout_is(*out, letters))
-    return tj_op_error("conv2d: %s \"%s\" is not supported; use a 4-letter permutation of %s (e.g. %s)", key, *out,
-                       letters, letters);
+/* padding: 1 value -> all sides; nsp values -> the same before and after; 2*nsp =
+ * (befores, afters), as TVM's GetCompletePadding2D/3D. */
+static tj_status_t *read_padding(const conv_kind_t *k, const tj_attrs_t *given, int64_t *out) {
+  int n, nsp = k->nsp;
+  int64_t v[12];
+  TJ_RETURN_IF_ERROR(tj_op_read_ints(k->op, given, "padding", 12, v, &n));
+  if (n != 0 && n != 1 && n != nsp && n != 2 * nsp)
+    return tj_op_error("%s: 'padding' needs 1, %d or %d values, got %d", k->op, nsp, 2 * nsp, n);
+  for (int i = 0; i < 2 * nsp; i++) {
+    out[i] = n == 0 ? 0 : n == 1 ? v[0] : n == nsp ? v[i % nsp] : v[i];
+    if (out[i] < 0) return tj_op_error("%s: 'padding' values must be >= 0, got %lld", k->op, (long long)out[i]);
+  }
   return NULL;
 }
 
-static tj_status_t *normalize_conv2d(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
-  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("conv2d", given, conv2d_attrs));
-  int64_t strides[2], dilation[2], padding[4], groups;
+static tj_status_t *read_layout(const conv_kind_t *k, const tj_attrs_t *given, const char *key, const char *dflt,
+                                const char *letters, const char **out) {
+  TJ_RETURN_IF_ERROR(tj_op_read_str(k->op, given, key, dflt, out));
+  if (!tj_op_layout_is(*out, letters))
+    return tj_op_error("%s: %s \"%s\" is not supported; use a %d-letter permutation of %s (e.g. %s)", k->op, key, *out,
+                       k->nsp + 2, letters, letters);
+  return NULL;
+}
+
+static tj_status_t *normalize_conv(const conv_kind_t *k, tj_arena_t *arena, const tj_attrs_t *given,
+                                   const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names(k->op, given, conv_attrs));
+  int64_t strides[3], dilation[3], padding[6], groups;
   const char *data_layout, *kernel_layout, *out_layout;
   tj_dtype_t out_dtype;
-  TJ_RETURN_IF_ERROR(read_pair("strides", given, strides));
-  TJ_RETURN_IF_ERROR(read_padding(given, padding));
-  TJ_RETURN_IF_ERROR(read_pair("dilation", given, dilation));
-  TJ_RETURN_IF_ERROR(tj_op_read_int("conv2d", given, "groups", 1, &groups));
-  if (groups < 1) return tj_op_error("conv2d: 'groups' must be >= 1, got %lld", (long long)groups);
-  TJ_RETURN_IF_ERROR(read_layout(given, "data_layout", "NCHW", "NCHW", &data_layout));
-  TJ_RETURN_IF_ERROR(read_layout(given, "kernel_layout", "OIHW", "OIHW", &kernel_layout));
-  TJ_RETURN_IF_ERROR(read_layout(given, "out_layout", data_layout, "NCHW", &out_layout));
-  TJ_RETURN_IF_ERROR(tj_op_read_dtype("conv2d", given, "out_dtype", &out_dtype));
+  TJ_RETURN_IF_ERROR(read_sizes(k, "strides", given, strides));
+  TJ_RETURN_IF_ERROR(read_padding(k, given, padding));
+  TJ_RETURN_IF_ERROR(read_sizes(k, "dilation", given, dilation));
+  TJ_RETURN_IF_ERROR(tj_op_read_int(k->op, given, "groups", 1, &groups));
+  if (groups < 1) return tj_op_error("%s: 'groups' must be >= 1, got %lld", k->op, (long long)groups);
+  TJ_RETURN_IF_ERROR(read_layout(k, given, "data_layout", k->data, k->data, &data_layout));
+  TJ_RETURN_IF_ERROR(read_layout(k, given, "kernel_layout", k->kernel, k->kernel, &kernel_layout));
+  TJ_RETURN_IF_ERROR(read_layout(k, given, "out_layout", data_layout, k->data, &out_layout));
+  TJ_RETURN_IF_ERROR(tj_op_read_dtype(k->op, given, "out_dtype", &out_dtype));
   tj_attr_builder_t b = {0};
-  tj_attr_builder_add(&b, "strides", tj_op_int_list(arena, 2, strides, TJ_I64));
-  tj_attr_builder_add(&b, "padding", tj_op_int_list(arena, 4, padding, TJ_I64));
-  tj_attr_builder_add(&b, "dilation", tj_op_int_list(arena, 2, dilation, TJ_I64));
+  tj_attr_builder_add(&b, "strides", tj_op_int_list(arena, k->nsp, strides, TJ_I64));
+  tj_attr_builder_add(&b, "padding", tj_op_int_list(arena, 2 * k->nsp, padding, TJ_I64));
+  tj_attr_builder_add(&b, "dilation", tj_op_int_list(arena, k->nsp, dilation, TJ_I64));
   tj_attr_builder_add(&b, "groups", tj_attr_int(groups));
   tj_attr_builder_add(&b, "data_layout", tj_attr_str(tj_arena_strdup(arena, data_layout)));
   tj_attr_builder_add(&b, "kernel_layout", tj_attr_str(tj_arena_strdup(arena, kernel_layout)));
@@ -74,18 +89,40 @@ static tj_status_t *normalize_conv2d(tj_arena_t *arena, const tj_attrs_t *given,
   return tj_attr_builder_finish(arena, &b, out);
 }
 
-static tj_status_t *conv2d_channel_error(const tj_sinfo_t *w, const char *kernel_layout,
-                                         const tj_tir_expr_t *c, const tj_tir_expr_t *i, int64_t groups) {
+static tj_status_t *channel_error(const conv_kind_t *k, const tj_sinfo_t *w, const char *kernel_layout,
+                                  const tj_tir_expr_t *c, const tj_tir_expr_t *i, int64_t groups) {
   tj_strbuf_t sb;
   tj_strbuf_init(&sb);
-  tj_strbuf_append(&sb, "conv2d: data has ");
+  tj_strbuf_printf(&sb, "%s: data has ", k->op);
   tj_op_format_dim(&sb, c);
   tj_strbuf_printf(&sb, " input channels but the weight (%s ", kernel_layout);
-  tj_op_format_shape(&sb, 4, w->tensor.shape);
+  tj_op_format_shape(&sb, k->nsp + 2, w->tensor.shape);
   tj_strbuf_append(&sb, ") expects ");
   tj_op_format_dim(&sb, i);
   tj_strbuf_printf(&sb, " x groups %lld", (long long)groups);
-  tj_status_t *s = tj_op_error("%s", sb.data ? sb.data : "conv2d: input channels do not match the weight");
+  tj_status_t *s = tj_op_error("%s", sb.data ? sb.data : "conv: input channels do not match the weight");
+  tj_strbuf_free(&sb);
+  return s;
+}
+
+/* "input 2x2 padded by [0, 0, 0, 0] is smaller than the dilated kernel 3x3". */
+static tj_status_t *empty_error(const conv_kind_t *k, const tj_tir_expr_t *const *in, const tj_tir_expr_t *const *kd,
+                                const int64_t *padding) {
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  tj_strbuf_printf(&sb, "%s: the output would be empty: input ", k->op);
+  for (int i = 0; i < k->nsp; i++) {
+    if (i) tj_strbuf_append(&sb, "x");
+    tj_op_format_dim(&sb, in[i]);
+  }
+  tj_strbuf_append(&sb, " padded by [");
+  for (int i = 0; i < 2 * k->nsp; i++) tj_strbuf_printf(&sb, "%s%lld", i ? ", " : "", (long long)padding[i]);
+  tj_strbuf_append(&sb, "] is smaller than the dilated kernel ");
+  for (int i = 0; i < k->nsp; i++) {
+    if (i) tj_strbuf_append(&sb, "x");
+    tj_op_format_dim(&sb, kd[i]);
+  }
+  tj_status_t *s = tj_op_error("%s", sb.data ? sb.data : "conv: the output would be empty");
   tj_strbuf_free(&sb);
   return s;
 }
@@ -107,78 +144,96 @@ static const tj_tir_expr_t *conv_out_dim(tj_arena_t *a, const tj_tir_expr_t *in,
   return tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_ADD, q, tj_tir_i64(a, 1)));
 }
 
-static tj_status_t *infer_conv2d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
-  const tj_sinfo_t *x = NULL, *w = NULL;
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("conv2d", call, 0, "data", &x));
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("conv2d", call, 1, "weight", &w));
+/* The input and weight struct info checked against the layouts; *out set (ndim only)
+ * when a shape is unknown. */
+static tj_status_t *conv_args(const conv_kind_t *k, const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call,
+                              const tj_sinfo_t **x, const tj_sinfo_t **w, tj_dtype_t *dtype, const tj_sinfo_t **out) {
+  const char *op = k->op;
+  int nd = k->nsp + 2;
+  *out = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg(op, call, 0, "data", x));
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg(op, call, 1, "weight", w));
   const tj_attrs_t *attrs = call->call.attrs;
-  const char *dl = tj_attrs_get_str(attrs, "data_layout", "NCHW");
-  const char *kl = tj_attrs_get_str(attrs, "kernel_layout", "OIHW");
+  const char *dl = tj_attrs_get_str(attrs, "data_layout", k->data);
+  const char *kl = tj_attrs_get_str(attrs, "kernel_layout", k->kernel);
   const char *ol = tj_attrs_get_str(attrs, "out_layout", dl);
-  if (!tj_op_layout_is(dl, "NCHW") || !tj_op_layout_is(kl, "OIHW") || !tj_op_layout_is(ol, "NCHW"))
-    return tj_op_error("conv2d: unsupported layouts %s/%s/%s", dl, kl, ol);
-  if (x->tensor.ndim >= 0 && x->tensor.ndim != 4)
-    return tj_op_error("conv2d: data must be 4-D (%s), got %d-D", dl, x->tensor.ndim);
-  if (w->tensor.ndim >= 0 && w->tensor.ndim != 4)
-    return tj_op_error("conv2d: weight must be 4-D (%s), got %d-D", kl, w->tensor.ndim);
-  tj_dtype_t dtype = tj_op_attr_dtype(attrs, "out_dtype");
-  if (tj_dtype_is_void(dtype)) TJ_RETURN_IF_ERROR(tj_op_common_dtype("conv2d", x->tensor.dtype, w->tensor.dtype, &dtype));
-  const char *vdev = tj_op_vdevice(x, w);
-  if (!x->tensor.shape || !w->tensor.shape) return *out = tj_op_tensor_sinfo(ctx->arena, dtype, 4, NULL, vdev), NULL;
+  if (!tj_op_layout_is(dl, k->data) || !tj_op_layout_is(kl, k->kernel) || !tj_op_layout_is(ol, k->data))
+    return tj_op_error("%s: unsupported layouts %s/%s/%s", op, dl, kl, ol);
+  if ((*x)->tensor.ndim >= 0 && (*x)->tensor.ndim != nd)
+    return tj_op_error("%s: data must be %d-D (%s), got %d-D", op, nd, dl, (*x)->tensor.ndim);
+  if ((*w)->tensor.ndim >= 0 && (*w)->tensor.ndim != nd)
+    return tj_op_error("%s: weight must be %d-D (%s), got %d-D", op, nd, kl, (*w)->tensor.ndim);
+  *dtype = tj_op_attr_dtype(attrs, "out_dtype");
+  if (tj_dtype_is_void(*dtype)) TJ_RETURN_IF_ERROR(tj_op_common_dtype(op, (*x)->tensor.dtype, (*w)->tensor.dtype, dtype));
+  if (!(*x)->tensor.shape || !(*w)->tensor.shape) {
+    *out = tj_op_tensor_sinfo(ctx->arena, *dtype, nd, NULL, tj_op_vdevice(*x, *w));
+    if (!*out) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+  }
+  return NULL;
+}
 
-  int64_t strides[2] = {1, 1}, dilation[2] = {1, 1}, padding[4] = {0, 0, 0, 0};
-  tj_op_attr_ints(attrs, "strides", strides, 2);
-  tj_op_attr_ints(attrs, "dilation", dilation, 2);
-  tj_op_attr_ints(attrs, "padding", padding, 4);
+static tj_status_t *infer_conv(const conv_kind_t *k, const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call,
+                               const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL, *w = NULL;
+  tj_dtype_t dtype;
+  TJ_RETURN_IF_ERROR(conv_args(k, ctx, call, &x, &w, &dtype, out));
+  if (*out) return NULL;
+  const tj_attrs_t *attrs = call->call.attrs;
+  const char *dl = tj_attrs_get_str(attrs, "data_layout", k->data);
+  const char *kl = tj_attrs_get_str(attrs, "kernel_layout", k->kernel);
+  const char *ol = tj_attrs_get_str(attrs, "out_layout", dl);
+  int nsp = k->nsp;
+  int64_t strides[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, padding[6] = {0};
+  tj_op_attr_ints(attrs, "strides", strides, nsp);
+  tj_op_attr_ints(attrs, "dilation", dilation, nsp);
+  tj_op_attr_ints(attrs, "padding", padding, 2 * nsp);
   int64_t groups = tj_attrs_get_int(attrs, "groups", 1);
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
-  const tj_tir_expr_t *n = xs[tj_op_layout_pos(dl, 'N')], *c = xs[tj_op_layout_pos(dl, 'C')];
-  const tj_tir_expr_t *h = xs[tj_op_layout_pos(dl, 'H')], *wd = xs[tj_op_layout_pos(dl, 'W')];
+  const tj_tir_expr_t *c = xs[tj_op_layout_pos(dl, 'C')];
   const tj_tir_expr_t *o = ws[tj_op_layout_pos(kl, 'O')], *i = ws[tj_op_layout_pos(kl, 'I')];
-  const tj_tir_expr_t *kh = ws[tj_op_layout_pos(kl, 'H')], *kw = ws[tj_op_layout_pos(kl, 'W')];
 
   int64_t ov;
   const tj_tir_expr_t *i_groups = tj_tir_binary(ctx->arena, TJ_TIR_MUL, i, tj_tir_i64(ctx->arena, groups));
-  if (!i_groups) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv2d: out of memory");
-  if (tj_op_compare_dims(c, i_groups) == TJ_DIM_DIFFERENT) return conv2d_channel_error(w, kl, c, i, groups);
+  if (!i_groups) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", k->op);
+  if (tj_op_compare_dims(c, i_groups) == TJ_DIM_DIFFERENT) return channel_error(k, w, kl, c, i, groups);
   if (tj_tir_is_const_int(o, &ov) && ov % groups != 0)
-    return tj_op_error("conv2d: the weight has %lld output channels, which groups %lld does not divide", (long long)ov,
-                       (long long)groups);
+    return tj_op_error("%s: the weight has %lld output channels, which groups %lld does not divide", k->op,
+                       (long long)ov, (long long)groups);
 
-  const tj_tir_expr_t *oh = conv_out_dim(ctx->arena, h, kh, padding[0] + padding[2], dilation[0], strides[0]);
-  const tj_tir_expr_t *ow = conv_out_dim(ctx->arena, wd, kw, padding[1] + padding[3], dilation[1], strides[1]);
-  if (!oh || !ow) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv2d: out of memory");
-  int64_t ohv, owv;
-  if ((tj_tir_is_const_int(oh, &ohv) && ohv <= 0) || (tj_tir_is_const_int(ow, &owv) && owv <= 0)) {
-    tj_strbuf_t sb;
-    tj_strbuf_init(&sb);
-    tj_strbuf_append(&sb, "conv2d: the output would be empty: input ");
-    tj_op_format_dim(&sb, h);
-    tj_strbuf_append(&sb, "x");
-    tj_op_format_dim(&sb, wd);
-    tj_strbuf_printf(&sb, " padded by [%lld, %lld, %lld, %lld] is smaller than the dilated kernel ", (long long)padding[0],
-                     (long long)padding[1], (long long)padding[2], (long long)padding[3]);
-    tj_op_format_dim(&sb, kh);
-    tj_strbuf_append(&sb, "x");
-    tj_op_format_dim(&sb, kw);
-    tj_status_t *s = tj_op_error("%s", sb.data ? sb.data : "conv2d: the output would be empty");
-    tj_strbuf_free(&sb);
-    return s;
+  const tj_tir_expr_t *shape[5], *in[3], *kd[3], *od[3];
+  bool empty = false;
+  for (int s = 0; s < nsp; s++) {
+    in[s] = xs[tj_op_layout_pos(dl, k->spatial[s])];
+    kd[s] = ws[tj_op_layout_pos(kl, k->spatial[s])];
+    od[s] = conv_out_dim(ctx->arena, in[s], kd[s], padding[s] + padding[s + nsp], dilation[s], strides[s]);
+    if (!od[s]) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", k->op);
+    int64_t v;
+    empty = empty || (tj_tir_is_const_int(od[s], &v) && v <= 0);
+    shape[tj_op_layout_pos(ol, k->spatial[s])] = od[s];
   }
-  const tj_tir_expr_t *shape[4];
-  shape[tj_op_layout_pos(ol, 'N')] = n;
+  if (empty) return empty_error(k, in, kd, padding);
+  shape[tj_op_layout_pos(ol, 'N')] = xs[tj_op_layout_pos(dl, 'N')];
   shape[tj_op_layout_pos(ol, 'C')] = o;
-  shape[tj_op_layout_pos(ol, 'H')] = oh;
-  shape[tj_op_layout_pos(ol, 'W')] = ow;
-  *out = tj_op_tensor_sinfo(ctx->arena, dtype, 4, shape, vdev);
-  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "conv2d: out of memory");
+  *out = tj_op_tensor_sinfo(ctx->arena, dtype, nsp + 2, shape, tj_op_vdevice(x, w));
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", k->op);
 }
 
-static const char *const conv2d_args[] = {"data", "weight"};
+static const char *const conv_args_names[] = {"data", "weight"};
 
-const tj_op_def_t tj_op_conv2d = {
-    .name = "relax.nn.conv2d", .script_name = "R.nn.conv2d", .min_args = 2, .max_args = 2,
-    .mp_policy = TJ_MP_ALWAYS, .normalize_attrs = normalize_conv2d, .infer = infer_conv2d,
-    .arg_names = conv2d_args, .positional_attrs = conv2d_attrs, .mixed_precision_call = tj_op_mixed_set_out_dtype,
-};
+#define CONV_OP(ident)                                                                                           \
+  static tj_status_t *normalize_##ident(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {   \
+    return normalize_conv(&ident##_kind, arena, given, out);                                                    \
+  }                                                                                                              \
+  static tj_status_t *infer_##ident(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) { \
+    return infer_conv(&ident##_kind, ctx, call, out);                                                           \
+  }                                                                                                              \
+  const tj_op_def_t tj_op_##ident = {                                                                            \
+      .name = "relax.nn." #ident, .script_name = "R.nn." #ident, .min_args = 2, .max_args = 2,                 \
+      .mp_policy = TJ_MP_ALWAYS, .normalize_attrs = normalize_##ident, .infer = infer_##ident,                  \
+      .arg_names = conv_args_names, .positional_attrs = conv_attrs,                                             \
+      .mixed_precision_call = tj_op_mixed_set_out_dtype,                                                        \
+  };
 
+CONV_OP(conv1d)
+CONV_OP(conv2d)
+CONV_OP(conv3d)

@@ -515,3 +515,37 @@ const tj_op_def_t tj_op_group_norm = {
     .arg_names = layer_norm_args,
     .positional_attrs = group_norm_attrs,
 };
+
+/* ---------------- dropout ---------------- */
+
+/* Canonical attrs: rate float (0.5). TVM returns Tuple(output, mask), both with the
+ * data's struct info, and registers no legalization: LegalizeOps leaves the call, as a
+ * frontend is expected to drop it for inference. kFollow. */
+static const char *const dropout_attrs[] = {"rate", NULL};
+
+static tj_status_t *normalize_dropout(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  TJ_RETURN_IF_ERROR(tj_op_check_attr_names("dropout", given, dropout_attrs));
+  double rate;
+  TJ_RETURN_IF_ERROR(tj_op_read_float("dropout", given, "rate", 0.5, &rate));
+  tj_attr_builder_t b = {0};
+  tj_attr_value_t v = {.kind = TJ_ATTR_FLOAT, .dtype = TJ_F64, .f = rate};
+  tj_attr_builder_add(&b, "rate", v);
+  return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *infer_dropout(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *x = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("dropout", call, 0, "data", &x));
+  const tj_sinfo_t *fields[2] = {x, x};
+  *out = tj_sinfo_tuple(ctx->arena, 2, fields);
+  return *out ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "dropout: out of memory");
+}
+
+static const char *const dropout_args[] = {"data"};
+
+const tj_op_def_t tj_op_dropout = {
+    .name = "relax.nn.dropout", .script_name = "R.nn.dropout", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_FOLLOW, .normalize_attrs = normalize_dropout, .infer = infer_dropout,
+    .arg_names = dropout_args, .positional_attrs = dropout_attrs, .dtypes = "any",
+    .notes = "not legalized (as TVM): a model must drop it before running",
+};

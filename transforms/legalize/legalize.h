@@ -116,6 +116,9 @@ typedef struct tj_lg_stage {
   const tj_tir_expr_t *loop[TJ_LG_MAX_ITERS]; /* loop vars */
   const tj_tir_expr_t *iv[TJ_LG_MAX_ITERS];   /* block iter vars: use these in the body */
   const tj_attrs_t *annotations;              /* T.block_attr, NULL = none */
+  /* A 0-d stage's placeholder iterator `vi` has an int64 extent (C++ TOPI computes over
+   * an empty shape) instead of the int32 one of Python TE; set after begin. */
+  bool int64_scalar_dom;
 } tj_lg_stage_t;
 
 /* Declares the stage's iterators, in loop order: `n` extents, their kinds and loop

@@ -255,8 +255,9 @@ void tj_lg_stage_end(tj_lg_te_t *te, tj_lg_stage_t *st, const tj_tir_stmt_t *ini
   const tj_tir_expr_t *scalar_binding[1] = {tj_tir_i64(a, 0)};
   if (scalar) {
     ivs[0].var = tj_tir_var(a, "vi", TJ_I64);
-    ivs[0].dom.min = tj_tir_int(a, TJ_I32, 0);
-    ivs[0].dom.extent = tj_tir_int(a, TJ_I32, 1);
+    tj_dtype_t dom_dtype = st->int64_scalar_dom ? TJ_I64 : TJ_I32;
+    ivs[0].dom.min = tj_tir_int(a, dom_dtype, 0);
+    ivs[0].dom.extent = tj_tir_int(a, dom_dtype, 1);
     ivs[0].kind = TJ_ITER_SPATIAL;
     if (!ivs[0].var || !ivs[0].dom.min || !ivs[0].dom.extent || !scalar_binding[0]) te->failed = true;
   }
