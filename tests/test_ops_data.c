@@ -359,6 +359,134 @@ START_TEST(einsum_inference_errors) {
 }
 END_TEST
 
+/* ---------------- sort / argsort / topk ---------------- */
+
+/* numpy.argsort(kind="stable") of one row (descending: the stable order of the keys
+ * negated, which keeps equal keys in position order, as torch.sort(stable=True)); NaN
+ * after every number, or before when descending. */
+static bool comes_before(double a, int ia, double b, int ib, bool desc) {
+  bool na = isnan(a), nb = isnan(b);
+  if (na || nb) {
+    if (na && nb) return ia < ib;
+    return desc ? na : nb;
+  }
+  if (a != b) return desc ? a > b : a < b;
+  return ia < ib;
+}
+
+static void argsort_row(const double *x, int n, bool desc, int *order) {
+  for (int i = 0; i < n; i++) order[i] = i;
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && comes_before(x[order[j]], order[j], x[order[j - 1]], order[j - 1], desc); j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+}
+
+enum { QR = 3, QC = 6 };
+static const float sort_x[QR * QC] = {3, 1, 2, 1, -7, 0.5f, NAN, 2, -1, NAN, 2, 9, 4, 4, 4, -4, 4, 0};
+
+/* Runs `op_line` on sort_x (3x6 float32) and returns the outputs. */
+static void run_sort_model(const char *op_line, const char *ret_sig, int n_out, tvmjit_tensor_t **outs) {
+  const int64_t xs[] = {QR, QC};
+  tvmjit_tensor_t *in = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, 2, xs, (void *)sort_x, &in));
+  char body[512];
+  snprintf(body, sizeof body, "    def main(x: R.Tensor((3, 6), \"float32\"))%s:\n        gv = %s\n        return gv\n",
+           ret_sig, op_line);
+  tu_run_model(body, 1, &in, n_out, outs);
+  tvmjit_tensor_free(in);
+}
+
+static bool same_value(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+START_TEST(sort_and_argsort_match_numpy_stable) {
+  for (int desc = 0; desc < 2; desc++) {
+    for (int axis = 0; axis < 2; axis++) {
+      char line[160];
+      tvmjit_tensor_t *vals = NULL, *idx = NULL;
+      snprintf(line, sizeof line, "R.sort(x, axis=%d, descending=%s)", axis - 2, desc ? "True" : "False");
+      run_sort_model(line, "", 1, &vals);
+      snprintf(line, sizeof line, "R.argsort(x, axis=%d, descending=%s, dtype=\"int64\")", axis, desc ? "True" : "False");
+      run_sort_model(line, "", 1, &idx);
+      ck_assert_int_eq(tvmjit_tensor_dtype(idx), TVMJIT_INT64);
+      const float *v = tvmjit_tensor_data(vals);
+      const int64_t *ix = tvmjit_tensor_data(idx);
+      int rows = axis ? QR : QC, len = axis ? QC : QR;
+      for (int r = 0; r < rows; r++) {
+        double line_x[QC];
+        int order[QC];
+        for (int k = 0; k < len; k++) line_x[k] = sort_x[axis ? r * QC + k : k * QC + r];
+        argsort_row(line_x, len, desc, order);
+        for (int k = 0; k < len; k++) {
+          int at = axis ? r * QC + k : k * QC + r;
+          ck_assert_msg(ix[at] == order[k], "argsort desc=%d axis=%d [%d] = %lld, want %d", desc, axis, at,
+                        (long long)ix[at], order[k]);
+          ck_assert_msg(same_value(v[at], line_x[order[k]]), "sort desc=%d axis=%d [%d] = %g, want %g", desc, axis,
+                        at, v[at], line_x[order[k]]);
+        }
+      }
+      tvmjit_tensor_free(vals);
+      tvmjit_tensor_free(idx);
+    }
+  }
+}
+END_TEST
+
+START_TEST(topk_matches_torch_topk) {
+  /* largest k=2 along the last axis, both outputs (int32 indices, the default) */
+  tvmjit_tensor_t *outs[2] = {NULL, NULL};
+  run_sort_model("R.topk(x, k=2)", "", 2, outs);
+  ck_assert_int_eq(tvmjit_tensor_shape(outs[0])[1], 2);
+  ck_assert_int_eq(tvmjit_tensor_dtype(outs[1]), TVMJIT_INT32);
+  const float *v = tvmjit_tensor_data(outs[0]);
+  const int32_t *ix = tvmjit_tensor_data(outs[1]);
+  for (int r = 0; r < QR; r++) {
+    double line_x[QC];
+    int order[QC];
+    for (int k = 0; k < QC; k++) line_x[k] = sort_x[r * QC + k];
+    argsort_row(line_x, QC, true, order);
+    for (int k = 0; k < 2; k++) {
+      ck_assert_int_eq(ix[r * 2 + k], order[k]);
+      ck_assert(same_value(v[r * 2 + k], line_x[order[k]]));
+    }
+  }
+  tvmjit_tensor_free(outs[0]);
+  tvmjit_tensor_free(outs[1]);
+  /* smallest k=1 along axis 0, indices only */
+  tvmjit_tensor_t *only = NULL;
+  run_sort_model("R.topk(x, k=1, axis=0, ret_type=\"indices\", largest=False, dtype=\"int64\")", "", 1, &only);
+  ck_assert_int_eq(tvmjit_tensor_shape(only)[0], 1);
+  const int64_t *oi = tvmjit_tensor_data(only);
+  for (int c = 0; c < QC; c++) {
+    double col[QR];
+    int order[QR];
+    for (int r = 0; r < QR; r++) col[r] = sort_x[r * QC + c];
+    argsort_row(col, QR, false, order);
+    ck_assert_int_eq(oi[c], order[0]);
+  }
+  tvmjit_tensor_free(only);
+}
+END_TEST
+
+START_TEST(sorting_inference) {
+  expect_error("    def main(x: R.Tensor((3, 6), \"float32\")):\n"
+               "        gv = R.sort(x, axis=2)\n"
+               "        return gv\n",
+               "axis 2 is out of range");
+  expect_error("    def main(x: R.Tensor((3, 6), \"float32\")):\n"
+               "        gv = R.topk(x, k=2, ret_type=\"all\")\n"
+               "        return gv\n",
+               "ret_type 'all'");
+  /* k >= dim keeps the whole axis */
+  tvmjit_tensor_t *v = NULL;
+  run_sort_model("R.topk(x, k=10, ret_type=\"values\")", "", 1, &v);
+  ck_assert_int_eq(tvmjit_tensor_shape(v)[1], QC);
+  tvmjit_tensor_free(v);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ops_data");
   TCase *tc = tcase_create("data");
@@ -371,6 +499,9 @@ int main(void) {
   tcase_add_test(tc, cumsum_dtype_casts_elements);
   tcase_add_test(tc, einsum_matches_numpy);
   tcase_add_test(tc, einsum_inference_errors);
+  tcase_add_test(tc, sort_and_argsort_match_numpy_stable);
+  tcase_add_test(tc, topk_matches_torch_topk);
+  tcase_add_test(tc, sorting_inference);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -3,8 +3,8 @@
  * target. TVM's build pipeline runs it right before LegalizeOps. On CPU:
  *   relax.cumsum / relax.cumprod → topi.cumsum / topi.cumprod (transforms/legalize/scan.c).
  * sort, argsort and topk dispatch on CPU to TOPI externs that call the packed functions
- * tvm.contrib.sort.*, which tvmjit does not have: they stay high-level and the compiler
- * reports them as unsupported. A call whose shape is unknown is kept (TVM raises). */
+ * tvm.contrib.sort.*, which tvmjit does not have: tvmjit lowers them to its own TIR
+ * (transforms/legalize/sorting.c). A call whose shape is unknown is kept (TVM raises). */
 #include "transforms/legalize/legalize.h"
 #include "transforms/transforms.h"
 
@@ -12,6 +12,9 @@ tj_status_t *tj_dispatch_sort_scan(const tj_pass_context_t *ctx, const tj_module
   static const tj_legalizer_t table[] = {
       {"relax.cumsum", tj_dispatch_cumsum},
       {"relax.cumprod", tj_dispatch_cumprod},
+      {"relax.sort", tj_dispatch_sort},
+      {"relax.argsort", tj_dispatch_argsort},
+      {"relax.topk", tj_dispatch_topk},
   };
   const tj_legalize_options_t opts = {
       .n_custom = (int)(sizeof table / sizeof table[0]), .custom = table, .only_custom = true};

@@ -206,6 +206,10 @@ tj_status_t *tj_lg_elemwise(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const ch
 /* DispatchSortScan's lowerings (scan.c): topi.cumsum / topi.cumprod. */
 tj_status_t *tj_dispatch_cumsum(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
 tj_status_t *tj_dispatch_cumprod(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+/* ... and sort / argsort / topk (sorting.c): tvmjit's TIR where TVM calls tvm.contrib.sort. */
+tj_status_t *tj_dispatch_sort(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_dispatch_argsort(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_dispatch_topk(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
 
 /* ---------------- the legalizers ----------------
  * `tj_legalize_<ident>` for every LEGALIZE row of ir/op/table.def, defined in
