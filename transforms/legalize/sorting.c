@@ -44,23 +44,52 @@ static const tj_tir_expr_t *before(tj_arena_t *a, bool desc, const tj_tir_expr_t
   return tj_tir_binary(a, TJ_TIR_OR, better, tie);
 }
 
-static const tj_tir_stmt_t *sort_body(tj_arena_t *a, const sort_ir_t *s) {
+/* Index of element `pos` of the line (row, col) of `b`: row spans the dims before the
+ * axis, col the dims after it. The row/col parts depend on the parallel loop only, so
+ * LLVM hoists their divisions out of the compare loop (a flat index would divide at
+ * every compare). */
+static void line_index(tj_arena_t *a, const tj_buffer_t *b, int axis, const tj_tir_expr_t *row,
+                       const tj_tir_expr_t *col, const tj_tir_expr_t *pos, const tj_tir_expr_t **out) {
+  for (int d = axis - 1; d >= 0; d--) {
+    out[d] = d == 0 ? row : tj_lg_floormod(a, row, b->shape[d]);
+    if (d > 0) row = tj_lg_floordiv(a, row, b->shape[d]);
+  }
+  out[axis] = pos;
+  for (int d = b->ndim - 1; d > axis; d--) {
+    out[d] = d == axis + 1 ? col : tj_lg_floormod(a, col, b->shape[d]);
+    if (d > axis + 1) col = tj_lg_floordiv(a, col, b->shape[d]);
+  }
+}
+
+static const tj_tir_expr_t *line_load(tj_arena_t *a, const tj_buffer_t *b, int axis, const tj_tir_expr_t *row,
+                                      const tj_tir_expr_t *col, const tj_tir_expr_t *pos) {
+  const tj_tir_expr_t *ix[TJ_LG_MAX_ITERS];
+  line_index(a, b, axis, row, col, pos, ix);
+  return tj_lg_load(a, b, b->ndim, ix);
+}
+
+static const tj_tir_stmt_t *line_store(tj_arena_t *a, const tj_buffer_t *b, int axis, const tj_tir_expr_t *row,
+                                       const tj_tir_expr_t *col, const tj_tir_expr_t *pos, const tj_tir_expr_t *v) {
+  const tj_tir_expr_t *ix[TJ_LG_MAX_ITERS];
+  line_index(a, b, axis, row, col, pos, ix);
+  return tj_lg_store(a, b, b->ndim, ix, v);
+}
+
+static const tj_tir_stmt_t *sort_body(tj_arena_t *a, const sort_ir_t *s, int axis) {
   const tj_tir_expr_t *fused = tj_tir_var(a, "fused", TJ_I64), *i = tj_tir_var(a, "i", TJ_I64);
   const tj_tir_expr_t *j = tj_tir_var(a, "j", TJ_I64);
   const tj_tir_expr_t *row = tj_lg_floordiv(a, fused, s->after), *col = tj_lg_floormod(a, fused, s->after);
-  const tj_tir_expr_t *base = tj_lg_add(a, tj_lg_mul(a, tj_lg_mul(a, row, s->len), s->after), col);
-  const tj_tir_expr_t *xi = tj_lg_flat_load(a, s->data, tj_lg_add(a, base, tj_lg_mul(a, i, s->after)));
-  const tj_tir_expr_t *xj = tj_lg_flat_load(a, s->data, tj_lg_add(a, base, tj_lg_mul(a, j, s->after)));
+  const tj_tir_expr_t *xi = line_load(a, s->data, axis, row, col, i);
+  const tj_tir_expr_t *xj = line_load(a, s->data, axis, row, col, j);
   const tj_tir_expr_t *rank = tj_lg_load(a, s->rank, 1, &fused);
   const tj_tir_stmt_t *count = tj_tir_for(
       a, j, tj_tir_i64(a, 0), s->len, TJ_FOR_SERIAL,
       tj_tir_if(a, before(a, s->descending, xj, j, xi, i),
                 tj_lg_store(a, s->rank, 1, &fused, tj_tir_binary(a, TJ_TIR_ADD, rank, tj_tir_i64(a, 1))), NULL));
-  const tj_tir_expr_t *pos = tj_lg_add(a, tj_lg_mul(a, tj_lg_add(a, tj_lg_mul(a, row, s->k), rank), s->after), col);
   const tj_tir_stmt_t *put[2];
   int n = 0;
-  if (s->values) put[n++] = tj_lg_flat_store(a, s->values, pos, xi);
-  if (s->indices) put[n++] = tj_lg_flat_store(a, s->indices, pos, tj_lg_cast(a, s->indices->dtype, i));
+  if (s->values) put[n++] = line_store(a, s->values, axis, row, col, rank, xi);
+  if (s->indices) put[n++] = line_store(a, s->indices, axis, row, col, rank, tj_lg_cast(a, s->indices->dtype, i));
   const tj_tir_stmt_t *place = tj_tir_if(a, tj_tir_binary(a, TJ_TIR_LT, rank, s->k), tj_tir_seq(a, n, put), NULL);
   const tj_tir_stmt_t *per_i[3] = {tj_lg_store(a, s->rank, 1, &fused, tj_tir_i64(a, 0)), count, place};
   const tj_tir_stmt_t *loop_i = tj_tir_for(a, i, tj_tir_i64(a, 0), s->len, TJ_FOR_SERIAL, tj_tir_seq(a, 3, per_i));
@@ -109,7 +138,7 @@ static tj_status_t *dispatch_sort(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, so
   const tj_tir_expr_t *rows = tj_lg_mul(a, s.before, s.after);
   s.rank = tj_lg_alloc(&te, "rank", TJ_I64, 1, &rows);
   if (te.failed) return tj_lg_te_finish(&te, name, NULL, out_expr);
-  tj_lg_extern_block(&te, blocks[kind], sort_body(a, &s));
+  tj_lg_extern_block(&te, blocks[kind], sort_body(a, &s, axis));
   return tj_lg_te_finish(&te, name, os, out_expr);
 }
 
