@@ -166,7 +166,7 @@ void tvmjit_instance_free(tvmjit_instance_t *instance);
 typedef enum tvmjit_message_kind { TVMJIT_MESSAGE_WARNING, TVMJIT_MESSAGE_DEBUG } tvmjit_message_kind_t;
 
 typedef struct tvmjit_module_options {
-  /* Pass pipeline: "default" (LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR),
+  /* Pass pipeline: "default" (DispatchSortScan, LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR),
    * "none", or a list in TVM's spelling: "ToMixedPrecision(out_dtype=\"float16\"),LegalizeOps". */
   const char *passes;
   /* NULL, "float32" or "float16": put ToMixedPrecision(out_dtype=...) first. */

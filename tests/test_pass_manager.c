@@ -54,9 +54,9 @@ END_TEST
 START_TEST(default_and_none) {
   tj_pipeline_t p;
   TU_OK(tj_pipeline_parse(arena, "default", &p));
-  ck_assert_str_eq(tj_pipeline_text(arena, &p), "LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR");
+  ck_assert_str_eq(tj_pipeline_text(arena, &p), "DispatchSortScan, LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR");
   TU_OK(tj_pipeline_parse(arena, "ToMixedPrecision(out_dtype='float16'),default", &p));
-  ck_assert_int_eq(p.n, 5);
+  ck_assert_int_eq(p.n, 6);
   TU_OK(tj_pipeline_parse(arena, "none", &p));
   ck_assert_int_eq(p.n, 0);
   ck_assert_str_eq(tj_pipeline_text(arena, &p), "none");
@@ -78,14 +78,14 @@ START_TEST(every_table_row_is_complete) {
     ck_assert_msg((pass->run != NULL) != (pass->run_with_options != NULL), "%s: needs exactly one entry point", name);
     ck_assert_str_eq(tj_pass_text(arena, pass), name);
   }
-  ck_assert_int_eq(n, 10);
+  ck_assert_int_eq(n, 11);
 }
 END_TEST
 
 START_TEST(rejects_unknown_passes_and_options) {
   tj_pipeline_t p;
   assert_invalid(tj_pipeline_parse(arena, "LegalizeOps,FuseTir", &p),
-                 "unknown pass 'FuseTir' (valid: ToMixedPrecision, LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR, "
+                 "unknown pass 'FuseTir' (valid: ToMixedPrecision, DispatchSortScan, LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR, "
                  "DeadCodeElimination");
   assert_invalid(tj_pipeline_parse(arena, "FuseOps(opt_level=2)", &p), "FuseOps has no option 'opt_level' (valid: fuse_opt_level)");
   assert_invalid(tj_pipeline_parse(arena, "LegalizeOps(x=1)", &p), "LegalizeOps has no option 'x' (valid: none)");

@@ -181,7 +181,7 @@ const cli_command_t cli_cmd_print = {
     "                    [--graph | --graph-svg OUT.svg]\n"
     "\n"
     "Reads FILE.rx, verifies it, runs the passes (default: none; 'default' is\n"
-    "LegalizeOps,AnnotateTIROpPattern,FuseOps,FuseTIR; options in TVM's spelling, e.g.\n"
+    "DispatchSortScan,LegalizeOps,AnnotateTIROpPattern,FuseOps,FuseTIR; options in TVM's spelling, e.g.\n"
     "'ToMixedPrecision(out_dtype=\"float16\"),LegalizeOps') with the verifier after each,\n"
     "and prints the result as TVMScript (what TVM's mod.script() prints).\n"
     "With --print-ir-before/after the instruments print the module at those passes\n"

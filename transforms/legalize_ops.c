@@ -99,7 +99,7 @@ static tj_legalize_fn find_legalizer(const tj_lg_pass_t *p, const char *op) {
     if (strcmp(o->skip_ops[i], op) == 0) return NULL;
   for (int i = 0; o && i < o->n_custom; i++)
     if (strcmp(o->custom[i].op_name, op) == 0) return o->custom[i].fn;
-  return tj_legalizer_lookup(op);
+  return o && o->only_custom ? NULL : tj_legalizer_lookup(op);
 }
 
 /* A call whose result lives on a virtual device (R.Tensor(..., vdevice="llvm"))

@@ -36,6 +36,7 @@ static tj_status_t *run_fuse_ops(const tj_pass_context_t *ctx, const tj_pass_t *
 static const tj_pass_t k_passes[] = {
     PASS(.name = "ToMixedPrecision", .run_with_options = run_to_mixed_precision,
          .options = OPTIONS("out_dtype", "fp16_input_names")),
+    PASS(.name = "DispatchSortScan", .run = tj_dispatch_sort_scan, .in_default = true),
     PASS(.name = "LegalizeOps", .run = tj_legalize_ops, .in_default = true),
     PASS(.name = "AnnotateTIROpPattern", .run = tj_annotate_tir_op_pattern, .in_default = true),
     PASS(.name = "FuseOps", .run_with_options = run_fuse_ops, .options = OPTIONS("fuse_opt_level"), .in_default = true),

@@ -48,6 +48,8 @@ void tj_pass_context_init(tj_pass_context_t *ctx, tj_arena_t *arena);
 tj_status_t *tj_to_mixed_precision(const tj_pass_context_t *ctx, const tj_module_t *in, const char *out_dtype,
                                    int n_fp16_inputs, const char *const *fp16_input_names,
                                    const tj_module_t **out);
+/* DispatchSortScan: cumsum/cumprod to their TOPI kernels (TVM runs it before LegalizeOps). */
+tj_status_t *tj_dispatch_sort_scan(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
 tj_status_t *tj_legalize_ops(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);
 tj_status_t *tj_annotate_tir_op_pattern(const tj_pass_context_t *ctx, const tj_module_t *in,
                                         const tj_module_t **out);

@@ -167,7 +167,9 @@ static tj_status_t *infer_scan(const char *op, const tj_infer_ctx_t *ctx, const 
   const tj_op_def_t tj_op_##ident = {                                                                      \
       .name = "relax." #ident, .script_name = "R." #ident, .min_args = 1, .max_args = 1,                   \
       .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_##ident, .infer = infer_##ident,              \
-      .arg_names = scan_args, .positional_attrs = scan_attrs,                                              \
+      .arg_names = scan_args, .positional_attrs = scan_attrs, .dtypes = "any",                             \
+      .notes = "LegalizeOps keeps it; DispatchSortScan (before LegalizeOps, as in TVM's build) lowers it to "  \
+               "topi." #ident "'s serial scan per row, rows in parallel",                                    \
   };
 
 SCAN_OP(cumsum)

@@ -60,6 +60,7 @@ typedef struct tj_legalize_options {
   const tj_legalizer_t *custom;
   int n_skip;
   const char *const *skip_ops;
+  bool only_custom; /* legalize only the `custom` ops (DispatchSortScan reuses the pass) */
 } tj_legalize_options_t;
 
 struct tj_pass_context;
@@ -92,6 +93,7 @@ typedef struct tj_lg_te {
   const tj_tir_expr_t *sym_from[TJ_LG_MAX_SYMS];
   const tj_tir_expr_t *sym_to[TJ_LG_MAX_SYMS];
   bool failed; /* out of memory or too many items: tj_lg_te_finish reports it */
+  const char *root_name; /* an extern's block is the root block itself (NULL: "root") */
 } tj_lg_te_t;
 
 void tj_lg_te_init(tj_lg_te_t *te, tj_lg_ctx_t *ctx);
@@ -135,6 +137,17 @@ void tj_lg_stage_end(tj_lg_te_t *te, tj_lg_stage_t *st, const tj_tir_stmt_t *ini
 /* Builds the PrimFunc, adds it to the module and returns the call_tir. */
 tj_status_t *tj_lg_te_finish(tj_lg_te_t *te, const char *name_hint, const tj_sinfo_t *out_sinfo,
                              const tj_rx_expr_t **out_call);
+
+/* ---------------- te.extern / ir_builder ops (extern.c) ---------------- */
+/* Input of an extern: a handle parameter matched to a buffer with offset_factor=1. */
+const tj_buffer_t *tj_lg_extern_input(tj_lg_te_t *te, const tj_rx_expr_t *arg);
+/* The extern's statements, as the root block named `name` (create_prim_func makes a
+ * lone extern block the function's root: no iter vars, no reads/writes listed). */
+void tj_lg_extern_block(tj_lg_te_t *te, const char *name, const tj_tir_stmt_t *body);
+/* ir_builder's flat index into a buffer of any rank (unravelled as TOPI does). */
+const tj_tir_expr_t *tj_lg_flat_load(tj_arena_t *a, const tj_buffer_t *b, const tj_tir_expr_t *idx);
+const tj_tir_stmt_t *tj_lg_flat_store(tj_arena_t *a, const tj_buffer_t *b, const tj_tir_expr_t *idx,
+                                      const tj_tir_expr_t *value);
 
 /* ---------------- TIR arithmetic with TVM's constant folding ----------------
  * tvm::add/sub/mul/div/cast fold constants as arith::TryConstFold does (int64 and
@@ -192,6 +205,14 @@ tj_status_t *tj_lg_unary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char 
 tj_status_t *tj_lg_elemwise(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const char *name_hint, const char *block,
                             const char *loop_prefix, tj_dtype_t out_dtype, tj_lg_unary_body_fn body,
                             const tj_rx_expr_t **out_expr);
+
+/* DispatchSortScan's lowerings (scan.c): topi.cumsum / topi.cumprod. */
+tj_status_t *tj_dispatch_cumsum(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_dispatch_cumprod(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+/* ... and sort / argsort / topk (sorting.c): tvmjit's TIR where TVM calls tvm.contrib.sort. */
+tj_status_t *tj_dispatch_sort(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_dispatch_argsort(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
+tj_status_t *tj_dispatch_topk(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr);
 
 /* ---------------- the legalizers ----------------
  * `tj_legalize_<ident>` for every LEGALIZE row of ir/op/table.def, defined in

@@ -332,7 +332,7 @@ static const tj_prim_func_t *build_prim_func(tj_lg_te_t *te) {
   const tj_tir_expr_t **params = TJ_ARENA_ARRAY(a, const tj_tir_expr_t *, n);
   const tj_buffer_t **bmap = TJ_ARENA_ARRAY(a, const tj_buffer_t *, n);
   tj_prim_func_t *f = TJ_ARENA_NEW(a, tj_prim_func_t);
-  tj_block_t *root = tj_block_new(a, "root");
+  tj_block_t *root = tj_block_new(a, te->root_name ? te->root_name : "root");
   if (!params || !bmap || !f || !root || te->n_stmts == 0) return NULL;
   for (int i = 0; i < te->n_inputs; i++) {
     params[i] = te->in_params[i];

@@ -9,6 +9,7 @@
 
 typedef struct flat_pair {
   const tj_buffer_t *from, *to;
+  bool param; /* in the PrimFunc's buffer_map */
 } flat_pair_t;
 
 typedef struct flatten_ctx {
@@ -97,10 +98,52 @@ static const tj_buffer_t *flat_buffer(tj_tir_mutator_t *m, const tj_buffer_t *b)
   return nb;
 }
 
+/* A parameter's elem_offset var (TVMScript's `offset_factor=1`, which TOPI's extern
+ * ops print) is the offset of the tensor's first element from its data pointer: tvmjit
+ * always passes the first element's address, so the var is 0 there. */
+static bool param_offset_var(const flatten_ctx_t *c, const tj_buffer_t *b) {
+  if (b->elem_offset->kind != TJ_TIR_VAR) return false;
+  for (int i = 0; i < c->pairs.n; i++)
+    if (c->pairs.items[i].from == b) return c->pairs.items[i].param;
+  return false;
+}
+
 /* The one int64 offset for `indices` into `b` (row-major unless b has strides). A
  * vector (ramp) index is allowed in the last dimension only. */
+static bool find_load(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  bool *found = v->ctx;
+  if (e->kind == TJ_TIR_BUFFER_LOAD) *found = true;
+  return !*found;
+}
+
+/* An index read from a tensor (take, gather, scatter): its value is data, not a loop
+ * position the schedule proved in bounds. */
+static bool data_dependent(const tj_tir_expr_t *e) {
+  bool found = false;
+  tj_tir_visitor_t v = {.expr = find_load, .ctx = &found};
+  tj_tir_visit_expr(&v, e);
+  return found;
+}
+
+/* Memory safety for data-dependent indices (TVM leaves them unchecked: an index out of
+ * range reads or writes out of bounds). A load clamps such an index into [0, extent)
+ * per dimension (numpy's mode="clip"); a store adds `0 <= i < extent` to *guard, and
+ * the caller skips the store when it is false. In-bounds indices are unchanged. */
+static const tj_tir_expr_t *guard_index(tj_arena_t *a, const tj_tir_expr_t *idx, const tj_tir_expr_t *extent,
+                                        const tj_tir_expr_t **guard) {
+  const tj_tir_expr_t *zero = tj_tir_i64(a, 0);
+  if (!guard) {
+    const tj_tir_expr_t *last = add_i64(a, extent, tj_tir_i64(a, -1));
+    return tj_tir_binary(a, TJ_TIR_MAX, tj_tir_binary(a, TJ_TIR_MIN, idx, last), zero);
+  }
+  const tj_tir_expr_t *ok =
+      tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_LE, zero, idx), tj_tir_binary(a, TJ_TIR_LT, idx, extent));
+  *guard = *guard ? tj_tir_binary(a, TJ_TIR_AND, *guard, ok) : ok;
+  return idx;
+}
+
 static const tj_tir_expr_t *linear_index(tj_tir_mutator_t *m, const tj_buffer_t *b, int n,
-                                         const tj_tir_expr_t *const *indices) {
+                                         const tj_tir_expr_t *const *indices, const tj_tir_expr_t **guard) {
   flatten_ctx_t *c = m->ctx;
   tj_arena_t *a = m->arena;
   if (n != b->ndim)
@@ -122,9 +165,10 @@ static const tj_tir_expr_t *linear_index(tj_tir_mutator_t *m, const tj_buffer_t 
       ramp = idx;
       continue;
     }
+    if (data_dependent(indices[i])) idx = guard_index(a, as_i64(a, idx), as_i64(a, b->shape[i]), guard);
     scalar = add_i64(a, scalar, stride ? mul_i64(a, as_i64(a, idx), stride) : as_i64(a, idx));
   }
-  if (b->elem_offset) scalar = add_i64(a, scalar, as_i64(a, b->elem_offset));
+  if (b->elem_offset && !param_offset_var(c, b)) scalar = add_i64(a, scalar, as_i64(a, b->elem_offset));
   if (ramp) {
     const tj_tir_expr_t *s = as_i64(a, ramp->ramp.stride);
     if (b->strides) s = mul_i64(a, s, as_i64(a, b->strides[n - 1]));
@@ -137,7 +181,7 @@ static const tj_tir_expr_t *flatten_expr(tj_tir_mutator_t *m, const tj_tir_expr_
   if (e->kind != TJ_TIR_BUFFER_LOAD) return NULL;
   const tj_buffer_t *fb = flat_buffer(m, e->load.buffer);
   if (!fb) return NULL;
-  const tj_tir_expr_t *idx = linear_index(m, e->load.buffer, e->load.n_indices, e->load.indices);
+  const tj_tir_expr_t *idx = linear_index(m, e->load.buffer, e->load.n_indices, e->load.indices, NULL);
   if (!idx) return NULL;
   const tj_tir_expr_t *r = tj_tir_load(m->arena, fb, 1, &idx);
   return r ? r : oom(m);
@@ -147,10 +191,12 @@ static const tj_tir_stmt_t *flatten_stmt(tj_tir_mutator_t *m, const tj_tir_stmt_
   if (s->kind != TJ_TIR_BUFFER_STORE) return NULL;
   const tj_buffer_t *fb = flat_buffer(m, s->store.buffer);
   if (!fb) return NULL;
-  const tj_tir_expr_t *idx = linear_index(m, s->store.buffer, s->store.n_indices, s->store.indices);
+  const tj_tir_expr_t *guard = NULL;
+  const tj_tir_expr_t *idx = linear_index(m, s->store.buffer, s->store.n_indices, s->store.indices, &guard);
   const tj_tir_expr_t *val = idx ? tj_tir_mutate_expr(m, s->store.value) : NULL;
   if (!val) return m->failed ? NULL : oom(m);
   const tj_tir_stmt_t *r = tj_tir_store(m->arena, fb, 1, &idx, val);
+  if (r && guard) r = tj_tir_if(m->arena, guard, r, NULL);
   return r ? r : oom(m);
 }
 
@@ -162,7 +208,10 @@ tj_status_t *tj_tir_flatten_buffers(tj_arena_t *arena, const tj_prim_func_t *f, 
   const tj_buffer_t **map = TJ_ARENA_ARRAY(arena, const tj_buffer_t *, f->n_params > 0 ? f->n_params : 1);
   if (!nf || !map) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "FlattenBuffers: out of memory");
   for (int i = 0; i < f->n_params && !m.failed; i++)
+  {
     map[i] = f->buffer_map && f->buffer_map[i] ? flat_buffer(&m, f->buffer_map[i]) : NULL;
+    if (map[i]) c.pairs.items[c.pairs.n - 1].param = true;
+  }
   const tj_tir_stmt_t *body = m.failed ? NULL : tj_tir_mutate_stmt(&m, f->body);
   if (c.error) return c.error;
   if (m.failed || !body) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "FlattenBuffers: out of memory");
