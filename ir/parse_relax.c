@@ -942,21 +942,47 @@ static tj_val_t eval_subscript(tj_pctx_t *c, const tj_py_t *e) {
   return rx_val(e->pos, with_sinfo(c, e->pos, TJ_CHK(c, tj_rx_get_item(c->arena, t, (int)i.i))));
 }
 
+/* A Relax call of the operator with script name `rop` on Relax values (TVM's
+ * ExprWithOp operator overloads). */
+static tj_val_t rx_op_call(tj_pctx_t *c, tj_src_pos_t pos, const char *rop, int n, const tj_val_t *vals) {
+  const tj_op_def_t *def = tj_op_lookup_script(rop);
+  if (!def) tj_parse_fail(c->src, pos, "operator %s is not available", rop);
+  const tj_rx_expr_t *args[2];
+  for (int i = 0; i < n; i++) args[i] = leaf(c, vals[i].pos, as_rx(c, &vals[i]));
+  const tj_rx_expr_t *out = NULL;
+  check_status(c, pos, tj_op_make_call(&c->rxfn->ictx, def, n, args, NULL, &out));
+  return rx_val(pos, out);
+}
+
 static tj_val_t eval_binop(tj_pctx_t *c, const tj_py_t *e) {
-  tj_val_t a = eval(c, e->a), b = eval(c, e->b);
-  if (a.kind != V_RX && b.kind != V_RX) return tj_tir_eval(c, e); /* symbolic shape arithmetic */
+  tj_val_t v[2] = {eval(c, e->a), eval(c, e->b)};
+  if (v[0].kind != V_RX && v[1].kind != V_RX) return tj_tir_eval(c, e); /* symbolic shape arithmetic */
   static const struct { const char *op, *rop; } ops[] = {
-      {"+", "R.add"}, {"-", "R.subtract"}, {"*", "R.multiply"}, {"/", "R.divide"}, {"@", "R.matmul"}};
-  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-    if (strcmp(e->s, ops[i].op)) continue;
-    const tj_op_def_t *def = tj_op_lookup_script(ops[i].rop);
-    if (!def) break;
-    const tj_rx_expr_t *args[2] = {leaf(c, a.pos, as_rx(c, &a)), leaf(c, b.pos, as_rx(c, &b))};
-    const tj_rx_expr_t *out = NULL;
-    check_status(c, e->pos, tj_op_make_call(&c->rxfn->ictx, def, 2, args, NULL, &out));
-    return rx_val(e->pos, out);
-  }
+      {"+", "R.add"},           {"-", "R.subtract"}, {"*", "R.multiply"}, {"/", "R.divide"},
+      {"//", "R.floor_divide"}, {"**", "R.power"},   {"@", "R.matmul"}};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(e->s, ops[i].op)) return rx_op_call(c, e->pos, ops[i].rop, 2, v);
   tj_parse_fail(c->src, e->pos, "operator '%s' is not supported on Relax values", e->s);
+}
+
+/* `-x` and `x < y` on Relax values; `==` and `!=` stay Python's identity tests in TVM,
+ * so they are not operators here either. */
+static tj_val_t eval_unary(tj_pctx_t *c, const tj_py_t *e) {
+  tj_val_t a = eval(c, e->a);
+  if (a.kind != V_RX) return tj_tir_eval(c, e);
+  if (!strcmp(e->s, "-")) return rx_op_call(c, e->pos, "R.negative", 1, &a);
+  tj_parse_fail(c->src, e->pos, "operator '%s' is not supported on Relax values", e->s);
+}
+
+static tj_val_t eval_compare(tj_pctx_t *c, const tj_py_t *e) {
+  if (e->n != 2) return tj_tir_eval(c, e);
+  tj_val_t v[2] = {eval(c, e->items[0]), eval(c, e->items[1])};
+  if (v[0].kind != V_RX && v[1].kind != V_RX) return tj_tir_eval(c, e);
+  static const struct { const char *op, *rop; } ops[] = {
+      {"<", "R.less"}, {"<=", "R.less_equal"}, {">", "R.greater"}, {">=", "R.greater_equal"}};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(e->kw[0], ops[i].op)) return rx_op_call(c, e->pos, ops[i].rop, 2, v);
+  tj_parse_fail(c->src, e->pos, "comparison '%s' is not supported on Relax values", e->kw[0]);
 }
 
 static tj_val_t eval(tj_pctx_t *c, const tj_py_t *e) {
@@ -966,6 +992,8 @@ static tj_val_t eval(tj_pctx_t *c, const tj_py_t *e) {
     case PY_CALL: v = eval_call(c, e); break;
     case PY_SUBSCRIPT: v = eval_subscript(c, e); break;
     case PY_BINOP: v = eval_binop(c, e); break;
+    case PY_UNARY: v = eval_unary(c, e); break;
+    case PY_COMPARE: v = eval_compare(c, e); break;
     case PY_TUPLE: case PY_LIST: {
       v = tj_val_make(V_SEQ, e->pos);
       tj_val_t *items = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof(tj_val_t) * (size_t)(e->n + 1)));

@@ -699,6 +699,26 @@ static const tj_rx_expr_t *binding_value(const tj_rx_func_t *f, int block, int i
 
 /* tvm.tir.const(value, dtype=None), as TVM's tests write literals: the dtype given, or
  * Python's default for the value (bool, int32, float32). */
+/* TVM's ExprWithOp overloads: -x, //, ** and the four orderings are operator calls. */
+START_TEST(python_operators_on_relax_values_are_op_calls) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@R.function\n"
+      "def f(x: R.Tensor((2,), \"float32\"), y: R.Tensor((2,), \"float32\")):\n"
+      "    a = -x\n"
+      "    b = x // y\n"
+      "    c = x ** y\n"
+      "    d = x >= y\n"
+      "    e = x < y\n"
+      "    return (a, b, c, d, e)\n");
+  const tj_rx_func_t *f = m->funcs[0].relax;
+  const char *ops[] = {"relax.negative", "relax.floor_divide", "relax.power", "relax.greater_equal", "relax.less"};
+  for (int i = 0; i < 5; i++) ck_assert_msg(tj_rx_is_op_call(binding_value(f, 0, i), ops[i]), "binding %d", i);
+  ck_assert(tj_dtype_eq(binding_value(f, 0, 3)->sinfo->tensor.dtype, TJ_BOOL));
+  tj_arena_free(a);
+}
+END_TEST
+
 START_TEST(tvm_tir_const_makes_a_typed_literal) {
   tj_arena_t *a = tj_arena_create();
   tj_module_t *m = parse_ok(a,
@@ -918,6 +938,7 @@ int main(void) {
   tcase_add_test(tc, round_trip_seed);
   tcase_add_test(tc, relax_packed_calls_as_tvm_builds_them);
   tcase_add_test(tc, tvm_tir_const_makes_a_typed_literal);
+  tcase_add_test(tc, python_operators_on_relax_values_are_op_calls);
   tcase_add_test(tc, relax_call_tir_inplace_and_match_cast);
   tcase_add_test(tc, relax_construct_errors_name_the_place);
   tcase_add_test(tc, relax_call_of_a_function_takes_the_callers_variables);
