@@ -1045,12 +1045,30 @@ static const char *single_target(tj_pctx_t *c, const tj_py_t *s) {
   return t->s;
 }
 
+/* `n = T.Var("n", "int64")`, the node constructor TVM's tests also write: the dtype, or
+ * false when `value` is not that form. The name must be the target's, as TVM requires. */
+static bool tir_var_constructor(tj_pctx_t *c, const char *name, const tj_py_t *value, const char *fn,
+                                tj_dtype_t *out_dtype) {
+  if (strcmp(fn, "T.Var") || value->n != 2 || value->n2 != 0) return false;
+  const tj_py_t *vn = value->items[0], *vd = value->items[1];
+  if (vn->kind != PY_STR || vd->kind != PY_STR) return false;
+  if (strcmp(vn->s, name))
+    tj_parse_fail(c->src, vn->pos, "T.Var named '%s' is assigned to '%s': a TIR variable keeps the name it is bound to",
+                  vn->s, name);
+  if (!tj_dtype_parse(vd->s, out_dtype) || !tj_dtype_is_int(*out_dtype))
+    tj_parse_fail(c->src, vd->pos, "a symbolic variable needs an integer dtype such as \"int64\"");
+  return true;
+}
+
 /* `n = T.int64()` declares a symbolic variable (a name, not a binding); false when
  * `value` is something else. Redeclaring with the same dtype keeps the variable. */
 static bool declare_tir_var(tj_pctx_t *c, const char *name, const tj_py_t *value) {
   const char *fn = value->kind == PY_CALL ? tj_py_dotted(c->src, value->a) : NULL;
   tj_dtype_t dt;
-  if (!fn || strncmp(fn, "T.", 2) || value->n != 0 || value->n2 != 0 || !tj_dtype_parse(fn + 2, &dt)) return false;
+  if (!fn || strncmp(fn, "T.", 2)) return false;
+  if (!tir_var_constructor(c, name, value, fn, &dt) &&
+      (value->n != 0 || value->n2 != 0 || !tj_dtype_parse(fn + 2, &dt)))
+    return false;
   const tj_val_t *old = tj_pctx_lookup(c, name);
   if (old && old->kind == V_PRIM && old->prim->kind == TJ_TIR_VAR && tj_dtype_eq(old->prim->dtype, dt)) return true;
   tj_val_t v = tj_val_make(V_PRIM, value->pos);
@@ -1412,7 +1430,13 @@ static const tj_rx_func_t *parse_function(tj_pctx_t *c, const tj_py_t *def, bool
   for (int i = 0; i < f->blocks.n; i++) blocks[i] = *(const tj_rx_block_t *)f->blocks.items[i];
   fn->body = TJ_CHK(c, tj_rx_seq(c->arena, f->blocks.n, blocks, ret));
   const tj_sinfo_t *body_sinfo = infer(c, def->pos, ret);
-  fn->ret_sinfo = ret_ann ? ret_ann : body_sinfo;
+  /* TVM's Function constructor takes the body's struct info when the annotation is its
+   * base; here only when they are equal (`h - kh + 1` is written, `h + 1 - kh` is the
+   * body's form). A looser annotation stays, so that a printed module parses back to the
+   * same module even when a callee's signature is only known on the second reading. */
+  fn->ret_sinfo = ret_ann && !(tj_sinfo_is_base_of(ret_ann, body_sinfo) && tj_sinfo_is_base_of(body_sinfo, ret_ann))
+                      ? ret_ann
+                      : body_sinfo;
   tj_pctx_scope_close(c, mark);
   c->rxfn = NULL;
   return fn;

@@ -719,6 +719,29 @@ START_TEST(python_operators_on_relax_values_are_op_calls) {
 }
 END_TEST
 
+/* `a = T.Var("a", "int64")` in a Relax body names the signature's symbolic var, as
+ * `a = T.int64()` does; a different name is TVM's error. */
+START_TEST(tir_var_constructor_declares_a_symbolic_var) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@R.function\n"
+      "def f(x: R.Tensor((\"a\",), \"float32\")):\n"
+      "    a = T.Var(\"a\", \"int64\")\n"
+      "    y = R.call_pure_packed(\"id\", x, sinfo_args=R.Tensor((a * 2,), \"float32\"))\n"
+      "    return y\n");
+  const tj_rx_func_t *f = m->funcs[0].relax;
+  const tj_tir_expr_t *dim = binding_value(f, 0, 0)->sinfo->tensor.shape[0];
+  ck_assert_int_eq(dim->kind, TJ_TIR_MUL);
+  ck_assert_ptr_eq(dim->binary.a, f->params[0]->sinfo->tensor.shape[0]); /* the parameter's var */
+  tj_arena_free(a);
+  expect_error("@R.function\n"
+               "def f(x: R.Tensor((\"a\",), \"float32\")):\n"
+               "    b = T.Var(\"a\", \"int64\")\n"
+               "    return x\n",
+               "m.rx:3:15:", "keeps the name");
+}
+END_TEST
+
 START_TEST(tvm_tir_const_makes_a_typed_literal) {
   tj_arena_t *a = tj_arena_create();
   tj_module_t *m = parse_ok(a,
@@ -938,6 +961,7 @@ int main(void) {
   tcase_add_test(tc, round_trip_seed);
   tcase_add_test(tc, relax_packed_calls_as_tvm_builds_them);
   tcase_add_test(tc, tvm_tir_const_makes_a_typed_literal);
+  tcase_add_test(tc, tir_var_constructor_declares_a_symbolic_var);
   tcase_add_test(tc, python_operators_on_relax_values_are_op_calls);
   tcase_add_test(tc, relax_call_tir_inplace_and_match_cast);
   tcase_add_test(tc, relax_construct_errors_name_the_place);
