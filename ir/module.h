@@ -21,6 +21,7 @@ typedef struct tj_module {
   const tj_func_entry_t *funcs;
   const tj_attrs_t *attrs;       /* I.module_attrs; NULL = none */
   const tj_attrs_t *global_infos;/* I.module_global_infos (kept opaque); NULL = none */
+  bool standalone;               /* parsed from a bare @R.function / @T.prim_func: no IRModule */
 } tj_module_t;
 
 const tj_func_entry_t *tj_module_find(const tj_module_t *m, const char *name);

@@ -326,7 +326,9 @@ static tj_module_t *parse_top(tj_pctx_t *c, const tj_py_t *const *stmts, int n) 
     tj_parse_fail(c->src, p, "no module: expected an @I.ir_module class or an @R.function / @T.prim_func definition%s",
                   c->src->len == 0 ? " (the file is empty)" : "");
   }
-  return build_module(c, &defs, &mi);
+  tj_module_t *m = build_module(c, &defs, &mi);
+  m->standalone = !n_classes && defs.n == 1;
+  return m;
 }
 
 tj_status_t *tj_parse_module(tj_arena_t *arena, const char *filename, const char *text, size_t len,

@@ -942,21 +942,47 @@ static tj_val_t eval_subscript(tj_pctx_t *c, const tj_py_t *e) {
   return rx_val(e->pos, with_sinfo(c, e->pos, TJ_CHK(c, tj_rx_get_item(c->arena, t, (int)i.i))));
 }
 
+/* A Relax call of the operator with script name `rop` on Relax values (TVM's
+ * ExprWithOp operator overloads). */
+static tj_val_t rx_op_call(tj_pctx_t *c, tj_src_pos_t pos, const char *rop, int n, const tj_val_t *vals) {
+  const tj_op_def_t *def = tj_op_lookup_script(rop);
+  if (!def) tj_parse_fail(c->src, pos, "operator %s is not available", rop);
+  const tj_rx_expr_t *args[2];
+  for (int i = 0; i < n; i++) args[i] = leaf(c, vals[i].pos, as_rx(c, &vals[i]));
+  const tj_rx_expr_t *out = NULL;
+  check_status(c, pos, tj_op_make_call(&c->rxfn->ictx, def, n, args, NULL, &out));
+  return rx_val(pos, out);
+}
+
 static tj_val_t eval_binop(tj_pctx_t *c, const tj_py_t *e) {
-  tj_val_t a = eval(c, e->a), b = eval(c, e->b);
-  if (a.kind != V_RX && b.kind != V_RX) return tj_tir_eval(c, e); /* symbolic shape arithmetic */
+  tj_val_t v[2] = {eval(c, e->a), eval(c, e->b)};
+  if (v[0].kind != V_RX && v[1].kind != V_RX) return tj_tir_eval(c, e); /* symbolic shape arithmetic */
   static const struct { const char *op, *rop; } ops[] = {
-      {"+", "R.add"}, {"-", "R.subtract"}, {"*", "R.multiply"}, {"/", "R.divide"}, {"@", "R.matmul"}};
-  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-    if (strcmp(e->s, ops[i].op)) continue;
-    const tj_op_def_t *def = tj_op_lookup_script(ops[i].rop);
-    if (!def) break;
-    const tj_rx_expr_t *args[2] = {leaf(c, a.pos, as_rx(c, &a)), leaf(c, b.pos, as_rx(c, &b))};
-    const tj_rx_expr_t *out = NULL;
-    check_status(c, e->pos, tj_op_make_call(&c->rxfn->ictx, def, 2, args, NULL, &out));
-    return rx_val(e->pos, out);
-  }
+      {"+", "R.add"},           {"-", "R.subtract"}, {"*", "R.multiply"}, {"/", "R.divide"},
+      {"//", "R.floor_divide"}, {"**", "R.power"},   {"@", "R.matmul"}};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(e->s, ops[i].op)) return rx_op_call(c, e->pos, ops[i].rop, 2, v);
   tj_parse_fail(c->src, e->pos, "operator '%s' is not supported on Relax values", e->s);
+}
+
+/* `-x` and `x < y` on Relax values; `==` and `!=` stay Python's identity tests in TVM,
+ * so they are not operators here either. */
+static tj_val_t eval_unary(tj_pctx_t *c, const tj_py_t *e) {
+  tj_val_t a = eval(c, e->a);
+  if (a.kind != V_RX) return tj_tir_eval(c, e);
+  if (!strcmp(e->s, "-")) return rx_op_call(c, e->pos, "R.negative", 1, &a);
+  tj_parse_fail(c->src, e->pos, "operator '%s' is not supported on Relax values", e->s);
+}
+
+static tj_val_t eval_compare(tj_pctx_t *c, const tj_py_t *e) {
+  if (e->n != 2) return tj_tir_eval(c, e);
+  tj_val_t v[2] = {eval(c, e->items[0]), eval(c, e->items[1])};
+  if (v[0].kind != V_RX && v[1].kind != V_RX) return tj_tir_eval(c, e);
+  static const struct { const char *op, *rop; } ops[] = {
+      {"<", "R.less"}, {"<=", "R.less_equal"}, {">", "R.greater"}, {">=", "R.greater_equal"}};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(e->kw[0], ops[i].op)) return rx_op_call(c, e->pos, ops[i].rop, 2, v);
+  tj_parse_fail(c->src, e->pos, "comparison '%s' is not supported on Relax values", e->kw[0]);
 }
 
 static tj_val_t eval(tj_pctx_t *c, const tj_py_t *e) {
@@ -966,6 +992,8 @@ static tj_val_t eval(tj_pctx_t *c, const tj_py_t *e) {
     case PY_CALL: v = eval_call(c, e); break;
     case PY_SUBSCRIPT: v = eval_subscript(c, e); break;
     case PY_BINOP: v = eval_binop(c, e); break;
+    case PY_UNARY: v = eval_unary(c, e); break;
+    case PY_COMPARE: v = eval_compare(c, e); break;
     case PY_TUPLE: case PY_LIST: {
       v = tj_val_make(V_SEQ, e->pos);
       tj_val_t *items = TJ_CHK(c, tj_arena_alloc(c->src->scratch, sizeof(tj_val_t) * (size_t)(e->n + 1)));
@@ -1017,12 +1045,30 @@ static const char *single_target(tj_pctx_t *c, const tj_py_t *s) {
   return t->s;
 }
 
+/* `n = T.Var("n", "int64")`, the node constructor TVM's tests also write: the dtype, or
+ * false when `value` is not that form. The name must be the target's, as TVM requires. */
+static bool tir_var_constructor(tj_pctx_t *c, const char *name, const tj_py_t *value, const char *fn,
+                                tj_dtype_t *out_dtype) {
+  if (strcmp(fn, "T.Var") || value->n != 2 || value->n2 != 0) return false;
+  const tj_py_t *vn = value->items[0], *vd = value->items[1];
+  if (vn->kind != PY_STR || vd->kind != PY_STR) return false;
+  if (strcmp(vn->s, name))
+    tj_parse_fail(c->src, vn->pos, "T.Var named '%s' is assigned to '%s': a TIR variable keeps the name it is bound to",
+                  vn->s, name);
+  if (!tj_dtype_parse(vd->s, out_dtype) || !tj_dtype_is_int(*out_dtype))
+    tj_parse_fail(c->src, vd->pos, "a symbolic variable needs an integer dtype such as \"int64\"");
+  return true;
+}
+
 /* `n = T.int64()` declares a symbolic variable (a name, not a binding); false when
  * `value` is something else. Redeclaring with the same dtype keeps the variable. */
 static bool declare_tir_var(tj_pctx_t *c, const char *name, const tj_py_t *value) {
   const char *fn = value->kind == PY_CALL ? tj_py_dotted(c->src, value->a) : NULL;
   tj_dtype_t dt;
-  if (!fn || strncmp(fn, "T.", 2) || value->n != 0 || value->n2 != 0 || !tj_dtype_parse(fn + 2, &dt)) return false;
+  if (!fn || strncmp(fn, "T.", 2)) return false;
+  if (!tir_var_constructor(c, name, value, fn, &dt) &&
+      (value->n != 0 || value->n2 != 0 || !tj_dtype_parse(fn + 2, &dt)))
+    return false;
   const tj_val_t *old = tj_pctx_lookup(c, name);
   if (old && old->kind == V_PRIM && old->prim->kind == TJ_TIR_VAR && tj_dtype_eq(old->prim->dtype, dt)) return true;
   tj_val_t v = tj_val_make(V_PRIM, value->pos);
@@ -1384,7 +1430,13 @@ static const tj_rx_func_t *parse_function(tj_pctx_t *c, const tj_py_t *def, bool
   for (int i = 0; i < f->blocks.n; i++) blocks[i] = *(const tj_rx_block_t *)f->blocks.items[i];
   fn->body = TJ_CHK(c, tj_rx_seq(c->arena, f->blocks.n, blocks, ret));
   const tj_sinfo_t *body_sinfo = infer(c, def->pos, ret);
-  fn->ret_sinfo = ret_ann ? ret_ann : body_sinfo;
+  /* TVM's Function constructor takes the body's struct info when the annotation is its
+   * base; here only when they are equal (`h - kh + 1` is written, `h + 1 - kh` is the
+   * body's form). A looser annotation stays, so that a printed module parses back to the
+   * same module even when a callee's signature is only known on the second reading. */
+  fn->ret_sinfo = ret_ann && !(tj_sinfo_is_base_of(ret_ann, body_sinfo) && tj_sinfo_is_base_of(body_sinfo, ret_ann))
+                      ? ret_ann
+                      : body_sinfo;
   tj_pctx_scope_close(c, mark);
   c->rxfn = NULL;
   return fn;

@@ -700,6 +700,15 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
     if (!is_float && a.v[1].kind == V_FLOAT) tj_parse_fail(c->src, a.v[1].pos, "T.IntImm needs an integer value");
     return make_prim(call->pos, make_const(c, d, &a.v[1]));
   }
+  if (!strcmp(name, "tvm.tir.const")) { /* the Python helper TVM's tests write: (value, dtype=None) */
+    const tj_py_t *kw = tj_py_kwarg(call, "dtype");
+    want_args(c, call, name, &a, 1, kw ? 1 : 2);
+    if (a.v[0].kind != V_INT && a.v[0].kind != V_FLOAT && a.v[0].kind != V_BOOL)
+      tj_parse_fail(c->src, a.v[0].pos, "tvm.tir.const needs a literal value");
+    if (a.n < 2 && !kw) return make_prim(call->pos, tj_tir_as_expr(c, &a.v[0]));
+    tj_val_t dv = a.n == 2 ? a.v[1] : tj_tir_eval(c, kw);
+    return make_prim(call->pos, make_const(c, tj_val_dtype(c, &dv), &a.v[0]));
+  }
   if (!strcmp(name, "T.max_value") || !strcmp(name, "T.min_value")) {
     want_args(c, call, name, &a, 1, 1);
     tj_dtype_t d = tj_val_dtype(c, &a.v[0]);

@@ -164,6 +164,17 @@ const tj_rx_expr_t *tj_rx_mutate_expr(tj_rx_mutator_t *m, const tj_rx_expr_t *e)
   return m->error ? NULL : r;
 }
 
+/* TVM's ExprMutator keeps the old return struct info while the new body's is less
+ * specific (a pass may lose shape information it cannot propagate); a body that refines
+ * it (`-> R.Tensor(ndim=4)` over a static call_tir) or no longer fits it (squeeze or
+ * strided_slice re-inferred by LegalizeOps) gives the body's, as TVM rebuilds the
+ * Function without one; an equal one (`2 * a` for `a * 2`) too, as Function's
+ * constructor prefers the body's form. */
+static const tj_sinfo_t *ret_after_mutation(const tj_sinfo_t *old_ret, const tj_sinfo_t *body) {
+  if (!old_ret || !body) return body ? body : old_ret;
+  return tj_sinfo_is_base_of(body, old_ret) && !tj_sinfo_is_base_of(old_ret, body) ? old_ret : body;
+}
+
 const tj_rx_func_t *tj_rx_mutate_func(tj_rx_mutator_t *m, const tj_rx_func_t *f) {
   const tj_rx_expr_t *body = tj_rx_mutate_expr(m, f->body);
   const tj_rx_expr_t **params = TJ_ARENA_ARRAY(m->arena, const tj_rx_expr_t *, f->n_params + 1);
@@ -177,6 +188,7 @@ const tj_rx_func_t *tj_rx_mutate_func(tj_rx_mutator_t *m, const tj_rx_func_t *f)
   *nf = *f;
   nf->params = params;
   nf->body = body;
+  nf->ret_sinfo = ret_after_mutation(f->ret_sinfo, body->sinfo);
   return nf;
 }
 

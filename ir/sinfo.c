@@ -1,11 +1,13 @@
 /* Struct-info relations and short formatting (see ir/sinfo.h). The base check follows
- * TVM's StructInfoBaseChecker, but proves symbolic equality only structurally (no
- * arithmetic analyzer): an unprovable symbolic dim is FAIL_L2, as in TVM. */
+ * TVM's StructInfoBaseChecker; where TVM asks its arithmetic analyzer to prove two
+ * symbolic dims equal, the linear form of ir/op/shape_arith.c stands in for it
+ * (`h - kh + 1` equals `h + 1 - kh`): an unprovable symbolic dim is FAIL_L2, as in TVM. */
 #include "ir/sinfo.h"
 
 #include <inttypes.h>
 #include <string.h>
 
+#include "ir/op.h"
 #include "ir/struct_equal.h"
 
 static tj_sinfo_check_t worst(tj_sinfo_check_t a, tj_sinfo_check_t b) { return a > b ? a : b; }
@@ -20,6 +22,9 @@ bool tj_sinfo_prim_expr_equal(const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
  * anything unproven needs a runtime check. */
 static tj_sinfo_check_t value_check(const tj_tir_expr_t *base, const tj_tir_expr_t *derived) {
   if (tj_sinfo_prim_expr_equal(base, derived)) return TJ_SINFO_PASS;
+  if (tj_dtype_is_int(base->dtype) && tj_dtype_is_int(derived->dtype) &&
+      tj_op_compare_dims(base, derived) == TJ_DIM_EQUAL)
+    return TJ_SINFO_PASS;
   int64_t x, y;
   if (tj_tir_is_const_int(base, &x) && tj_tir_is_const_int(derived, &y)) return TJ_SINFO_FAIL_L1;
   return TJ_SINFO_FAIL_L2;

@@ -232,6 +232,37 @@ START_TEST(dce_keeps_public_and_reachable) {
 }
 END_TEST
 
+/* TVM's RemoveUnusedVars removes VarBindings only: an unused match_cast stays (it defines
+ * `n`, used by the returned shape), the unused `gv = y0` goes, and a block left empty is
+ * dropped (ExprMutator), so that the output prints and parses back. */
+START_TEST(dce_keeps_match_cast_and_drops_emptied_blocks) {
+  if (!fi_parser_available()) return;
+  fixture_t fx;
+  fx_init(&fx);
+  tj_module_t *m = NULL;
+  TU_OK(fi_parse_text(fx.a,
+                      "@R.function\n"
+                      "def foo(x: R.Tensor(\"float32\"), y: R.Tensor(\"float32\")):\n"
+                      "    n = T.int64()\n"
+                      "    with R.dataflow():\n"
+                      "        y0 = R.match_cast(y, R.Tensor([n], \"float32\"))\n"
+                      "        gv = y0\n"
+                      "        R.output(gv)\n"
+                      "    with R.dataflow():\n"
+                      "        z = R.add(x, x)\n"
+                      "        R.output(z)\n"
+                      "    return R.shape([n * 2])\n",
+                      &m));
+  const tj_module_t *out;
+  TU_OK(tj_dead_code_elimination(&fx.ctx, m, &out));
+  const tj_rx_expr_t *body = tj_module_find_relax(out, "foo")->body;
+  ck_assert_int_eq(body->seq.n_blocks, 1);
+  ck_assert_int_eq(body->seq.blocks[0].n_bindings, 1);
+  ck_assert_ptr_nonnull(body->seq.blocks[0].bindings[0].match_cast);
+  tj_arena_free(fx.a);
+}
+END_TEST
+
 /* ---- through the TVMScript reader (skipped until it is linked in) ---- */
 
 START_TEST(seed_through_the_pipeline) {
@@ -516,6 +547,7 @@ int main(void) {
   tcase_add_test(tc, callee_without_root_block);
   tcase_add_test(tc, identically_named_outputs_stay_distinct);
   tcase_add_test(tc, dce_keeps_public_and_reachable);
+  tcase_add_test(tc, dce_keeps_match_cast_and_drops_emptied_blocks);
   tcase_add_test(tc, seed_through_the_pipeline);
   tcase_add_test(tc, script_same_buffer_read_twice);
   tcase_add_test(tc, script_callee_without_root_block);

@@ -206,6 +206,14 @@ START_TEST(base_check_levels) {
                    TJ_SINFO_FAIL_L2);
   ck_assert(tj_sinfo_is_base_of(tj_sinfo_tensor(A, TJ_F32, 1, s2n), tj_sinfo_tensor(A, TJ_F32, 1, s2n_again)));
   ck_assert_str_eq(fmt(tj_sinfo_tensor(A, TJ_F32, 1, s2n)), "float32[n * 2]");
+  /* Arithmetic equality as TVM's analyzer proves it: h - k + 1 is h + 1 - k, not h - k. */
+  const tj_tir_expr_t *h = tj_tir_var(A, "h", TJ_I64), *k = tj_tir_var(A, "k", TJ_I64), *one = tj_tir_i64(A, 1);
+  const tj_tir_expr_t *hk1[] = {tj_tir_binary(A, TJ_TIR_ADD, tj_tir_binary(A, TJ_TIR_SUB, h, k), one)};
+  const tj_tir_expr_t *h1k[] = {tj_tir_binary(A, TJ_TIR_SUB, tj_tir_binary(A, TJ_TIR_ADD, h, one), k)};
+  const tj_tir_expr_t *hk[] = {tj_tir_binary(A, TJ_TIR_SUB, h, k)};
+  ck_assert(tj_sinfo_is_base_of(tj_sinfo_tensor(A, TJ_F32, 1, hk1), tj_sinfo_tensor(A, TJ_F32, 1, h1k)));
+  ck_assert_int_eq(tj_sinfo_base_check(tj_sinfo_tensor(A, TJ_F32, 1, hk1), tj_sinfo_tensor(A, TJ_F32, 1, hk)),
+                   TJ_SINFO_FAIL_L2);
   /* Tuples and functions. */
   const tj_sinfo_t *pair[] = {f16, f32}, *pair_loose[] = {any, obj};
   ck_assert(tj_sinfo_is_base_of(tj_sinfo_tuple(A, 2, pair_loose), tj_sinfo_tuple(A, 2, pair)));

@@ -392,6 +392,33 @@ static void check_prim_equal(const char *before, const char *expected, const cha
 #define HDR "# from tvm.script import ir as I\n# from tvm.script import tir as T\n# from tvm.script import relax as R\n\n"
 
 /* The seed's conv2d2 (models/seed.rx), written out. */
+/* topi.repeat's output dim is `2 * a` as TE builds it: the output buffer and call_tir's
+ * out_sinfo keep that form while the loop runs over Relax's simplified `a * 2`. */
+START_TEST(symbolic_repeat_keeps_te_shape_form) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_or_skip(a, "repeat.rx",
+                                 "@R.function\n"
+                                 "def main(x: R.Tensor((\"a\", 3), \"float32\")):\n"
+                                 "    gv = R.repeat(x, 2, 0)\n"
+                                 "    return gv\n");
+  if (!m) {
+    tj_arena_free(a);
+    return;
+  }
+  const tj_module_t *out = legalize(a, m);
+  const tj_tir_expr_t *od = main_value(out)->sinfo->tensor.shape[0];
+  ck_assert_int_eq(od->kind, TJ_TIR_MUL);
+  ck_assert_int_eq(od->binary.a->kind, TJ_TIR_INT_IMM); /* 2 * a */
+  const tj_prim_func_t *f = tj_module_find_prim(out, "repeat");
+  ck_assert_ptr_nonnull(f);
+  const tj_tir_expr_t *bd = f->buffer_map[1]->shape[0];
+  ck_assert_int_eq(bd->binary.a->kind, TJ_TIR_INT_IMM);
+  const tj_rx_func_t *mf = tj_module_find_relax(out, "main");
+  ck_assert_int_eq(mf->ret_sinfo->tensor.shape[0]->binary.a->kind, TJ_TIR_INT_IMM); /* follows the body */
+  tj_arena_free(a);
+}
+END_TEST
+
 static const char *k_seed_conv_expected =
     HDR
     "@I.ir_module\n"
@@ -765,6 +792,7 @@ int main(void) {
   tcase_add_test(tc, seed_network_legalizes_to_the_seed_prim_funcs);
   tcase_add_test(tc, a_declining_custom_legalizer_keeps_the_call);
   tcase_add_test(tc, exp_becomes_tir_exp_with_one_compute_block);
+  tcase_add_test(tc, symbolic_repeat_keeps_te_shape_form);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -697,6 +697,71 @@ static const tj_rx_expr_t *binding_value(const tj_rx_func_t *f, int block, int i
   return f->body->seq.blocks[block].bindings[i].value;
 }
 
+/* tvm.tir.const(value, dtype=None), as TVM's tests write literals: the dtype given, or
+ * Python's default for the value (bool, int32, float32). */
+/* TVM's ExprWithOp overloads: -x, //, ** and the four orderings are operator calls. */
+START_TEST(python_operators_on_relax_values_are_op_calls) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@R.function\n"
+      "def f(x: R.Tensor((2,), \"float32\"), y: R.Tensor((2,), \"float32\")):\n"
+      "    a = -x\n"
+      "    b = x // y\n"
+      "    c = x ** y\n"
+      "    d = x >= y\n"
+      "    e = x < y\n"
+      "    return (a, b, c, d, e)\n");
+  const tj_rx_func_t *f = m->funcs[0].relax;
+  const char *ops[] = {"relax.negative", "relax.floor_divide", "relax.power", "relax.greater_equal", "relax.less"};
+  for (int i = 0; i < 5; i++) ck_assert_msg(tj_rx_is_op_call(binding_value(f, 0, i), ops[i]), "binding %d", i);
+  ck_assert(tj_dtype_eq(binding_value(f, 0, 3)->sinfo->tensor.dtype, TJ_BOOL));
+  tj_arena_free(a);
+}
+END_TEST
+
+/* `a = T.Var("a", "int64")` in a Relax body names the signature's symbolic var, as
+ * `a = T.int64()` does; a different name is TVM's error. */
+START_TEST(tir_var_constructor_declares_a_symbolic_var) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@R.function\n"
+      "def f(x: R.Tensor((\"a\",), \"float32\")):\n"
+      "    a = T.Var(\"a\", \"int64\")\n"
+      "    y = R.call_pure_packed(\"id\", x, sinfo_args=R.Tensor((a * 2,), \"float32\"))\n"
+      "    return y\n");
+  const tj_rx_func_t *f = m->funcs[0].relax;
+  const tj_tir_expr_t *dim = binding_value(f, 0, 0)->sinfo->tensor.shape[0];
+  ck_assert_int_eq(dim->kind, TJ_TIR_MUL);
+  ck_assert_ptr_eq(dim->binary.a, f->params[0]->sinfo->tensor.shape[0]); /* the parameter's var */
+  tj_arena_free(a);
+  expect_error("@R.function\n"
+               "def f(x: R.Tensor((\"a\",), \"float32\")):\n"
+               "    b = T.Var(\"a\", \"int64\")\n"
+               "    return x\n",
+               "m.rx:3:15:", "keeps the name");
+}
+END_TEST
+
+START_TEST(tvm_tir_const_makes_a_typed_literal) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@T.prim_func(private=True)\n"
+      "def f(A: T.Buffer((T.int64(4),), \"bool\"), B: T.Buffer((T.int64(4),), \"int64\")):\n"
+      "    A[0] = tvm.tir.const(True, \"bool\")\n"
+      "    B[0] = tvm.tir.const(3, dtype=\"int64\")\n"
+      "    B[1] = T.Cast(\"int64\", tvm.tir.const(0.5))\n");
+  const tj_prim_func_t *f = m->funcs[0].prim;
+  const tj_tir_expr_t *p = f->body->seq.stmts[0]->store.value, *q = f->body->seq.stmts[1]->store.value;
+  const tj_tir_expr_t *r = f->body->seq.stmts[2]->store.value->unary.operand;
+  ck_assert(tj_dtype_eq(p->dtype, TJ_BOOL));
+  ck_assert_int_eq(p->int_imm, 1);
+  ck_assert(tj_dtype_eq(q->dtype, TJ_I64));
+  ck_assert_int_eq(q->int_imm, 3);
+  ck_assert(tj_dtype_eq(r->dtype, TJ_F32));
+  tj_arena_free(a);
+}
+END_TEST
+
 START_TEST(relax_packed_calls_as_tvm_builds_them) {
   tj_arena_t *a = tj_arena_create();
   tj_module_t *m = parse_ok(a,
@@ -895,6 +960,9 @@ int main(void) {
   tcase_add_test(tc, failed_parse_leaves_output_untouched);
   tcase_add_test(tc, round_trip_seed);
   tcase_add_test(tc, relax_packed_calls_as_tvm_builds_them);
+  tcase_add_test(tc, tvm_tir_const_makes_a_typed_literal);
+  tcase_add_test(tc, tir_var_constructor_declares_a_symbolic_var);
+  tcase_add_test(tc, python_operators_on_relax_values_are_op_calls);
   tcase_add_test(tc, relax_call_tir_inplace_and_match_cast);
   tcase_add_test(tc, relax_construct_errors_name_the_place);
   tcase_add_test(tc, relax_call_of_a_function_takes_the_callers_variables);

@@ -1,5 +1,6 @@
 /* ir/rx_mutator: the shared Relax rewriter (ExprMutator + BlockBuilder). */
 #include "ir/rx_mutator.h"
+#include "ir/sinfo.h"
 #include "support/alloc.h"
 #include "testutil.h"
 
@@ -69,6 +70,39 @@ START_TEST(struct_info_change_recreates_binding_vars) {
 }
 END_TEST
 
+/* main(x) -> ret { return x }, with x remapped to a var y of struct info `body`. */
+static const tj_sinfo_t *ret_after_param_remap(tj_arena_t *a, const tj_sinfo_t *ret, const tj_sinfo_t *body) {
+  const tj_rx_expr_t *x = tj_rx_var(a, "x", tensor(a, TJ_F32)), *y = tj_rx_var(a, "y", body);
+  const tj_rx_expr_t **params = TJ_ARENA_ARRAY(a, const tj_rx_expr_t *, 1);
+  tj_rx_func_t *f = TJ_ARENA_NEW(a, tj_rx_func_t);
+  params[0] = x;
+  *f = (tj_rx_func_t){.n_params = 1, .params = params, .body = x, .ret_sinfo = ret, .is_pure = true};
+  tj_rx_mutator_t m;
+  tj_rx_mutator_init(&m, a, "test");
+  ck_assert(tj_rx_mutator_remap(&m, x, y));
+  const tj_rx_func_t *nf = tj_rx_mutate_func(&m, f);
+  ck_assert_ptr_null(m.error);
+  ck_assert_ptr_ne(nf, f);
+  return nf->ret_sinfo;
+}
+
+/* TVM's ExprMutator: the old return struct info stays while the body's is less specific;
+ * a body that refines it, equals it or no longer fits it gives the body's. */
+START_TEST(mutated_function_return_follows_the_body) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_sinfo_t *f4 = tensor(a, TJ_F32), *f4_again = tensor(a, TJ_F32);
+  const tj_sinfo_t *ndim1 = tj_sinfo_tensor(a, TJ_F32, 1, NULL), *ndim4 = tj_sinfo_tensor(a, TJ_F32, 4, NULL);
+  int64_t d8[1] = {8};
+  const tj_sinfo_t *f8 = tj_sinfo_tensor_static(a, TJ_F32, 1, d8);
+  ck_assert_ptr_eq(ret_after_param_remap(a, f4, ndim1), f4);       /* body lost the shape: kept */
+  ck_assert_ptr_eq(ret_after_param_remap(a, ndim1, f4), f4);       /* body refines it */
+  ck_assert_ptr_eq(ret_after_param_remap(a, f4_again, f4), f4);    /* equal: the body's form */
+  ck_assert_ptr_eq(ret_after_param_remap(a, f8, f4), f4);          /* no longer fits */
+  ck_assert_ptr_eq(ret_after_param_remap(a, ndim4, f4), f4);       /* ndim 4 over a 1-d body */
+  tj_arena_free(a);
+}
+END_TEST
+
 static void normalize_binding(tj_rx_mutator_t *m, const tj_rx_binding_t *b) {
   tj_rx_reemit(m, b, tj_rx_normalize(m, b->value));
 }
@@ -128,6 +162,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, unchanged_function_is_shared);
   tcase_add_test(tc, struct_info_change_recreates_binding_vars);
+  tcase_add_test(tc, mutated_function_return_follows_the_body);
   tcase_add_test(tc, normalize_lifts_nested_calls_into_fresh_bindings);
   tcase_add_test(tc, allocation_failures_are_reported);
   suite_add_tcase(s, tc);

@@ -682,6 +682,27 @@ START_TEST(seed_model_is_well_formed) {
 }
 END_TEST
 
+/* TVM checks a global_symbol against the function's name only inside an IRModule: a bare
+ * private function may carry any symbol, the same function in a module may not. */
+START_TEST(global_symbol_of_a_bare_function_is_not_checked) {
+  tj_module_t *m = parse_or_skip("bare.rx",
+                                 "@R.function(private=True)\n"
+                                 "def func(x: R.Tensor((), \"int32\")) -> R.Tensor((), \"int32\"):\n"
+                                 "    R.func_attr({\"global_symbol\": \"main\"})\n"
+                                 "    return x\n");
+  if (!m) return;
+  assert_well_formed(m);
+  m = parse_or_skip("module.rx",
+                    "@I.ir_module\n"
+                    "class M:\n"
+                    "    @R.function(private=True)\n"
+                    "    def func(x: R.Tensor((), \"int32\")) -> R.Tensor((), \"int32\"):\n"
+                    "        R.func_attr({\"global_symbol\": \"main\"})\n"
+                    "        return x\n");
+  assert_problems(m, "func: global_symbol 'main' differs from the function name");
+}
+END_TEST
+
 #define SHAPE4 "(T.int64(16), T.int64(32), T.int64(32), T.int64(16))"
 #define RELU_FN(name, in_dt, out_dt, value)                                                      \
   "    @T.prim_func(private=True)\n"                                                             \
@@ -744,6 +765,7 @@ int main(void) {
   tcase_add_test(tc, weird_ir_does_not_crash);
   tcase_add_test(tc, pipeline_output_is_well_formed_after_every_pass);
   tcase_add_test(tc, seed_model_is_well_formed);
+  tcase_add_test(tc, global_symbol_of_a_bare_function_is_not_checked);
   tcase_add_test(tc, tvmscript_float32_into_float16_parameter);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

@@ -98,6 +98,13 @@ static result_t status_result(tj_status_t *s, char *why, size_t len, const char 
   return RESULT_FAIL;
 }
 
+/* Prepends `what` to the reason already in `why`. */
+static void prefix(char *why, size_t len, const char *what) {
+  char tmp[1024];
+  snprintf(tmp, sizeof tmp, "%s%s", what, why);
+  snprintf(why, len, "%s", tmp);
+}
+
 static result_t check_round_trip(tj_arena_t *arena, const tj_module_t *m, char *why, size_t len) {
   char *text = tj_print_module(m);
   if (!text) return fail(why, len, "out of memory while printing%s", NULL);
@@ -191,6 +198,8 @@ static result_t check_case(const case_info_t *c, char *why, size_t len) {
       r = status_result(s, why, len, "expected_transform failed");
     else if (!tj_struct_equal_module(out, exp_out ? exp_out : expected, diff, sizeof diff))
       r = fail(why, len, "result differs from expected.rx: %s", diff);
+    else if ((r = check_round_trip(arena, out, why, len)) != RESULT_PASS)
+      prefix(why, len, "the pass output: ");
   } else {
     snprintf(why, len, "unknown kind '%s'", c->kind);
     r = RESULT_SKIP;

@@ -77,7 +77,11 @@ static bool count_use(tj_rx_visitor_t *v, const tj_rx_expr_t *e, bool def) {
   return true;
 }
 
+/* TVM's RemoveUnusedVars visits VarBindings only: a MatchCast stays even when its var is
+ * unused, since it checks the value and may define symbolic vars used later (`n` of
+ * R.match_cast(y, R.Tensor((n,))) in a returned R.shape([n * 2])). */
 static bool removable(const tj_rx_binding_t *b, bool dataflow) {
+  if (b->match_cast) return false;
   if (dataflow) return true;
   const tj_rx_expr_t *v = b->value;
   tj_call_tir_view_t view;
@@ -94,6 +98,7 @@ static tj_status_t *sweep(tj_arena_t *a, const tj_rx_func_t *f, const tj_rx_func
   tj_rx_block_t *blocks = TJ_ARENA_ARRAY(a, tj_rx_block_t, body->seq.n_blocks + 1);
   if (!blocks) return OOM();
   bool changed = false;
+  int n_blocks = 0;
   for (int bi = 0; bi < body->seq.n_blocks; bi++) {
     const tj_rx_block_t *blk = &body->seq.blocks[bi];
     tj_rx_binding_t *kept = TJ_ARENA_ARRAY(a, tj_rx_binding_t, blk->n_bindings + 1);
@@ -106,7 +111,8 @@ static tj_status_t *sweep(tj_arena_t *a, const tj_rx_func_t *f, const tj_rx_func
       else
         kept[n++] = *b;
     }
-    blocks[bi] = (tj_rx_block_t){blk->is_dataflow, n, kept};
+    /* a block left empty goes, as TVM's ExprMutator drops empty blocks */
+    if (n) blocks[n_blocks++] = (tj_rx_block_t){blk->is_dataflow, n, kept};
   }
   *out_changed = changed;
   *out = f;
@@ -115,6 +121,7 @@ static tj_status_t *sweep(tj_arena_t *a, const tj_rx_func_t *f, const tj_rx_func
   tj_rx_func_t *nf = TJ_ARENA_NEW(a, tj_rx_func_t);
   if (!seq || !nf) return OOM();
   seq->seq.blocks = blocks;
+  seq->seq.n_blocks = n_blocks;
   *nf = *f;
   nf->body = seq;
   *out = nf;

@@ -85,15 +85,53 @@ static void flatten_stage(tj_lg_te_t *te, const tj_buffer_t *x, const tj_buffer_
   tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, flat, 1, st.iv, tj_lg_load(a, x, x->ndim, idx)));
 }
 
+/* topi.repeat's output dim is `repeats * dim` as TE builds it (constants folded, nothing
+ * reordered): that is the output buffer's shape and call_tir's out_sinfo, while the loops
+ * run over the extent Relax inferred and simplified (`a * 2` against `2 * a`). */
+static tj_status_t *repeat_axis(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, int64_t axis_attr, int64_t reps,
+                                const tj_rx_expr_t **out_expr) {
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]), *os = call->sinfo;
+  int axis;
+  if (call->call.n_args != 1 || !tj_lg_tensor_known(xs) || !tj_lg_tensor_known(os) ||
+      os->tensor.ndim > TJ_LG_MAX_ITERS || os->tensor.ndim != xs->tensor.ndim || !tj_lg_axis(axis_attr, xs->tensor.ndim, &axis))
+    return NULL;
+  tj_lg_te_t te;
+  tj_lg_stage_t st;
+  tj_lg_te_init(&te, ctx);
+  tj_arena_t *a = te.arena;
+  int nd = os->tensor.ndim;
+  const tj_tir_expr_t **rx_shape = TJ_ARENA_ARRAY(a, const tj_tir_expr_t *, nd);
+  const tj_tir_expr_t *oshape[TJ_LG_MAX_ITERS], *extent[TJ_LG_MAX_ITERS];
+  tj_sinfo_t *out_sinfo = TJ_ARENA_NEW(a, tj_sinfo_t);
+  const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
+  if (!rx_shape || !out_sinfo || !x) return tj_lg_te_finish(&te, "repeat", NULL, out_expr);
+  for (int i = 0; i < nd; i++) {
+    rx_shape[i] = i == axis ? tj_lg_mul(a, tj_tir_i64(a, reps), xs->tensor.shape[i]) : os->tensor.shape[i];
+    oshape[i] = tj_lg_shape_expr(&te, rx_shape[i]);
+    extent[i] = tj_lg_shape_expr(&te, os->tensor.shape[i]);
+  }
+  *out_sinfo = *os;
+  out_sinfo->tensor.shape = rx_shape;
+  const tj_buffer_t *y = tj_lg_output(&te, "T_repeat", x->dtype, nd, oshape);
+  if (!y) return tj_lg_te_finish(&te, "repeat", NULL, out_expr);
+  tj_lg_stage_spatial(&te, &st, "T_repeat", nd, extent, "ax");
+  if (te.failed) return tj_lg_te_finish(&te, "repeat", NULL, out_expr);
+  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
+  for (int d = 0; d < nd; d++) idx[d] = st.iv[d];
+  idx[axis] = tj_lg_floordiv(a, st.iv[axis], tj_tir_i64(a, reps));
+  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, y, nd, st.iv, tj_lg_load(a, x, nd, idx)));
+  return tj_lg_te_finish(&te, "repeat", out_sinfo, out_expr);
+}
+
 tj_status_t *tj_legalize_repeat(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   tj_lg_te_t te;
-  tj_lg_stage_t st;
-  const tj_buffer_t *x, *y;
   const tj_attr_value_t *av = tj_attrs_get(call->call.attrs, "axis");
   bool flat = !av || av->kind == TJ_ATTR_NONE;
   int64_t reps = tj_attrs_get_int(call->call.attrs, "repeats", 1);
   if (flat) {
+    tj_lg_stage_t st;
+    const tj_buffer_t *x, *y;
     /* the flattening stage must come first, so the output stage is opened after it */
     const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
     if (call->call.n_args != 1 || !tj_lg_tensor_known(xs) || !tj_lg_tensor_known(call->sinfo) ||
@@ -116,13 +154,5 @@ tj_status_t *tj_legalize_repeat(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, cons
     tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, y, 1, st.iv, tj_lg_load(a, f, 1, &i0)));
     return tj_lg_te_finish(&te, "repeat", call->sinfo, out_expr);
   }
-  if (!begin_copy(ctx, call, &te, "T_repeat", &x, &y, &st)) return NULL;
-  int axis;
-  if (te.failed || !y || !tj_lg_axis(av->i, x->ndim, &axis)) return tj_lg_te_finish(&te, "repeat", NULL, out_expr);
-  tj_arena_t *a = te.arena;
-  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
-  for (int d = 0; d < x->ndim; d++) idx[d] = st.iv[d];
-  idx[axis] = tj_lg_floordiv(a, st.iv[axis], tj_tir_i64(a, reps));
-  tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, y, y->ndim, st.iv, tj_lg_load(a, x, x->ndim, idx)));
-  return tj_lg_te_finish(&te, "repeat", call->sinfo, out_expr);
+  return repeat_axis(ctx, call, av->i, reps, out_expr);
 }
