@@ -10,6 +10,7 @@
 #include "support/alloc.h"
 #include "support/strbuf.h"
 #include "transforms/tir/lower.h"
+#include "transforms/tir/row_split.h"
 #include "transforms/tir/shape_params.h"
 
 static void stats_add(tj_jit_stats_t *into, const tj_jit_stats_t *d) {
@@ -221,6 +222,13 @@ typedef struct pending_call {
   const char *binding;
 } pending_call_t;
 
+/* The row counts a row-independent kernel is compiled at, largest first; any n is a sum
+ * of them (the last is 1). 32 rows keep a dense layer's tiles as full as at s = 128
+ * (measured in bench/: within the noise of the static kernel); 8 covers s = 8..31 and a
+ * CNN's batch of 8 in one call. Three compiles per kernel, once, against one per size. */
+static const int64_t chunk_rows[] = {32, 8, 1};
+enum { N_CHUNKS = sizeof chunk_rows / sizeof chunk_rows[0] };
+
 typedef struct kernel_slot {
   const char *name;
   const tj_prim_func_t *prim;
@@ -228,6 +236,11 @@ typedef struct kernel_slot {
   tj_jit_kernel_t k;
   int n_shape; /* trailing scalars that are shape vars (shape_params.h) */
   tj_tir_shape_param_t shape[TJ_TIR_MAX_SHAPE_PARAMS];
+  /* > 0: row-independent along its one shape var (row_split.h), compiled at
+   * chunk_rows[i] rows as chunk[i] (scalar: the row offset); `k` is then only the ABI
+   * the call is checked against and has no code. */
+  int n_chunks;
+  tj_jit_kernel_t chunk[N_CHUNKS];
 } kernel_slot_t;
 
 typedef struct build {
@@ -369,6 +382,30 @@ static tj_status_t *single_value(build_t *bd, const tj_rx_expr_t *e, const char 
   return NULL;
 }
 
+/* A row-independent kernel (row_split.h) compiled at each chunk size; false (nothing
+ * kept) when f is not one or a chunk does not compile: the generic kernel serves then. */
+static bool compile_chunks(build_t *bd, const tj_prim_func_t *f, const char *callee, kernel_slot_t *slot) {
+  const tj_prim_func_t *exposed;
+  tj_status_t *s = tj_tir_expose_shape_params(bd->arena, f, callee, &exposed, &slot->n_shape, slot->shape);
+  if (s || slot->n_shape != 1 || !tj_tir_rows_independent(f, slot->shape[0].var)) {
+    tj_status_free(s);
+    return false;
+  }
+  for (int i = 0; i < N_CHUNKS && !s; i++) {
+    const tj_prim_func_t *chunk = NULL;
+    s = tj_tir_row_chunk(bd->arena, f, slot->shape[0].var, chunk_rows[i], &chunk);
+    if (!s) s = compile_kernel(bd->jit, chunk, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc,
+                               &slot->chunk[i], NULL, NULL);
+  }
+  if (s) {
+    tj_status_free(s);
+    return false;
+  }
+  slot->n_chunks = N_CHUNKS;
+  slot->k = (tj_jit_kernel_t){NULL, NULL, slot->chunk[0].n_buffers, 1};
+  return true;
+}
+
 /* The kernel slot for a PrimFunc: by name, else a structurally equal one already
  * compiled in this module, else compile it. */
 static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
@@ -385,9 +422,11 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
       TJ_RETURN_IF_ERROR(tj_tir_expose_shape_params(bd->arena, f, callee, &(const tj_prim_func_t *){NULL},
                                                     &slot.n_shape, slot.shape));
       slot.k = bd->kernels[i].k;
+      slot.n_chunks = bd->kernels[i].n_chunks;
+      memcpy(slot.chunk, bd->kernels[i].chunk, sizeof slot.chunk);
       found = true;
     }
-  if (!found) {
+  if (!found && !compile_chunks(bd, f, callee, &slot)) {
     tj_status_t *s =
         compile_kernel(bd->jit, f, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &slot.k,
                        &slot.n_shape, slot.shape);
@@ -719,12 +758,23 @@ static tj_status_t *bound_scalars(const build_t *bd, const pending_call_t *c, co
   return NULL;
 }
 
+/* A row-independent kernel over n rows: the largest chunks first, each call told its
+ * first row. */
+static tj_status_t *add_chunk_calls(tj_executable_t *exe, const kernel_slot_t *ks, const int *ids,
+                                    const pending_call_t *c, const int *args, int64_t n) {
+  int64_t offset = 0;
+  for (int j = 0; j < ks->n_chunks; j++)
+    for (; n - offset >= chunk_rows[j]; offset += chunk_rows[j])
+      TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, ids[j], c->n_args, args, &offset, c->binding));
+  return NULL;
+}
+
 /* The executable from the collected values, kernels and calls, with main's vars bound
  * to `values` (none for a static function). */
 static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const int64_t *values,
                                      tj_executable_t *exe) {
   int *value_ids = TJ_ARENA_ARRAY(arena, int, bd->n_values + 1);
-  int *kernel_ids = TJ_ARENA_ARRAY(arena, int, bd->n_kernels + 1);
+  int *kernel_ids = TJ_ARENA_ARRAY(arena, int, (bd->n_kernels + 1) * N_CHUNKS);
   tj_value_desc_t *descs = TJ_ARENA_ARRAY(arena, tj_value_desc_t, bd->n_values + 1);
   if (!value_ids || !kernel_ids || !descs) return oom();
   for (int i = 0; i < bd->n_values; i++) {
@@ -740,8 +790,12 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
     TJ_RETURN_IF_ERROR(tj_executable_add_value(exe, &d, &value_ids[i]));
   }
   for (int i = 0; i < bd->n_kernels; i++) {
-    const tj_jit_kernel_t *k = &bd->kernels[i].k;
-    TJ_RETURN_IF_ERROR(tj_executable_add_kernel(exe, bd->kernels[i].name, k->fn, k->n_buffers, k->n_scalars, &kernel_ids[i]));
+    const kernel_slot_t *ks = &bd->kernels[i];
+    for (int j = 0; j < (ks->n_chunks ? ks->n_chunks : 1); j++) {
+      const tj_jit_kernel_t *k = ks->n_chunks ? &ks->chunk[j] : &ks->k;
+      TJ_RETURN_IF_ERROR(
+          tj_executable_add_kernel(exe, ks->name, k->fn, k->n_buffers, k->n_scalars, &kernel_ids[i * N_CHUNKS + j]));
+    }
   }
   for (int i = 0; i < bd->n_calls; i++) {
     const pending_call_t *c = &bd->calls[i];
@@ -750,7 +804,12 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
     if (!args || !scalars) return oom();
     TJ_RETURN_IF_ERROR(bound_scalars(bd, c, values, descs, scalars));
     for (int j = 0; j < c->n_args; j++) args[j] = value_ids[c->args[j]];
-    TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, kernel_ids[c->kernel], c->n_args, args, scalars, c->binding));
+    if (bd->kernels[c->kernel].n_chunks)
+      TJ_RETURN_IF_ERROR(add_chunk_calls(exe, &bd->kernels[c->kernel], kernel_ids + c->kernel * N_CHUNKS, c, args,
+                                         scalars[0]));
+    else
+      TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, kernel_ids[c->kernel * N_CHUNKS], c->n_args, args, scalars,
+                                                c->binding));
   }
   for (int i = 0; i < bd->n_copies; i++)
     if (bd->copies[i] >= 0) TJ_RETURN_IF_ERROR(tj_executable_set_output(exe, i, value_ids[bd->copies[i]]));
