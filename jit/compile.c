@@ -223,10 +223,11 @@ typedef struct pending_call {
 } pending_call_t;
 
 /* The row counts a row-independent kernel is compiled at, largest first; any n is a sum
- * of them (the last is 1). 32 rows keep a dense layer's tiles as full as at s = 128
- * (measured in bench/: within the noise of the static kernel); 8 covers s = 8..31 and a
- * CNN's batch of 8 in one call. Three compiles per kernel, once, against one per size. */
-static const int64_t chunk_rows[] = {32, 8, 1};
+ * of them (the last is 1). Few large chunks matter: a dense layer's schedule packs its
+ * weights once per call, and at s = 128 four 32-row calls ran BERT's FFN matmuls 1.8x
+ * slower than one 128-row call (bench/symbolic_vs_static.sh). 16 covers s = 16..127 in
+ * a few calls. Three compiles per kernel, once, against one per size. */
+static const int64_t chunk_rows[] = {128, 16, 1};
 enum { N_CHUNKS = sizeof chunk_rows / sizeof chunk_rows[0] };
 
 typedef struct kernel_slot {
