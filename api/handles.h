@@ -26,6 +26,9 @@ struct tvmjit_function {
    * the first call with those shapes; `module` owns the IR it is specialised from. */
   struct tvmjit_module *module;
   tj_specialization_t *specs;
+  /* Compiled once for every size (jit.h's program): specs then hold one executable per
+   * binding, made without compiling. NULL: specialised per binding (the fallback). */
+  struct tj_jit_program *program;
   tvmjit_dtype_t *input_dtypes, *output_dtypes; /* public dtypes, cached */
   char *memory_plan;
   double flops; /* one call's float operations, -1 when unknown */

@@ -1,8 +1,9 @@
 /* Symbolic signatures. A Relax function whose parameters have symbolic dims
- * (`x: R.Tensor(("n", 4))`) cannot be compiled before a call says what n is. At each
- * call its vars are bound from the inputs' shapes (tj_signature_bind), and the module is
- * specialised to those values (BindSymbolicVars, then the passes and the JIT, in
- * api/tvmjit.c), once per distinct binding. Internal: not part of include/tvmjit.h. */
+ * (`x: R.Tensor(("n", 4))`) is compiled once as a program (jit.h) and at each call its
+ * vars are bound from the inputs' shapes (tj_signature_bind) to make or find the
+ * executable for that binding (api/tvmjit.c). A function the program cannot express is
+ * specialised instead: BindSymbolicVars, the passes and the JIT once per distinct
+ * binding. Internal: not part of include/tvmjit.h. */
 #ifndef TJ_API_SPECIALIZE_H
 #define TJ_API_SPECIALIZE_H
 

@@ -461,6 +461,7 @@ static void function_free(tvmjit_function_t *f) {
     next = s->next;
     specialization_free(s);
   }
+  tj_jit_program_free(f->program);
   tj_free(f->inputs);
   tj_free(f->outputs);
   tj_executable_free(f->exe);
@@ -593,6 +594,29 @@ static tj_status_t *compile_function(tvmjit_module_t *module, const tj_module_t 
   return st ? st : append_stats(module, &stats);
 }
 
+/* One compile for every binding (jit.h's program). What the program cannot express
+ * (a var bound by match_cast, a shape var only inside expressions) is specialised per
+ * binding instead, as before: slower to warm up, never wrong. */
+static tj_status_t *compile_symbolic(tvmjit_module_t *module, tvmjit_function_t *f) {
+  tj_jit_stats_t stats = {0};
+  tj_jit_messages_t messages = {module_message, module, module->cache_debug};
+  bool cached = module->use_cache && module->instance->cache;
+  tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
+                           .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float};
+  tj_status_t *st = tj_jit_compile_program(module->instance->jit, module->ir, f->name, &opts, &f->program);
+  if (st && tj_status_code(st) == TJ_ERR_UNSUPPORTED) {
+    if (module->cache_debug) module_message(module, TJ_JIT_MSG_DEBUG, tj_status_text(st));
+    tj_status_free(st);
+    f->program = NULL;
+    return NULL;
+  }
+  if (st) return st;
+  tj_free(f->memory_plan);
+  f->memory_plan = tj_strdup("memory plan: made once per binding of the symbolic vars (the function has symbolic dims)\n");
+  if (!f->memory_plan) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  return append_stats(module, &stats);
+}
+
 static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *name, tvmjit_function_t **out_function) {
   for (tvmjit_function_t *f = module->functions; f; f = f->next)
     if (strcmp(f->name, name) == 0) return *out_function = f, NULL;
@@ -611,6 +635,7 @@ static tj_status_t *get_function_locked(tvmjit_module_t *module, const char *nam
                        name);
   } else if (parsed && tj_signature_is_symbolic(parsed)) {
     st = describe_symbolic(module, f, parsed);
+    if (!st) st = compile_symbolic(module, f);
   } else {
     st = compile_function(module, module->ir, name, &f->exe);
     if (!st) st = describe_function(f);
@@ -659,10 +684,46 @@ static tj_status_t *specialize(tvmjit_function_t *f, const tj_shape_binding_t *b
   return NULL;
 }
 
+/* The program's executable for binding b: made once per binding (no compile), kept for
+ * the function's lifetime so that repeated calls at one size plan nothing. */
+static tj_status_t *instantiate(tvmjit_function_t *f, const tj_shape_binding_t *b, tj_specialization_t **out) {
+  int n = tj_jit_program_num_vars(f->program);
+  const tj_tir_expr_t *const *vars = tj_jit_program_vars(f->program);
+  int64_t values[TJ_MAX_SYMBOLIC_VARS];
+  for (int k = 0; k < n && k < TJ_MAX_SYMBOLIC_VARS; k++) {
+    values[k] = -1;
+    for (int j = 0; j < b->n; j++)
+      if (b->vars[j] == vars[k]) values[k] = b->values[j];
+  }
+  tj_specialization_t *s = tj_calloc(1, sizeof *s);
+  if (!s) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+  s->binding = *b;
+  tj_status_t *st = tj_jit_program_instantiate(f->program, values, &s->exe);
+  if (st) {
+    tj_free(s);
+    return st;
+  }
+  tj_executable_set_thread_pool(s->exe, f->module->instance->pool);
+  s->next = f->specs;
+  f->specs = s;
+  *out = s;
+  return NULL;
+}
+
 tj_status_t *tj_api_function_executable(const tvmjit_function_t *function, int n_inputs, const tj_tensor_t *const *inputs,
                                         tj_executable_t **out_exe) {
   tvmjit_function_t *f = (tvmjit_function_t *)function; /* the specialisations are a cache */
   if (f->exe) return *out_exe = f->exe, NULL;
+  if (f->program) {
+    tj_shape_binding_t b;
+    TJ_RETURN_IF_ERROR(tj_signature_bind(tj_module_find_relax(f->module->ir, f->name), n_inputs, inputs, &b));
+    pthread_mutex_lock(&f->module->lock);
+    tj_specialization_t *s = find_specialization(f, &b);
+    tj_status_t *st = s ? NULL : instantiate(f, &b, &s);
+    pthread_mutex_unlock(&f->module->lock);
+    if (!st) *out_exe = s->exe;
+    return st;
+  }
   tj_shape_binding_t b;
   TJ_RETURN_IF_ERROR(tj_signature_bind(tj_module_find_relax(f->module->parsed, f->name), n_inputs, inputs, &b));
   pthread_mutex_lock(&f->module->lock);

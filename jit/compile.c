@@ -10,6 +10,8 @@
 #include "support/alloc.h"
 #include "support/strbuf.h"
 #include "transforms/tir/lower.h"
+#include "transforms/tir/row_split.h"
+#include "transforms/tir/shape_params.h"
 
 static void stats_add(tj_jit_stats_t *into, const tj_jit_stats_t *d) {
   into->kernels_requested += d->kernels_requested;
@@ -119,15 +121,23 @@ static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, cons
 }
 
 /* Lower, look up the table, else compile with `tm` and add. Times go to `acc`. */
+/* Shape vars become trailing scalars (shape_params.h): *out_n_shape of them, described
+ * in out_shape (room for TJ_TIR_MAX_SHAPE_PARAMS; both may be NULL). */
 static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const char *name,
                                    const tj_jit_options_t *opts, int opt_level, bool schedule,
-                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out) {
+                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out,
+                                   int *out_n_shape, tj_tir_shape_param_t *out_shape) {
   double t0 = tj_jit_now_ms();
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   const tj_prim_func_t *low = NULL;
   tj_tir_schedule_options_t sched = tj_jit_schedule_options(schedule, opts && opts->relaxed_float);
-  tj_status_t *s = tj_tir_lower_scheduled(arena, f, name, &sched, &low);
+  tj_tir_shape_param_t shape[TJ_TIR_MAX_SHAPE_PARAMS];
+  int n_shape = 0;
+  tj_status_t *s = tj_tir_expose_shape_params(arena, f, name, &f, &n_shape, shape);
+  if (!s) s = tj_tir_lower_scheduled(arena, f, name, &sched, &low);
+  if (!s && out_n_shape) *out_n_shape = n_shape;
+  if (!s && out_shape) memcpy(out_shape, shape, sizeof shape[0] * (size_t)n_shape);
   char *text = s ? NULL : tj_jit_kernel_text(low);
   if (!s && !text) s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   acc->lower_ms += tj_jit_now_ms() - t0;
@@ -184,7 +194,7 @@ tj_status_t *tj_jit_compile_prim_func(tj_jit_t *jit, const tj_prim_func_t *f, co
   TJ_RETURN_IF_ERROR(tj_jit_target_machine(opt_level_of(opts), &tm));
   tj_jit_stats_t acc = {0};
   tj_jit_kernel_t k;
-  tj_status_t *s = compile_kernel(jit, f, name, opts, opt_level_of(opts), schedule_of(opts), tm, &acc, &k);
+  tj_status_t *s = compile_kernel(jit, f, name, opts, opt_level_of(opts), schedule_of(opts), tm, &acc, &k, NULL, NULL);
   LLVMDisposeTargetMachine(tm);
   if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", name);
   publish_stats(jit, opts, &acc, t0);
@@ -205,15 +215,33 @@ typedef struct pending_call {
   int kernel; /* index into build_t.kernels */
   int n_args;
   int *args;
-  int64_t *scalars;
+  /* call_tir's tir_vars, evaluated with the binding when the executable is made; the
+   * kernel's shape params follow them, read off the arguments' shapes */
+  int n_tir_vars;
+  const tj_tir_expr_t *const *tir_vars;
   const char *binding;
 } pending_call_t;
+
+/* The row counts a row-independent kernel is compiled at, largest first; any n is a sum
+ * of them (the last is 1). Few large chunks matter: a dense layer's schedule packs its
+ * weights once per call, and at s = 128 four 32-row calls ran BERT's FFN matmuls 1.8x
+ * slower than one 128-row call (bench/symbolic_vs_static.sh). 16 covers s = 16..127 in
+ * a few calls. Three compiles per kernel, once, against one per size. */
+static const int64_t chunk_rows[] = {128, 16, 1};
+enum { N_CHUNKS = sizeof chunk_rows / sizeof chunk_rows[0] };
 
 typedef struct kernel_slot {
   const char *name;
   const tj_prim_func_t *prim;
   uint64_t struct_hash;
   tj_jit_kernel_t k;
+  int n_shape; /* trailing scalars that are shape vars (shape_params.h) */
+  tj_tir_shape_param_t shape[TJ_TIR_MAX_SHAPE_PARAMS];
+  /* > 0: row-independent along its one shape var (row_split.h), compiled at
+   * chunk_rows[i] rows as chunk[i] (scalar: the row offset); `k` is then only the ABI
+   * the call is checked against and has no code. */
+  int n_chunks;
+  tj_jit_kernel_t chunk[N_CHUNKS];
 } kernel_slot_t;
 
 typedef struct build {
@@ -238,7 +266,17 @@ typedef struct build {
    * value returned twice): output position i copies value copies[i], -1 = none. */
   int *copies;
   int n_copies, cap_copies;
+  /* Symbolic values: shapes[i] is value i's struct info when its shape has vars (NULL:
+   * static), evaluated with the binding of main's vars (sig_vars) per executable. */
+  const tj_sinfo_t **shapes;
+  int cap_shapes;
+  int n_sig_vars;
+  const tj_tir_expr_t *sig_vars[TJ_TIR_MAX_SHAPE_PARAMS];
 } build_t;
+
+struct tj_jit_program {
+  build_t bd;
+};
 
 /* Grows an arena array by doubling (old storage stays in the arena). */
 static bool grow(tj_arena_t *a, void **arr, int *cap, int need, size_t elem) {
@@ -273,18 +311,36 @@ static tj_status_t *bind_var(build_t *bd, const tj_rx_expr_t *var, int n, const 
   return NULL;
 }
 
-/* A value for a tensor struct info (static shape only). */
+/* A symbolic shape must be computable from main's vars alone: evaluating it with every
+ * var set to 1 tells (a var bound elsewhere, e.g. by match_cast, fails). */
+static tj_status_t *check_symbolic_shape(build_t *bd, const tj_sinfo_t *sinfo, const char *what, const char *name,
+                                         int *out_ndim) {
+  int64_t ones[TJ_TIR_MAX_SHAPE_PARAMS], d;
+  for (int i = 0; i < TJ_TIR_MAX_SHAPE_PARAMS; i++) ones[i] = 1;
+  bool ok = sinfo->tensor.shape && sinfo->tensor.ndim >= 0;
+  for (int i = 0; ok && i < sinfo->tensor.ndim; i++)
+    ok = tj_tir_eval_int_bound(sinfo->tensor.shape[i], bd->n_sig_vars, bd->sig_vars, ones, &d);
+  if (!ok)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "%s '%s' has a shape that main's parameters do not determine", what, name);
+  *out_ndim = sinfo->tensor.ndim;
+  return NULL;
+}
+
+/* A value for a tensor struct info; a symbolic shape is evaluated per binding. */
 static tj_status_t *new_value(build_t *bd, const char *name, const tj_sinfo_t *sinfo, tj_value_kind_t kind, int index,
                               const char *what, int *out_id) {
   int64_t dims[8];
   int ndim = 0;
   if (!tj_sinfo_is_tensor(sinfo))
     return tj_status_new(TJ_ERR_UNSUPPORTED, "%s '%s' is not a tensor; the JIT only passes tensors", what, name);
-  if (!tj_sinfo_static_shape(sinfo, &ndim, dims) || sinfo->tensor.dtype.code == TJ_DT_VOID)
-    return tj_status_new(TJ_ERR_UNSUPPORTED,
-                         "%s '%s' has a symbolic or unknown shape or dtype; the JIT needs static shapes", what, name);
+  bool symbolic = !tj_sinfo_static_shape(sinfo, &ndim, dims);
+  if (symbolic) TJ_RETURN_IF_ERROR(check_symbolic_shape(bd, sinfo, what, name, &ndim));
+  if (sinfo->tensor.dtype.code == TJ_DT_VOID)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "%s '%s' has an unknown dtype; the JIT needs one", what, name);
   if (ndim > TJ_MAX_NDIM) return tj_status_new(TJ_ERR_UNSUPPORTED, "%s '%s' has rank %d (at most %d)", what, name, ndim, TJ_MAX_NDIM);
   if (!GROW(bd, values, n_values, cap_values)) return oom();
+  if (!grow(bd->arena, (void **)&bd->shapes, &bd->cap_shapes, bd->n_values + 1, sizeof *bd->shapes)) return oom();
+  bd->shapes[bd->n_values] = symbolic ? sinfo : NULL;
   tj_value_desc_t *v = &bd->values[bd->n_values];
   memset(v, 0, sizeof *v);
   v->name = name;
@@ -292,8 +348,8 @@ static tj_status_t *new_value(build_t *bd, const char *name, const tj_sinfo_t *s
   v->ndim = ndim;
   size_t n = tj_dtype_bytes(v->dtype);
   for (int i = 0; i < ndim; i++) {
-    v->shape[i] = dims[i];
-    n *= (size_t)dims[i];
+    v->shape[i] = symbolic ? 0 : dims[i];
+    n *= symbolic ? 0 : (size_t)dims[i];
   }
   v->nbytes = n;
   v->kind = kind;
@@ -327,6 +383,30 @@ static tj_status_t *single_value(build_t *bd, const tj_rx_expr_t *e, const char 
   return NULL;
 }
 
+/* A row-independent kernel (row_split.h) compiled at each chunk size; false (nothing
+ * kept) when f is not one or a chunk does not compile: the generic kernel serves then. */
+static bool compile_chunks(build_t *bd, const tj_prim_func_t *f, const char *callee, kernel_slot_t *slot) {
+  const tj_prim_func_t *exposed;
+  tj_status_t *s = tj_tir_expose_shape_params(bd->arena, f, callee, &exposed, &slot->n_shape, slot->shape);
+  if (s || slot->n_shape != 1 || !tj_tir_rows_independent(f, slot->shape[0].var)) {
+    tj_status_free(s);
+    return false;
+  }
+  for (int i = 0; i < N_CHUNKS && !s; i++) {
+    const tj_prim_func_t *chunk = NULL;
+    s = tj_tir_row_chunk(bd->arena, f, slot->shape[0].var, chunk_rows[i], &chunk);
+    if (!s) s = compile_kernel(bd->jit, chunk, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc,
+                               &slot->chunk[i], NULL, NULL);
+  }
+  if (s) {
+    tj_status_free(s);
+    return false;
+  }
+  slot->n_chunks = N_CHUNKS;
+  slot->k = (tj_jit_kernel_t){NULL, NULL, slot->chunk[0].n_buffers, 1};
+  return true;
+}
+
 /* The kernel slot for a PrimFunc: by name, else a structurally equal one already
  * compiled in this module, else compile it. */
 static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
@@ -335,16 +415,22 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
   const tj_prim_func_t *f = tj_module_find_prim(bd->mod, callee);
   if (!f) return tj_status_new(TJ_ERR_NOT_FOUND, "PrimFunc '%s' is not in the module", callee);
   uint64_t h = tj_struct_hash_prim_func(f);
-  kernel_slot_t slot = {callee, f, h, {0}};
+  kernel_slot_t slot = {.name = callee, .prim = f, .struct_hash = h};
   bool found = false;
   for (int i = 0; i < bd->n_kernels && !found; i++)
     if (bd->kernels[i].struct_hash == h && tj_struct_equal_prim_func(bd->kernels[i].prim, f, NULL, 0)) {
+      /* the same code, but the shape vars are f's own nodes */
+      TJ_RETURN_IF_ERROR(tj_tir_expose_shape_params(bd->arena, f, callee, &(const tj_prim_func_t *){NULL},
+                                                    &slot.n_shape, slot.shape));
       slot.k = bd->kernels[i].k;
+      slot.n_chunks = bd->kernels[i].n_chunks;
+      memcpy(slot.chunk, bd->kernels[i].chunk, sizeof slot.chunk);
       found = true;
     }
-  if (!found) {
+  if (!found && !compile_chunks(bd, f, callee, &slot)) {
     tj_status_t *s =
-        compile_kernel(bd->jit, f, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &slot.k);
+        compile_kernel(bd->jit, f, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &slot.k,
+                       &slot.n_shape, slot.shape);
     if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", callee);
   }
   if (!GROW(bd, kernels, n_kernels, cap_kernels)) return oom();
@@ -353,30 +439,49 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
   return NULL;
 }
 
-/* Checks one buffer parameter against the value passed for it. */
-static tj_status_t *check_param(build_t *bd, const char *binding, const char *callee, const tj_prim_func_t *f,
-                                int buffer_index, int value_id) {
+enum { MAX_SCALARS = 128 };
+
+/* The kernel's scalar vars in ABI order: its own scalar params (tir_vars), then the
+ * shape vars appended by shape_params.h. */
+static int kernel_scalar_vars(const kernel_slot_t *slot, const tj_tir_expr_t **out) {
+  int n = 0;
+  const tj_prim_func_t *f = slot->prim;
+  for (int i = 0; i < f->n_params; i++)
+    if (!f->buffer_map || !f->buffer_map[i]) out[n++] = f->params[i];
+  for (int k = 0; k < slot->n_shape; k++) out[n++] = slot->shape[k].var;
+  return n;
+}
+
+/* Checks one buffer parameter against the value passed for it. `scalars` NULL (while
+ * walking main): dims that depend on the kernel's vars or the value's symbolic shape are
+ * left to the check made with the call's scalars when the executable is made. */
+static tj_status_t *check_param(const char *binding, const kernel_slot_t *slot, int buffer_index,
+                                const tj_value_desc_t *v, bool v_symbolic, const int64_t *scalars) {
+  const tj_prim_func_t *f = slot->prim;
   const tj_buffer_t *buf = NULL;
   for (int i = 0, k = 0; i < f->n_params; i++)
     if (f->buffer_map && f->buffer_map[i] && k++ == buffer_index) buf = f->buffer_map[i];
-  const tj_value_desc_t *v = &bd->values[value_id];
   char b1[TJ_DTYPE_BUFSIZE], b2[TJ_DTYPE_BUFSIZE];
   if (!buf) return NULL;
   if (!tj_dtype_eq(buf->dtype, v->dtype))
-    return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' parameter '%s' is %s but gets '%s' of %s", binding, callee,
-                         buf->name, tj_dtype_str(buf->dtype, b1), v->name, tj_dtype_str(v->dtype, b2));
-  int64_t elems = 0;
-  if (!tj_buffer_static_size(buf, &elems))
-    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': '%s' parameter '%s' has a symbolic shape", binding, callee,
-                         buf->name);
+    return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' parameter '%s' is %s but gets '%s' of %s", binding,
+                         slot->name, buf->name, tj_dtype_str(buf->dtype, b1), v->name, tj_dtype_str(v->dtype, b2));
+  const tj_tir_expr_t *vars[MAX_SCALARS];
+  if (scalars && slot->k.n_scalars > MAX_SCALARS)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': '%s' takes more than %d scalars", binding, slot->name,
+                         MAX_SCALARS);
+  int n_vars = scalars ? kernel_scalar_vars(slot, vars) : 0;
   bool same = buf->ndim == v->ndim;
   for (int i = 0; same && i < buf->ndim; i++) {
     int64_t d;
-    same = tj_tir_is_const_int(buf->shape[i], &d) && d == v->shape[i];
+    if (tj_tir_eval_int_bound(buf->shape[i], n_vars, vars, scalars, &d)) same = v_symbolic && !scalars ? true : d == v->shape[i];
+    else if (scalars)
+      return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': '%s' parameter '%s' dim %d is not determined by the call",
+                           binding, slot->name, buf->name, i);
   }
   if (!same)
     return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' parameter '%s' and the value '%s' have different shapes",
-                         binding, callee, buf->name, v->name);
+                         binding, slot->name, buf->name, v->name);
   return NULL;
 }
 
@@ -391,17 +496,18 @@ static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const
   const char *callee = view->callee->var.name;
   int slot = 0;
   TJ_RETURN_IF_ERROR(tj_status_annotate(kernel_for(bd, callee, &slot), "binding '%s'", binding));
-  const tj_jit_kernel_t *k = &bd->kernels[slot].k;
-  /* Scalars from tir_vars (static values only). */
+  const kernel_slot_t *ks = &bd->kernels[slot];
+  const tj_jit_kernel_t *k = &ks->k;
+  /* Scalars: tir_vars (expressions of main's vars), then the kernel's shape vars. */
   int n_tir_vars = view->tir_vars ? view->tir_vars->shape_expr.n : 0;
-  if (n_tir_vars != k->n_scalars)
+  if (n_tir_vars + ks->n_shape != k->n_scalars)
     return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' takes %d scalar(s), call_tir passes %d", binding, callee,
-                         k->n_scalars, n_tir_vars);
-  int64_t *scalars = TJ_ARENA_ARRAY(bd->arena, int64_t, n_tir_vars + 1);
-  if (!scalars) return oom();
+                         k->n_scalars - ks->n_shape, n_tir_vars);
+  int64_t ones[TJ_TIR_MAX_SHAPE_PARAMS], probe;
+  for (int i = 0; i < TJ_TIR_MAX_SHAPE_PARAMS; i++) ones[i] = 1;
   for (int i = 0; i < n_tir_vars; i++)
-    if (!tj_tir_is_const_int(view->tir_vars->shape_expr.values[i], &scalars[i]))
-      return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': tir_vars[%d] is symbolic; the JIT needs static values",
+    if (!tj_tir_eval_int_bound(view->tir_vars->shape_expr.values[i], bd->n_sig_vars, bd->sig_vars, ones, &probe))
+      return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': tir_vars[%d] is not determined by main's parameters",
                            binding, i);
   /* Outputs: one tensor, or a tuple of tensors. */
   const tj_sinfo_t *out = view->out_sinfo;
@@ -421,9 +527,11 @@ static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const
                                           "binding '%s'", binding));
   }
   for (int i = 0; i < k->n_buffers; i++)
-    TJ_RETURN_IF_ERROR(check_param(bd, binding, callee, bd->kernels[slot].prim, i, args[i]));
+    TJ_RETURN_IF_ERROR(check_param(binding, ks, i, &bd->values[args[i]], bd->shapes[args[i]] != NULL, NULL));
   if (!GROW(bd, calls, n_calls, cap_calls)) return oom();
-  bd->calls[bd->n_calls++] = (pending_call_t){slot, k->n_buffers, args, scalars, binding};
+  bd->calls[bd->n_calls++] =
+      (pending_call_t){slot, k->n_buffers, args, n_tir_vars, n_tir_vars ? view->tir_vars->shape_expr.values : NULL,
+                       binding};
   return bind_var(bd, bind->var, n_out, args + view->n_args);
 }
 
@@ -583,7 +691,26 @@ static tj_status_t *mark_outputs(build_t *bd, const tj_rx_expr_t *ret) {
   return NULL;
 }
 
+/* main's vars: every param dim that is a var by itself (api/specialize.c binds them). */
+static tj_status_t *collect_sig_vars(build_t *bd, const tj_rx_func_t *fn) {
+  for (int i = 0; i < fn->n_params; i++) {
+    const tj_sinfo_t *s = fn->params[i]->sinfo;
+    for (int d = 0; tj_sinfo_is_tensor(s) && s->tensor.shape && d < s->tensor.ndim; d++) {
+      const tj_tir_expr_t *e = s->tensor.shape[d];
+      bool known = false;
+      for (int k = 0; k < bd->n_sig_vars; k++) known |= bd->sig_vars[k] == e;
+      if (e->kind != TJ_TIR_VAR || known) continue;
+      if (bd->n_sig_vars == TJ_TIR_MAX_SHAPE_PARAMS)
+        return tj_status_new(TJ_ERR_UNSUPPORTED, "'%s' has more than %d symbolic vars", bd->function,
+                             TJ_TIR_MAX_SHAPE_PARAMS);
+      bd->sig_vars[bd->n_sig_vars++] = e;
+    }
+  }
+  return NULL;
+}
+
 static tj_status_t *walk_function(build_t *bd, const tj_rx_func_t *fn) {
+  TJ_RETURN_IF_ERROR(collect_sig_vars(bd, fn));
   for (int i = 0; i < fn->n_params; i++) {
     int id;
     const tj_rx_expr_t *p = fn->params[i];
@@ -601,13 +728,59 @@ static tj_status_t *walk_function(build_t *bd, const tj_rx_func_t *fn) {
 
 static void release_const(void *p) { tj_aligned_free(p); }
 
-/* The executable from the collected values, kernels and calls. */
-static tj_status_t *build_executable(build_t *bd, tj_executable_t *exe) {
-  int *value_ids = TJ_ARENA_ARRAY(bd->arena, int, bd->n_values + 1);
-  int *kernel_ids = TJ_ARENA_ARRAY(bd->arena, int, bd->n_kernels + 1);
-  if (!value_ids || !kernel_ids) return oom();
+/* The value descriptor of value i under the binding (values[k] of sig_vars[k]). */
+static tj_status_t *bound_value(const build_t *bd, int i, const int64_t *values, tj_value_desc_t *out) {
+  *out = bd->values[i];
+  const tj_sinfo_t *s = bd->shapes[i];
+  if (!s) return NULL;
+  for (int d = 0; d < out->ndim; d++)
+    if (!tj_tir_eval_int_bound(s->tensor.shape[d], bd->n_sig_vars, bd->sig_vars, values, &out->shape[d]) ||
+        out->shape[d] < 0)
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "'%s': dim %d of '%s' is negative or not computable for these shapes",
+                           bd->function, d, out->name);
+  out->nbytes = 0; /* computed by tj_executable_add_value */
+  return NULL;
+}
+
+/* Call c's scalars: its tir_vars under the binding, then each shape var read off the
+ * argument that names it. */
+static tj_status_t *bound_scalars(const build_t *bd, const pending_call_t *c, const int64_t *values,
+                                  const tj_value_desc_t *descs, int64_t *out) {
+  const kernel_slot_t *ks = &bd->kernels[c->kernel];
+  for (int i = 0; i < c->n_tir_vars; i++)
+    if (!tj_tir_eval_int_bound(c->tir_vars[i], bd->n_sig_vars, bd->sig_vars, values, &out[i]))
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "binding '%s': tir_vars[%d] is not computable", c->binding, i);
+  for (int k = 0; k < ks->n_shape; k++) {
+    const tj_value_desc_t *v = &descs[c->args[ks->shape[k].buffer]];
+    out[c->n_tir_vars + k] = ks->shape[k].dim < v->ndim ? v->shape[ks->shape[k].dim] : 0;
+  }
+  for (int j = 0; j < c->n_args; j++)
+    TJ_RETURN_IF_ERROR(check_param(c->binding, ks, j, &descs[c->args[j]], false, out));
+  return NULL;
+}
+
+/* A row-independent kernel over n rows: the largest chunks first, each call told its
+ * first row. */
+static tj_status_t *add_chunk_calls(tj_executable_t *exe, const kernel_slot_t *ks, const int *ids,
+                                    const pending_call_t *c, const int *args, int64_t n) {
+  int64_t offset = 0;
+  for (int j = 0; j < ks->n_chunks; j++)
+    for (; n - offset >= chunk_rows[j]; offset += chunk_rows[j])
+      TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, ids[j], c->n_args, args, &offset, c->binding));
+  return NULL;
+}
+
+/* The executable from the collected values, kernels and calls, with main's vars bound
+ * to `values` (none for a static function). */
+static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const int64_t *values,
+                                     tj_executable_t *exe) {
+  int *value_ids = TJ_ARENA_ARRAY(arena, int, bd->n_values + 1);
+  int *kernel_ids = TJ_ARENA_ARRAY(arena, int, (bd->n_kernels + 1) * N_CHUNKS);
+  tj_value_desc_t *descs = TJ_ARENA_ARRAY(arena, tj_value_desc_t, bd->n_values + 1);
+  if (!value_ids || !kernel_ids || !descs) return oom();
   for (int i = 0; i < bd->n_values; i++) {
-    tj_value_desc_t d = bd->values[i];
+    TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
+    tj_value_desc_t d = descs[i];
     if (d.kind == TJ_VALUE_CONSTANT && !(bd->opts && bd->opts->borrow_constants)) {
       /* 64-byte aligned like every other tensor: bound weights are read by vector loads */
       void *copy = tj_aligned_alloc(d.nbytes ? d.nbytes : 1);
@@ -619,43 +792,99 @@ static tj_status_t *build_executable(build_t *bd, tj_executable_t *exe) {
     TJ_RETURN_IF_ERROR(tj_executable_add_value(exe, &d, &value_ids[i]));
   }
   for (int i = 0; i < bd->n_kernels; i++) {
-    const tj_jit_kernel_t *k = &bd->kernels[i].k;
-    TJ_RETURN_IF_ERROR(tj_executable_add_kernel(exe, bd->kernels[i].name, k->fn, k->n_buffers, k->n_scalars, &kernel_ids[i]));
+    const kernel_slot_t *ks = &bd->kernels[i];
+    for (int j = 0; j < (ks->n_chunks ? ks->n_chunks : 1); j++) {
+      const tj_jit_kernel_t *k = ks->n_chunks ? &ks->chunk[j] : &ks->k;
+      TJ_RETURN_IF_ERROR(
+          tj_executable_add_kernel(exe, ks->name, k->fn, k->n_buffers, k->n_scalars, &kernel_ids[i * N_CHUNKS + j]));
+    }
   }
   for (int i = 0; i < bd->n_calls; i++) {
     const pending_call_t *c = &bd->calls[i];
-    int *args = TJ_ARENA_ARRAY(bd->arena, int, c->n_args + 1);
-    if (!args) return oom();
+    int *args = TJ_ARENA_ARRAY(arena, int, c->n_args + 1);
+    int64_t *scalars = TJ_ARENA_ARRAY(arena, int64_t, bd->kernels[c->kernel].k.n_scalars + 1);
+    if (!args || !scalars) return oom();
+    TJ_RETURN_IF_ERROR(bound_scalars(bd, c, values, descs, scalars));
     for (int j = 0; j < c->n_args; j++) args[j] = value_ids[c->args[j]];
-    TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, kernel_ids[c->kernel], c->n_args, args, c->scalars, c->binding));
+    if (bd->kernels[c->kernel].n_chunks)
+      TJ_RETURN_IF_ERROR(add_chunk_calls(exe, &bd->kernels[c->kernel], kernel_ids + c->kernel * N_CHUNKS, c, args,
+                                         scalars[0]));
+    else
+      TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, kernel_ids[c->kernel * N_CHUNKS], c->n_args, args, scalars,
+                                                c->binding));
   }
   for (int i = 0; i < bd->n_copies; i++)
     if (bd->copies[i] >= 0) TJ_RETURN_IF_ERROR(tj_executable_set_output(exe, i, value_ids[bd->copies[i]]));
   return tj_executable_plan_memory(exe);
 }
 
-tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const char *function,
-                                   const tj_jit_options_t *opts, tj_executable_t **out_exe) {
+void tj_jit_program_free(tj_jit_program_t *p) {
+  if (!p) return;
+  tj_arena_free(p->bd.arena);
+  tj_free(p);
+}
+
+tj_status_t *tj_jit_compile_program(tj_jit_t *jit, const tj_module_t *m, const char *function,
+                                    const tj_jit_options_t *opts, tj_jit_program_t **out_program) {
   double t0 = tj_jit_now_ms();
   function = function ? function : "main";
   const tj_rx_func_t *fn = tj_module_find_relax(m, function);
   if (!fn) return tj_status_new(TJ_ERR_NOT_FOUND, "the module has no Relax function '%s' to compile", function);
-  build_t bd = {.jit = jit, .mod = m, .function = function, .opts = opts, .opt_level = opt_level_of(opts),
-                .schedule = schedule_of(opts)};
-  bd.arena = tj_arena_create();
-  if (!bd.arena) return oom();
-  tj_status_t *s = tj_jit_target_machine(bd.opt_level, &bd.tm);
-  if (!s) s = walk_function(&bd, fn);
-  tj_executable_t *exe = NULL;
-  if (!s) s = tj_executable_create(&exe);
-  if (!s) s = build_executable(&bd, exe);
-  if (bd.tm) LLVMDisposeTargetMachine(bd.tm);
-  tj_arena_free(bd.arena);
+  tj_jit_program_t *p = tj_calloc(1, sizeof *p);
+  if (!p) return oom();
+  build_t *bd = &p->bd;
+  *bd = (build_t){.jit = jit, .mod = m, .function = function, .opts = opts, .opt_level = opt_level_of(opts),
+                  .schedule = schedule_of(opts)};
+  bd->arena = tj_arena_create();
+  tj_status_t *s = bd->arena ? tj_jit_target_machine(bd->opt_level, &bd->tm) : oom();
+  if (!s) s = walk_function(bd, fn);
+  if (bd->tm) LLVMDisposeTargetMachine(bd->tm);
+  bd->tm = NULL;
+  bd->opts = NULL; /* the caller's: not kept */
   if (s) {
-    if (exe) tj_executable_free(exe);
+    tj_jit_program_free(p);
     return tj_status_annotate(s, "JIT-compiling '%s'", function);
   }
-  publish_stats(jit, opts, &bd.acc, t0);
+  publish_stats(jit, opts, &bd->acc, t0);
+  *out_program = p;
+  return NULL;
+}
+
+int tj_jit_program_num_vars(const tj_jit_program_t *p) { return p->bd.n_sig_vars; }
+const tj_tir_expr_t *const *tj_jit_program_vars(const tj_jit_program_t *p) { return p->bd.sig_vars; }
+
+tj_status_t *tj_jit_program_instantiate(const tj_jit_program_t *p, const int64_t *values, tj_executable_t **out_exe) {
+  tj_arena_t *arena = tj_arena_create();
+  if (!arena) return oom();
+  tj_executable_t *exe = NULL;
+  tj_status_t *s = tj_executable_create(&exe);
+  if (!s) s = build_executable(&p->bd, arena, values, exe);
+  tj_arena_free(arena);
+  if (s) {
+    tj_executable_free(exe);
+    return tj_status_annotate(s, "JIT-compiling '%s'", p->bd.function);
+  }
   *out_exe = exe;
   return NULL;
+}
+
+static const char *first_symbolic(const build_t *bd) {
+  for (int i = 0; i < bd->n_values; i++)
+    if (bd->shapes[i]) return bd->values[i].name;
+  return "?";
+}
+
+tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const char *function,
+                                   const tj_jit_options_t *opts, tj_executable_t **out_exe) {
+  tj_jit_program_t *p = NULL;
+  TJ_RETURN_IF_ERROR(tj_jit_compile_program(jit, m, function, opts, &p));
+  tj_status_t *s = NULL;
+  if (p->bd.n_sig_vars)
+    s = tj_status_new(TJ_ERR_UNSUPPORTED,
+                      "JIT-compiling '%s': parameter '%s' has symbolic dims; compile it as a program and bind its "
+                      "vars per call (tj_jit_compile_program)",
+                      p->bd.function, first_symbolic(&p->bd));
+  if (!s) s = tj_jit_program_instantiate(p, NULL, out_exe);
+  tj_jit_program_free(p);
+  return s;
 }

@@ -76,6 +76,24 @@ void tj_jit_get_stats(const tj_jit_t *jit, tj_jit_stats_t *out_stats);
 tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const char *function,
                                    const tj_jit_options_t *opts, tj_executable_t **out_exe);
 
+/* A compiled function whose shapes may have symbolic dims: its kernels compiled once
+ * (each takes the values of its buffers' shape vars as trailing int64s, see
+ * transforms/tir/shape_params.h) and main's call list with shapes as expressions of
+ * main's vars. An executable for one binding of those vars is made without compiling
+ * (tj_jit_program_instantiate: shapes evaluated, each call's scalars computed, memory
+ * planned). tj_jit_compile_module is compile + instantiate for a static function.
+ * The program points into `m` (which must outlive it) and uses code owned by `jit`. */
+typedef struct tj_jit_program tj_jit_program_t;
+tj_status_t *tj_jit_compile_program(tj_jit_t *jit, const tj_module_t *m, const char *function,
+                                    const tj_jit_options_t *opts, tj_jit_program_t **out_program);
+void tj_jit_program_free(tj_jit_program_t *program);
+/* main's symbolic vars (each a dim of a parameter by itself), in order of appearance. */
+int tj_jit_program_num_vars(const tj_jit_program_t *program);
+const tj_tir_expr_t *const *tj_jit_program_vars(const tj_jit_program_t *program);
+/* The executable for values[k] of var k (NULL when there are none). Thread-safe. */
+tj_status_t *tj_jit_program_instantiate(const tj_jit_program_t *program, const int64_t *values,
+                                        tj_executable_t **out_exe);
+
 /* ---- one kernel ---- */
 typedef struct tj_jit_kernel {
   const char *symbol;  /* owned by the JIT */

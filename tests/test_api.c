@@ -217,8 +217,8 @@ START_TEST(tensor_convert_and_dtype_names) {
 END_TEST
 
 /* The same model with a symbolic batch n: one function serves every n; the signature
- * shows n as -1; each new n compiles once, a repeated n compiles nothing; a bad n is
- * an INVALID_ARGUMENT naming the var. */
+ * shows n as -1; its kernels compile once, at lookup, and no size compiles anything
+ * more; a bad n is an INVALID_ARGUMENT naming the var. */
 static const char *symbolic_text =
     "from tvm.script import ir as I\n"
     "from tvm.script import tir as T\n"
@@ -271,14 +271,13 @@ START_TEST(symbolic_batch_runs_at_every_size) {
   ck_assert_int_eq(ndim, 2);
   ck_assert_int_eq(shape[0], -1);
   ck_assert_int_eq(shape[1], 16);
-  ck_assert_int_eq(count_compiled(tvmjit_module_report(mod)), 0); /* nothing before a call */
+  int at_lookup = count_compiled(tvmjit_module_report(mod));
+  ck_assert_int_ge(at_lookup, 1); /* one kernel for every n, compiled when looked up */
   call_symbolic(fn, 3);
-  int after_first = count_compiled(tvmjit_module_report(mod));
-  ck_assert_int_ge(after_first, 1);
   call_symbolic(fn, 3);
-  ck_assert_int_eq(count_compiled(tvmjit_module_report(mod)), after_first);
   call_symbolic(fn, 1);
   call_symbolic(fn, 33);
+  ck_assert_int_eq(count_compiled(tvmjit_module_report(mod)), at_lookup);
   ck_assert_int_gt(tvmjit_function_num_kernel_calls(fn), 0);
 
   int64_t d3[2] = {3, 16}, d4[2] = {4, 16};

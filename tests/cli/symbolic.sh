@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Symbolic shapes: one loaded model runs at several sizes of its symbolic dims (each
-# distinct size is specialised and compiled on its first call), matches numpy (and
-# PyTorch for the conv network, when installed), and a bad shape is a clear error.
+# Symbolic shapes: one loaded model runs at several sizes of its symbolic dims (its
+# kernels compiled once, for every size), matches numpy (and PyTorch for the conv
+# network, when installed), and a bad shape is a clear error.
 . "$(dirname "$0")/lib.bash"
 PY=/usr/bin/python3
 $PY -c 'import numpy' 2>/dev/null || { echo "SKIP: /usr/bin/python3 has no numpy"; exit 77; }
@@ -31,9 +31,10 @@ expect_text "$TMP/err" "input 'x': expected float32[?, 4], got float32[5, 3]" "t
 expect_exit 1 "--fill cannot size a symbolic input" -- "$BIN" run "$M/symbolic_add_relu.rx" --input x="$TMP/x5.npy" --fill zeros
 expect_text "$TMP/err" "input 'y' has a symbolic dim 0" "--fill names the input"
 
-# One load, repeated calls at one size compile once.
+# One load, repeated calls at one size compile once: the add+relu kernel is row-
+# independent, so it is compiled at 32, 8 and 1 rows (transforms/tir/row_split.h).
 expect_exit 0 "repeated calls" -- "$BIN" run "$M/symbolic_add_relu.rx" --input x="$TMP/x5.npy" --input y="$TMP/y5.npy" --repeat 3 --verbose --no-cache
-expect_text "$TMP/err" "1 kernels requested, 1 compiled" "three calls at one size compile one kernel"
+expect_text "$TMP/err" "3 kernels requested, 3 compiled" "three calls at one size compile one kernel (at three row counts)"
 
 # Attention with a symbolic sequence length s, against numpy.
 for s in 1 7 16; do
@@ -68,5 +69,56 @@ y = F.relu(F.layer_norm(y, (3, 4), a['gamma'], a['beta'], eps=1e-5))
 o = np.load('$TMP/co$n.npy'); assert o.shape == ($n, 6, 3, 4), o.shape
 np.testing.assert_allclose(o, y.numpy(), rtol=1e-4, atol=1e-4)"
   done
+fi
+# One loaded model, three sizes in one process (the Python package over this build's
+# library): the attention layer at s = 16, 7, 1 and the CNN at n = 8, 3, 1 match numpy /
+# PyTorch, and the module's report shows that no size after the first compiled anything.
+if [ "${TVMJIT_SANITIZE:-OFF}" != ON ]; then
+  BUILD=$(cd "${TVMJIT_BUILD_DIR:-$(dirname "$BIN")}" && pwd)
+  expect_exit 0 "one compile serves every size" -- env TVMJIT_LIBRARY="$BUILD/libtvmjit.so" PYTHONPATH="$SRC/python" $PY - "$M" <<'PY'
+import re, sys
+import numpy as np
+import tvmjit
+
+def compiled(m):
+    return sum(int(k) for k in re.findall(r"requested, (\d+) compiled", m.report))
+
+def softmax(a):
+    e = np.exp(a - a.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+m = tvmjit.Module(sys.argv[1] + "/symbolic_attention.rx", use_cache=False)
+first = compiled(m)
+assert first > 0, m.report
+for s in (16, 7, 1):
+    r = np.random.default_rng(300 + s)
+    x, wq, wk, wv = (r.standard_normal(sh).astype("float32") for sh in ((1, s, 8), (8, 8), (8, 8), (8, 8)))
+    o = m(x, wq, wk, wv)
+    xd = x.astype("float64")
+    q, k, v = xd @ wq, xd @ wk, xd @ wv
+    ref = softmax(q @ k.transpose(0, 2, 1) * 0.35355339) @ v
+    assert o.shape == (1, s, 8), o.shape
+    np.testing.assert_allclose(o, ref, rtol=1e-4, atol=1e-4)
+    assert compiled(m) == first, ("s=%d compiled more" % s, m.report)
+
+try:
+    import torch, torch.nn.functional as F
+except ImportError:
+    torch = None
+if torch is not None:
+    m = tvmjit.Module(sys.argv[1] + "/symbolic_cnn.rx", use_cache=False)
+    first = compiled(m)
+    for n in (8, 3, 1):
+        r = np.random.default_rng(400 + n)
+        f = lambda *sh: r.standard_normal(sh).astype("float32")
+        a = dict(x=f(n, 4, 9, 9), w=f(6, 2, 3, 3), bias=f(6, 1, 1), gamma=f(3, 4), beta=f(3, 4))
+        o = m(**a)
+        t = {k: torch.from_numpy(v).double() for k, v in a.items()}
+        y = F.conv2d(F.pad(t["x"], (2, 1, 1, 0)), t["w"], stride=2, dilation=2, groups=2) + t["bias"]
+        y = F.relu(F.layer_norm(y, (3, 4), t["gamma"], t["beta"], eps=1e-5))
+        assert o.shape == (n, 6, 3, 4), o.shape
+        np.testing.assert_allclose(o, y.numpy(), rtol=1e-4, atol=1e-4)
+        assert compiled(m) == first, ("n=%d compiled more" % n, m.report)
+PY
 fi
 finish

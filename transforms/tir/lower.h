@@ -57,6 +57,11 @@ tj_status_t *tj_tir_lower_scheduled(tj_arena_t *arena, const tj_prim_func_t *f, 
 
 tj_status_t *tj_tir_schedule_reductions(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                         const tj_prim_func_t **out);
+/* Top-level loop nests with a symbolic extent: the first loop not of extent 1 becomes
+ * T.parallel when it is spatial and distinct iterations write distinct elements
+ * (schedule_symbolic.c). Run after ScheduleReductions. */
+tj_status_t *tj_tir_parallel_symbolic(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                      const tj_prim_func_t **out);
 tj_status_t *tj_tir_lower_blocks(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                  const tj_prim_func_t **out);
 tj_status_t *tj_tir_flatten_buffers(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,

@@ -12,7 +12,9 @@
  *
  * Applied only when that is provably so: the block writes one buffer C at indices of
  * spatial iter vars only, reads C only at those same indices, the init writes the same
- * element from spatial vars only, and extents are static. Anything else is left as is. */
+ * element from spatial vars only, and each loop's extent is its iter's (a constant, or the
+ * same symbolic var: the order argument does not depend on it). Anything else is left
+ * as is. */
 #include <string.h>
 
 #include "ir/struct_equal.h"
@@ -31,9 +33,9 @@ typedef struct nest {
 static bool collect_nest(const tj_tir_stmt_t *s, nest_t *out) {
   out->n = 0;
   while (s->kind == TJ_TIR_FOR) {
-    int64_t min, ext;
+    int64_t min;
     if (out->n == MAX_NEST || s->loop.kind != TJ_FOR_SERIAL || s->loop.annotations ||
-        !tj_tir_is_const_int(s->loop.min, &min) || min != 0 || !tj_tir_is_const_int(s->loop.extent, &ext))
+        !tj_tir_is_const_int(s->loop.min, &min) || min != 0)
       return false;
     out->loops[out->n++] = s;
     s = s->loop.body;
@@ -56,10 +58,10 @@ static bool match_bindings(nest_t *nest) {
     for (int i = 0; i < b->n_iter_vars; i++)
       if (r->realize.iter_values[i] == nest->loops[l]->loop.var && !used[i]) {
         int64_t mn, ext, lext;
-        if (!tj_tir_is_const_int(b->iter_vars[i].dom.min, &mn) || mn != 0 ||
-            !tj_tir_is_const_int(b->iter_vars[i].dom.extent, &ext) ||
-            !tj_tir_is_const_int(nest->loops[l]->loop.extent, &lext) || ext != lext)
-          return false;
+        const tj_tir_expr_t *de = b->iter_vars[i].dom.extent, *le = nest->loops[l]->loop.extent;
+        /* a symbolic extent (a kernel for every n) is the same var in loop and domain */
+        bool same = de == le || (tj_tir_is_const_int(de, &ext) && tj_tir_is_const_int(le, &lext) && ext == lext);
+        if (!tj_tir_is_const_int(b->iter_vars[i].dom.min, &mn) || mn != 0 || !same) return false;
         used[i] = true;
         nest->iter_of_loop[l] = i;
       }
