@@ -419,6 +419,31 @@ START_TEST(symbolic_repeat_keeps_te_shape_form) {
 }
 END_TEST
 
+/* call_te inlines an R.prim_value index (`n - 1`, n bound by x's shape): no scalar
+ * parameter, the call_tir takes x only. */
+START_TEST(take_inlines_a_symbolic_prim_value_index) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_or_skip(a, "take.rx",
+                                 "@R.function\n"
+                                 "def main(x: R.Tensor((2, \"n\", 4), \"float32\")):\n"
+                                 "    n = T.int64()\n"
+                                 "    gv = R.take(x, R.prim_value(n - 1), axis=1)\n"
+                                 "    return gv\n");
+  if (!m) {
+    tj_arena_free(a);
+    return;
+  }
+  const tj_module_t *out = legalize(a, m);
+  const tj_rx_expr_t *call = main_value(out);
+  ck_assert_int_eq(call->call.args[1]->kind, TJ_RX_TUPLE);
+  ck_assert_int_eq(call->call.args[1]->tuple.n, 1);
+  const tj_prim_func_t *f = tj_module_find_prim(out, "take");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(f->n_params, 2);
+  tj_arena_free(a);
+}
+END_TEST
+
 static const char *k_seed_conv_expected =
     HDR
     "@I.ir_module\n"
@@ -793,6 +818,7 @@ int main(void) {
   tcase_add_test(tc, a_declining_custom_legalizer_keeps_the_call);
   tcase_add_test(tc, exp_becomes_tir_exp_with_one_compute_block);
   tcase_add_test(tc, symbolic_repeat_keeps_te_shape_form);
+  tcase_add_test(tc, take_inlines_a_symbolic_prim_value_index);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -33,8 +33,10 @@ tj_status_t *tj_legalize_take(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const 
   const tj_tir_expr_t *scalar = NULL;
   if (prim) {
     const tj_rx_expr_t *arg = call->call.args[1];
-    if (arg->kind == TJ_RX_PRIM_VALUE && tj_tir_is_const_int(arg->prim_value.value, &(int64_t){0}))
-      scalar = tj_lg_cast(a, TJ_I64, arg->prim_value.value);
+    /* call_te inlines an R.prim_value's expression (`n - 1`, n bound by x's shape) rather
+     * than passing it as a parameter */
+    if (arg->kind == TJ_RX_PRIM_VALUE)
+      scalar = tj_lg_cast(a, TJ_I64, tj_lg_shape_expr(&te, arg->prim_value.value));
     else if (is->prim.value && is->prim.value->kind == TJ_TIR_INT_IMM)
       scalar = tj_lg_cast(a, TJ_I64, is->prim.value);
     else
