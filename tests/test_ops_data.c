@@ -467,6 +467,23 @@ START_TEST(topk_matches_torch_topk) {
     ck_assert_int_eq(oi[c], order[0]);
   }
   tvmjit_tensor_free(only);
+  /* smallest k=4 along the last axis: ties in position order, NaN never before a number */
+  tvmjit_tensor_t *small[2] = {NULL, NULL};
+  run_sort_model("R.topk(x, k=4, largest=False, dtype=\"int64\")", "", 2, small);
+  const float *sv = tvmjit_tensor_data(small[0]);
+  const int64_t *si = tvmjit_tensor_data(small[1]);
+  for (int r = 0; r < QR; r++) {
+    double line_x[QC];
+    int order[QC];
+    for (int k = 0; k < QC; k++) line_x[k] = sort_x[r * QC + k];
+    argsort_row(line_x, QC, false, order);
+    for (int k = 0; k < 4; k++) {
+      ck_assert_int_eq(si[r * 4 + k], order[k]);
+      ck_assert(same_value(sv[r * 4 + k], line_x[order[k]]));
+    }
+  }
+  tvmjit_tensor_free(small[0]);
+  tvmjit_tensor_free(small[1]);
 }
 END_TEST
 

@@ -146,5 +146,6 @@ static tj_status_t *infer_topk(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *ca
 const tj_op_def_t tj_op_topk = {
     .name = "relax.topk", .script_name = "R.topk", .min_args = 1, .max_args = 1, .mp_policy = TJ_MP_NEVER,
     .normalize_attrs = normalize_topk, .infer = infer_topk, .arg_names = sort_args, .positional_attrs = topk_attrs,
-    .dtypes = "int, float", .notes = SORT_NOTES "; k < 1 or k >= dim keeps the whole axis",
+    .dtypes = "int, float", .notes = SORT_NOTES "; with k < dim it selects instead, O(n*k) per row; k < 1 or k >= dim keeps the whole "
+                        "axis",
 };

@@ -5,8 +5,8 @@
  * `topk_cpu`. Per row of the sorted axis (rows in parallel), each element's place is
  * its rank: the number of elements that come before it (better value, or equal value
  * at a smaller position, so the order is stable), counted in a per-row int64 counter
- * `rank`. The element goes to out[rank] when rank < k. O(n^2) compares per row: simple
- * and branch-free, fine for the sizes sort is used at in models (top-k of logits). NaN
+ * `rank`. The element goes to out[rank]. O(n^2) compares per row; top-k with k < n
+ * selects instead (select_body), O(n * k). NaN
  * orders after every number (ascending) or before (descending), as numpy and PyTorch. */
 #include <string.h>
 
@@ -14,6 +14,7 @@
 
 typedef struct sort_ir {
   const tj_buffer_t *data, *values, *indices, *rank; /* values / indices may be NULL */
+  const tj_buffer_t *prev;                           /* top-k by selection: the last pick */
   bool descending;
   const tj_tir_expr_t *before, *len, *after, *k; /* int64 */
 } sort_ir_t;
@@ -96,6 +97,38 @@ static const tj_tir_stmt_t *sort_body(tj_arena_t *a, const sort_ir_t *s, int axi
   return tj_tir_for(a, fused, tj_tir_i64(a, 0), tj_lg_mul(a, s->before, s->after), TJ_FOR_PARALLEL, loop_i);
 }
 
+/* Top-k with k < n by selection, O(n * k) compares per row instead of O(n^2): pass t
+ * picks the first element, in the same total order, among those after pass t-1's pick
+ * (`prev`, -1 before the first pass); the `rank` buffer holds the running best (-1 =
+ * none yet). Same result as the rank form, which sort and argsort use. */
+static const tj_tir_stmt_t *select_body(tj_arena_t *a, const sort_ir_t *s, int axis) {
+  const tj_tir_expr_t *fused = tj_tir_var(a, "fused", TJ_I64), *t = tj_tir_var(a, "t", TJ_I64);
+  const tj_tir_expr_t *j = tj_tir_var(a, "j", TJ_I64), *neg = tj_tir_i64(a, -1);
+  const tj_tir_expr_t *row = tj_lg_floordiv(a, fused, s->after), *col = tj_lg_floormod(a, fused, s->after);
+  const tj_tir_expr_t *best = tj_lg_load(a, s->rank, 1, &fused), *prev = tj_lg_load(a, s->prev, 1, &fused);
+  const tj_tir_expr_t *xj = line_load(a, s->data, axis, row, col, j);
+  const tj_tir_expr_t *xb = line_load(a, s->data, axis, row, col, best);
+  const tj_tir_expr_t *xp = line_load(a, s->data, axis, row, col, prev);
+  const tj_tir_expr_t *after_prev =
+      tj_tir_binary(a, TJ_TIR_OR, tj_tir_binary(a, TJ_TIR_EQ, prev, neg), before(a, s->descending, xp, prev, xj, j));
+  const tj_tir_expr_t *beats =
+      tj_tir_binary(a, TJ_TIR_OR, tj_tir_binary(a, TJ_TIR_EQ, best, neg), before(a, s->descending, xj, j, xb, best));
+  const tj_tir_stmt_t *scan = tj_tir_for(
+      a, j, tj_tir_i64(a, 0), s->len, TJ_FOR_SERIAL,
+      tj_tir_if(a, tj_tir_binary(a, TJ_TIR_AND, after_prev, beats), tj_lg_store(a, s->rank, 1, &fused, j), NULL));
+  const tj_tir_stmt_t *pass[5];
+  int n = 0;
+  pass[n++] = tj_lg_store(a, s->rank, 1, &fused, neg);
+  pass[n++] = scan;
+  if (s->values) pass[n++] = line_store(a, s->values, axis, row, col, t, xb);
+  if (s->indices) pass[n++] = line_store(a, s->indices, axis, row, col, t, tj_lg_cast(a, s->indices->dtype, best));
+  pass[n++] = tj_lg_store(a, s->prev, 1, &fused, best);
+  const tj_tir_stmt_t *passes[2] = {tj_lg_store(a, s->prev, 1, &fused, neg),
+                                    tj_tir_for(a, t, tj_tir_i64(a, 0), s->k, TJ_FOR_SERIAL, tj_tir_seq(a, n, pass))};
+  return tj_tir_for(a, fused, tj_tir_i64(a, 0), tj_lg_mul(a, s->before, s->after), TJ_FOR_PARALLEL,
+                    tj_tir_seq(a, 2, passes));
+}
+
 typedef enum sort_kind { SORT_VALUES, SORT_INDICES, SORT_TOPK } sort_kind_t;
 
 static tj_status_t *dispatch_sort(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, sort_kind_t kind,
@@ -137,8 +170,10 @@ static tj_status_t *dispatch_sort(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, so
   if (want_indices) s.indices = tj_lg_output(&te, "indices", idt, n, oshape);
   const tj_tir_expr_t *rows = tj_lg_mul(a, s.before, s.after);
   s.rank = tj_lg_alloc(&te, "rank", TJ_I64, 1, &rows);
+  bool select = s.k != s.len;
+  if (select) s.prev = tj_lg_alloc(&te, "prev", TJ_I64, 1, &rows);
   if (te.failed) return tj_lg_te_finish(&te, name, NULL, out_expr);
-  tj_lg_extern_block(&te, blocks[kind], sort_body(a, &s, axis));
+  tj_lg_extern_block(&te, blocks[kind], select ? select_body(a, &s, axis) : sort_body(a, &s, axis));
   return tj_lg_te_finish(&te, name, os, out_expr);
 }
 
