@@ -229,6 +229,10 @@ typedef struct pending_call {
  * a few calls. Three compiles per kernel, once, against one per size. */
 static const int64_t chunk_rows[] = {128, 16, 1};
 enum { N_CHUNKS = sizeof chunk_rows / sizeof chunk_rows[0] };
+/* Loop iterations per row from which a kernel is compiled at 1 row only (see
+ * compile_chunks): ResNet-18's convs have 10^7..10^8 per image, a BERT dense layer's row
+ * 6 * 10^5..2.4 * 10^6. */
+#define ROW_WORK_ALONE 8000000
 
 typedef struct kernel_slot {
   const char *name;
@@ -242,6 +246,7 @@ typedef struct kernel_slot {
    * the call is checked against and has no code. */
   int n_chunks;
   tj_jit_kernel_t chunk[N_CHUNKS];
+  int64_t rows[N_CHUNKS]; /* of chunk[i], largest first, the last 1 */
 } kernel_slot_t;
 
 typedef struct build {
@@ -392,17 +397,22 @@ static bool compile_chunks(build_t *bd, const tj_prim_func_t *f, const char *cal
     tj_status_free(s);
     return false;
   }
-  for (int i = 0; i < N_CHUNKS && !s; i++) {
+  /* A row with this much work (a conv over one image) keeps the threads busy alone: one
+   * chunk size, so a CNN with a symbolic batch compiles each kernel once, not three times. */
+  int first = tj_tir_row_work(f, slot->shape[0].var) >= ROW_WORK_ALONE ? N_CHUNKS - 1 : 0;
+  slot->n_chunks = 0;
+  for (int i = first; i < N_CHUNKS && !s; i++) {
     const tj_prim_func_t *chunk = NULL;
     s = tj_tir_row_chunk(bd->arena, f, slot->shape[0].var, chunk_rows[i], &chunk);
     if (!s) s = compile_kernel(bd->jit, chunk, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc,
-                               &slot->chunk[i], NULL, NULL);
+                               &slot->chunk[slot->n_chunks], NULL, NULL);
+    slot->rows[slot->n_chunks++] = chunk_rows[i];
   }
   if (s) {
     tj_status_free(s);
+    slot->n_chunks = 0;
     return false;
   }
-  slot->n_chunks = N_CHUNKS;
   slot->k = (tj_jit_kernel_t){NULL, NULL, slot->chunk[0].n_buffers, 1};
   return true;
 }
@@ -425,6 +435,7 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
       slot.k = bd->kernels[i].k;
       slot.n_chunks = bd->kernels[i].n_chunks;
       memcpy(slot.chunk, bd->kernels[i].chunk, sizeof slot.chunk);
+      memcpy(slot.rows, bd->kernels[i].rows, sizeof slot.rows);
       found = true;
     }
   if (!found && !compile_chunks(bd, f, callee, &slot)) {
@@ -765,7 +776,7 @@ static tj_status_t *add_chunk_calls(tj_executable_t *exe, const kernel_slot_t *k
                                     const pending_call_t *c, const int *args, int64_t n) {
   int64_t offset = 0;
   for (int j = 0; j < ks->n_chunks; j++)
-    for (; n - offset >= chunk_rows[j]; offset += chunk_rows[j])
+    for (; n - offset >= ks->rows[j]; offset += ks->rows[j])
       TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, ids[j], c->n_args, args, &offset, c->binding));
   return NULL;
 }

@@ -1,6 +1,8 @@
 /* Row-independent kernels and their fixed-size chunks (row_split.h). */
 #include "transforms/tir/row_split.h"
 
+#include <stdint.h>
+
 #include "ir/visit.h"
 
 /* ---------------- the check ---------------- */
@@ -136,6 +138,33 @@ bool tj_tir_rows_independent(const tj_prim_func_t *f, const tj_tir_expr_t *n) {
   tj_tir_visitor_t v = {.expr = rows_expr, .stmt = rows_stmt, .ctx = &c};
   tj_tir_visit_stmt(&v, f->body);
   return !c.fail;
+}
+
+/* ---------------- work per row ---------------- */
+
+static int64_t sat_mul(int64_t a, int64_t b) { return a > 0 && b > INT64_MAX / 2 / a ? INT64_MAX / 2 : a * b; }
+static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX / 2 - b ? INT64_MAX / 2 : a + b; }
+
+static int64_t work(const tj_tir_stmt_t *s) {
+  if (!s) return 0;
+  int64_t ext, sum = 0;
+  switch (s->kind) {
+    case TJ_TIR_FOR:
+      return sat_mul(tj_tir_is_const_int(s->loop.extent, &ext) && ext > 0 ? ext : 1, work(s->loop.body));
+    case TJ_TIR_SEQ:
+      for (int i = 0; i < s->seq.n; i++) sum = sat_add(sum, work(s->seq.stmts[i]));
+      return sum;
+    case TJ_TIR_BLOCK_REALIZE: return sat_add(work(s->realize.block->init), sat_add(1, work(s->realize.block->body)));
+    case TJ_TIR_LET_STMT: return work(s->let.body);
+    case TJ_TIR_IF: return sat_add(work(s->if_.then_stmt), work(s->if_.else_stmt));
+    case TJ_TIR_ALLOCATE: return work(s->allocate.body);
+    default: return 1;
+  }
+}
+
+int64_t tj_tir_row_work(const tj_prim_func_t *f, const tj_tir_expr_t *n) {
+  (void)n; /* loops over n have a non-constant extent: they count 1 */
+  return work(f->body);
 }
 
 /* ---------------- the chunk ---------------- */

@@ -26,6 +26,11 @@
  * along n independently, as above. f has no scalar parameters. */
 bool tj_tir_rows_independent(const tj_prim_func_t *f, const tj_tir_expr_t *n);
 
+/* Loop iterations of f per row along n: the product of the constant extents of each
+ * nest (loops over n count 1), summed over the nests; saturates at INT64_MAX / 2. For
+ * choosing chunk sizes, not for correctness. */
+int64_t tj_tir_row_work(const tj_prim_func_t *f, const tj_tir_expr_t *n);
+
 /* f at n = rows, starting `row_offset` rows into every parameter that has n: a static
  * PrimFunc with one more parameter, the int64 row_offset, after f's. */
 tj_status_t *tj_tir_row_chunk(tj_arena_t *arena, const tj_prim_func_t *f, const tj_tir_expr_t *n, int64_t rows,
