@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "ir/parse.h"
-#include "ir/verify.h"
+#include "ir/text/parse.h"
+#include "ir/verify/verify.h"
 
 tj_status_t *tj_driver_parse(tj_arena_t *arena, const char *name, const char *text, size_t length,
                              tj_module_t **out_module) {

@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "api/driver.h"
-#include "ir/print.h"
+#include "ir/text/print.h"
 #include "jit/jit.h"
 #include "runtime/kernel.h"
 #include "support/alloc.h"

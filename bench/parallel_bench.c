@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "jit/jit.h"
 #include "runtime/thread_pool.h"
 #include "support/alloc.h"

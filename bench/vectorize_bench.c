@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "jit/jit.h"
 #include "runtime/kernel.h"
 #include "support/alloc.h"

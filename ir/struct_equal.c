@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/print.h"
+#include "ir/text/print.h"
 #include "support/alloc.h"
 #include "support/map.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ir/interp.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "ir/visit.h"
 #include "jit/jit.h"
 #include "runtime/kernel.h"

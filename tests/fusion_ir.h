@@ -205,7 +205,7 @@ static inline void fi_block_names(const tj_prim_func_t *f, fi_names_t *out) {
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "ir/struct_equal.h"
 #include "project.h"
 #include "testutil.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ir/dot.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "support/alloc.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"

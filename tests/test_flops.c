@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "ir/flops.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "testutil.h"
 #include "tvmjit.h"
 

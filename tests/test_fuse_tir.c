@@ -1,7 +1,7 @@
 /* FuseTIR and DeadCodeElimination (docs/semantics.md §5), with regression tests
  * for TVM's bug history (§9). */
 #include "fusion_ir.h"
-#include "ir/verify.h"
+#include "ir/verify/verify.h"
 
 typedef struct fixture {
   tj_arena_t *a;

@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/parse.h"
-#include "ir/print.h"
+#include "ir/text/parse.h"
+#include "ir/text/print.h"
 #include "ir/struct_equal.h"
-#include "ir/verify.h"
+#include "ir/verify/verify.h"
 #include "project.h"
 #include "support/alloc.h"
 #include "testutil.h"

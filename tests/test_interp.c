@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ir/interp.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "runtime/npy.h"
 #include "runtime/npz.h"
 #include "support/alloc.h"

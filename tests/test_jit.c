@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ir/module.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "jit/jit.h"
 #include "jit_test_kernels.h"
 #include "runtime/executable.h"

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "ir/op.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "ir/struct_equal.h"
-#include "ir/verify.h"
+#include "ir/verify/verify.h"
 #include "project.h"
 #include "testutil.h"
 #include "transforms/legalize/legalize.h"

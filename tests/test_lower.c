@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ir/module.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "ir/visit.h"
 #include "jit_test_kernels.h"
 #include "project.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ir/op.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "testutil.h"
 
 static tj_arena_t *arena;

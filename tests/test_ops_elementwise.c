@@ -9,7 +9,7 @@
 
 #include "ir/interp.h"
 #include "ir/module.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "ir/visit.h"
 #include "support/arena.h"
 #include "testutil.h"

@@ -10,7 +10,7 @@
 
 #include "ir/module.h"
 #include "ir/op.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "ir/visit.h"
 #include "support/arena.h"
 #include "relax_model.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ir/module.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "support/arena.h"
 #include "relax_model.h"
 #include "testutil.h"

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "ir/interp.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "jit/jit.h"
 #include "runtime/kernel.h"
 #include "runtime/thread_pool.h"

@@ -1,11 +1,11 @@
-/* ir/parse: the TVMScript reader on the seed, the conformance corpus, hand-written
+/* ir/text/parse: the TVMScript reader on the seed, the conformance corpus, hand-written
  * error cases and sugar/explicit equivalences. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/parse.h"
-#include "ir/print.h"
+#include "ir/text/parse.h"
+#include "ir/text/print.h"
 #include "ir/struct_equal.h"
 #include "support/alloc.h"
 #include "support/arena.h"

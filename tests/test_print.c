@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/parse.h"
-#include "ir/print.h"
+#include "ir/text/parse.h"
+#include "ir/text/print.h"
 #include "ir/struct_equal.h"
 #include "support/alloc.h"
 #include "project.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ir/module.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
 #include "transforms/tir/row_split.h"

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "ir/op.h"
-#include "ir/parse.h"
-#include "ir/verify.h"
+#include "ir/text/parse.h"
+#include "ir/verify/verify.h"
 #include "project.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"

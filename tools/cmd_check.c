@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "api/driver.h"
-#include "ir/verify.h"
+#include "ir/verify/verify.h"
 #include "tools/cli.h"
 
 static int run_check(int argc, char **argv) {

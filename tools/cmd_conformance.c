@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "api/driver.h"
-#include "ir/parse.h"
-#include "ir/print.h"
+#include "ir/text/parse.h"
+#include "ir/text/print.h"
 #include "ir/struct_equal.h"
-#include "ir/verify.h"
+#include "ir/verify/verify.h"
 #include "support/alloc.h"
 #include "tools/cli.h"
 #include "transforms/pass_manager.h"

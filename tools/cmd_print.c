@@ -10,7 +10,7 @@
 
 #include "api/driver.h"
 #include "ir/dot.h"
-#include "ir/print.h"
+#include "ir/text/print.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
 #include "tools/cli.h"

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ir/print.h"
-#include "ir/verify.h"
+#include "ir/text/print.h"
+#include "ir/verify/verify.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
 

@@ -37,7 +37,7 @@ static inline void fuzz_check_status(tj_status_t *s, tj_code_t want) {
 }
 
 /* The reader's errors: TJ_ERR_PARSE, or TJ_ERR_UNSUPPORTED for an operator tvmjit lacks
- * (ir/parse.h). Frees the status. */
+ * (ir/text/parse.h). Frees the status. */
 static inline void fuzz_check_reader_status(tj_status_t *s) {
   fuzz_check_status(s, tj_status_code(s) == TJ_ERR_UNSUPPORTED ? TJ_ERR_UNSUPPORTED : TJ_ERR_PARSE);
 }

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "api/driver.h"
-#include "ir/verify.h"
+#include "ir/verify/verify.h"
 #include "support/arena.h"
 #include "transforms/tir/lower.h"
 

@@ -1,11 +1,11 @@
-/* libFuzzer target: the .rx reader (ir/parse.h). Any byte string either parses or
+/* libFuzzer target: the .rx reader (ir/text/parse.h). Any byte string either parses or
  * gives a TJ_ERR_PARSE status (TJ_ERR_UNSUPPORTED for an operator tvmjit lacks); a parsed
  * module must also print. */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir/parse.h"
-#include "ir/print.h"
+#include "ir/text/parse.h"
+#include "ir/text/print.h"
 #include "support/alloc.h"
 #include "support/arena.h"
 

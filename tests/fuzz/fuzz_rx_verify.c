@@ -1,10 +1,10 @@
-/* libFuzzer target: the .rx reader followed by the verifier (ir/verify.h). A parsed
+/* libFuzzer target: the .rx reader followed by the verifier (ir/verify/verify.h). A parsed
  * module is either well-formed or gets a TJ_ERR_VERIFY status. */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir/parse.h"
-#include "ir/verify.h"
+#include "ir/text/parse.h"
+#include "ir/verify/verify.h"
 #include "support/arena.h"
 
 #include "fuzz_limits.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ir/op.h"
-#include "ir/parse_ir.h"
+#include "ir/text/parse_ir.h"
 #include "ir/sinfo.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/parse_ast.h"
+#include "ir/text/parse_ast.h"
 
 typedef struct pyparser {
   tj_parse_src_t *src;

@@ -14,7 +14,7 @@
  *   main: binding 'a': call_tir passes 2 arguments, 1 output and 0 tir_vars but 'relu' has 2 parameters
  *   main: binding 'b': call_tir callee 'f' is not a function of the module | is a Relax function, not a PrimFunc
  * (each on one line). */
-#include "ir/verify.h"
+#include "ir/verify/verify.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "ir/sinfo.h"
-#include "ir/verify_internal.h"
+#include "ir/verify/verify_internal.h"
 #include "support/alloc.h"
 
 /* More lines than this are summarised: a broken pass can produce thousands. */

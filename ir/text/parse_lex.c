@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/parse_ast.h"
+#include "ir/text/parse_ast.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
 

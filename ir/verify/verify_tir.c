@@ -6,7 +6,7 @@
  * op, stores keep the buffer's dtype, and op_pattern is a known kind. */
 #include <string.h>
 
-#include "ir/verify_internal.h"
+#include "ir/verify/verify_internal.h"
 #include "ir/visit.h"
 
 typedef struct tir_ctx {

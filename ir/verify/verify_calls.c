@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ir/sinfo.h"
-#include "ir/verify_internal.h"
+#include "ir/verify/verify_internal.h"
 #include "support/vec.h"
 
 static const char *plural(int n) { return n == 1 ? "" : "s"; }

@@ -8,7 +8,7 @@
 #define TJ_IR_PARSE_IR_H
 
 #include "ir/module.h"
-#include "ir/parse_ast.h"
+#include "ir/text/parse_ast.h"
 
 typedef enum tj_val_kind {
   V_NONE,

@@ -9,7 +9,7 @@
  * (`cls = Module`) are collected while the body is printed and placed where TVM puts
  * them: before the function-level statement that needed them (TIR), or after the
  * function attributes (Relax). */
-#include "ir/print.h"
+#include "ir/text/print.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ir/sinfo.h"
-#include "ir/verify_internal.h"
+#include "ir/verify/verify_internal.h"
 #include "ir/visit.h"
 #include "support/alloc.h"
 #include "support/vec.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/parse_ir.h"
+#include "ir/text/parse_ir.h"
 
 static tj_val_t make_prim(tj_src_pos_t pos, const tj_tir_expr_t *e) {
   tj_val_t v = tj_val_make(V_PRIM, pos);

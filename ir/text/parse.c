@@ -1,7 +1,7 @@
 /* The TVMScript reader: entry points, module level (classes, decorators, function
  * declarations before definitions, module attrs) and helpers shared by the TIR and
  * Relax halves. */
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "ir/op.h"
-#include "ir/parse_ir.h"
+#include "ir/text/parse_ir.h"
 #include "support/alloc.h"
 
 /* ---- shared helpers ---- */

@@ -3,7 +3,7 @@
  * stores, lets and conditionals. */
 #include <string.h>
 
-#include "ir/parse_ir.h"
+#include "ir/text/parse_ir.h"
 #include "ir/struct_equal.h"
 #include "ir/visit.h"
 
