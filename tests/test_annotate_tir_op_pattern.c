@@ -1,6 +1,6 @@
 /* AnnotateTIROpPattern: TVM's block-by-block analysis (docs/semantics.md §3). */
 #include "fusion_ir.h"
-#include "transforms/graph.h"
+#include "transforms/graph_partitioner.h"
 
 static tj_op_pattern_t pattern_of(const tj_prim_func_t *f) { return tj_analyze_op_pattern(f); }
 

@@ -7,7 +7,7 @@
 #include "ir/visit.h"
 #include "support/alloc.h"
 #include "support/vec.h"
-#include "transforms/graph.h"
+#include "transforms/graph_partitioner.h"
 #include "transforms/transforms.h"
 
 const char *tj_op_pattern_name(tj_op_pattern_t p) {

@@ -1,6 +1,6 @@
 /* FuseOps (docs/semantics.md §4): builds TVM's indexed forward graph of every
  * Relax function (params, then each dataflow binding, in program order), partitions
- * it with the post-dominator rules of transforms/graph.c, and turns every group of
+ * it with the post-dominator rules of transforms/graph_partitioner.c, and turns every group of
  * more than one binding into a private Relax function with {"Primitive": 1}, called
  * where the group's bindings stood. Structurally equal grouped functions share one
  * GlobalVar. A group whose results nobody uses is dropped (TVM #14354). */
@@ -14,7 +14,7 @@
 #include "support/strbuf.h"
 #include "support/map.h"
 #include "support/vec.h"
-#include "transforms/graph.h"
+#include "transforms/graph_partitioner.h"
 #include "transforms/transforms.h"
 
 #define OOM() tj_status_new(TJ_ERR_OUT_OF_MEMORY, "FuseOps: out of memory")

@@ -28,7 +28,7 @@
  *                                that read only its result are fused in. A nest that
  *                                reads an input transposed runs in tiles of 16 x 16
  *                                outputs, so each cache line read serves 16 rows.
- *   row reduction (schedule_reduction.c)  reduce loops innermost: spatial loops fused
+ *   row reduction (schedule_row_reduction.c)  reduce loops innermost: spatial loops fused
  *                                and parallel, each row reduced in place.
  *
  * Every output element is computed by the same operations in the same order as in the

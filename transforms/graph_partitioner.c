@@ -1,6 +1,6 @@
 /* TVM's GraphPartitioner over an indexed forward graph (docs/semantics.md §4.2-4.4):
  * post-dominator tree, then three fusion phases over union-find groups. */
-#include "transforms/graph.h"
+#include "transforms/graph_partitioner.h"
 
 #include <string.h>
 

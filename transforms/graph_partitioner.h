@@ -3,8 +3,8 @@
  * TVM's graph partitioner (indexed forward graph, post-dominator tree, three-phase
  * fusion with union-find groups). The graph is abstract: nodes are indices in post-DFS
  * (program) order, so the Relax side only has to build it. */
-#ifndef TJ_TRANSFORMS_GRAPH_H
-#define TJ_TRANSFORMS_GRAPH_H
+#ifndef TJ_TRANSFORMS_GRAPH_PARTITIONER_H
+#define TJ_TRANSFORMS_GRAPH_PARTITIONER_H
 
 #include <stdbool.h>
 
