@@ -228,16 +228,25 @@ static void begin_reduce(tj_lg_te_t *te, tj_lg_stage_t *st, const char *name, in
   tj_lg_stage_begin(te, st, name, nr + 1, ext, kinds, names);
 }
 
-tj_status_t *tj_legalize_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
-  *out_expr = NULL;
-  if (call->call.n_args != 1) return NULL;
-  tj_arena_t *a = ctx->arena;
-  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
+/* The input of softmax and log_softmax: one float tensor of known rank and the axis
+ * attr normalised. False: the call is not legalized (left as it is). */
+static bool softmax_like_input(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out_sinfo,
+                               int *out_axis) {
+  if (call->call.n_args != 1) return false;
+  const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
   if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
       xs->tensor.ndim >= TJ_LG_MAX_ITERS)
-    return NULL;
+    return false;
+  *out_sinfo = xs;
+  return tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", -1), xs->tensor.ndim, out_axis);
+}
+
+tj_status_t *tj_legalize_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  const tj_sinfo_t *xs;
   int axis;
-  if (!tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", -1), xs->tensor.ndim, &axis)) return NULL;
+  if (!softmax_like_input(ctx, call, &xs, &axis)) return NULL;
+  tj_arena_t *a = ctx->arena;
   tj_dtype_t dt = xs->tensor.dtype;
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);
@@ -416,14 +425,10 @@ tj_status_t *tj_legalize_leakyrelu(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, c
  * annotated {"axis": axis}. All in the data dtype. */
 tj_status_t *tj_legalize_log_softmax(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
-  if (call->call.n_args != 1) return NULL;
-  tj_arena_t *a = ctx->arena;
-  const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
-  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
-      xs->tensor.ndim >= TJ_LG_MAX_ITERS)
-    return NULL;
+  const tj_sinfo_t *xs;
   int axis;
-  if (!tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", -1), xs->tensor.ndim, &axis)) return NULL;
+  if (!softmax_like_input(ctx, call, &xs, &axis)) return NULL;
+  tj_arena_t *a = ctx->arena;
   tj_dtype_t dt = xs->tensor.dtype;
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);
