@@ -291,3 +291,21 @@ const char *tj_rx_expr_kind_name(tj_rx_expr_kind_t kind) {
       "ShapeExpr", "PrimValue", "StringImm", "DataTypeImm", "ExternFunc", "If", "SeqExpr", "Function"};
   return (kind >= 0 && kind < TJ_RX_EXPR_KIND_COUNT) ? names[kind] : "?";
 }
+
+int tj_rx_const_int_values(const tj_rx_expr_t *e, int64_t *out, int max) {
+  if (e->kind == TJ_RX_SHAPE_EXPR) {
+    if (e->shape_expr.n > max) return -1;
+    for (int i = 0; i < e->shape_expr.n; i++)
+      if (!tj_tir_is_const_int(e->shape_expr.values[i], &out[i])) return -1;
+    return e->shape_expr.n;
+  }
+  if (e->kind == TJ_RX_TUPLE) {
+    if (e->tuple.n > max) return -1;
+    for (int i = 0; i < e->tuple.n; i++) {
+      const tj_rx_expr_t *f = e->tuple.fields[i];
+      if (f->kind != TJ_RX_PRIM_VALUE || !tj_tir_is_const_int(f->prim_value.value, &out[i])) return -1;
+    }
+    return e->tuple.n;
+  }
+  return -1;
+}

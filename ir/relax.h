@@ -193,6 +193,11 @@ const tj_rx_expr_t *tj_rx_function_expr(tj_arena_t *a, const tj_rx_func_t *f);
 tj_rx_expr_t *tj_rx_expr_copy(tj_arena_t *a, const tj_rx_expr_t *e);
 const tj_rx_expr_t *tj_rx_with_sinfo(tj_arena_t *a, const tj_rx_expr_t *e, const tj_sinfo_t *sinfo);
 
+/* The integers of a ShapeExpr, or of a tuple of integer PrimValues (how TVM passes
+ * axes/begin/end lists), into out[max]; returns their count, or -1 when e is neither,
+ * holds more than max, or a value is not a constant. */
+int tj_rx_const_int_values(const tj_rx_expr_t *e, int64_t *out, int max);
+
 /* call_tir helpers. */
 bool tj_rx_is_op_call(const tj_rx_expr_t *e, const char *op_name);
 /* For R.call_tir: the callee GlobalVar, the argument tuple fields and the out sinfo. */

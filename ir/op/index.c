@@ -81,34 +81,15 @@ static tj_status_t *normalize_strided_slice(tj_arena_t *arena, const tj_attrs_t 
   return tj_attr_builder_finish(arena, &b, out);
 }
 
-/* Integer values of a ShapeExpr or tuple of int PrimValues; -1 count when unknown. */
-static int int_values(const tj_rx_expr_t *e, int64_t *out, int max) {
-  if (e->kind == TJ_RX_SHAPE_EXPR) {
-    if (e->shape_expr.n > max) return -1;
-    for (int i = 0; i < e->shape_expr.n; i++)
-      if (!tj_tir_is_const_int(e->shape_expr.values[i], &out[i])) return -1;
-    return e->shape_expr.n;
-  }
-  if (e->kind == TJ_RX_TUPLE) {
-    if (e->tuple.n > max) return -1;
-    for (int i = 0; i < e->tuple.n; i++) {
-      const tj_rx_expr_t *f = e->tuple.fields[i];
-      if (f->kind != TJ_RX_PRIM_VALUE || !tj_tir_is_const_int(f->prim_value.value, &out[i])) return -1;
-    }
-    return e->tuple.n;
-  }
-  return -1;
-}
-
 static tj_status_t *infer_strided_slice(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
   const tj_sinfo_t *x = NULL;
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("strided_slice", call, 0, "x", &x));
   int64_t axes[TJ_OP_MAX_NDIM], begin[TJ_OP_MAX_NDIM], end[TJ_OP_MAX_NDIM], strides[TJ_OP_MAX_NDIM];
-  int na = int_values(call->call.args[1], axes, TJ_OP_MAX_NDIM);
-  int nb = int_values(call->call.args[2], begin, TJ_OP_MAX_NDIM);
-  int ne = int_values(call->call.args[3], end, TJ_OP_MAX_NDIM);
+  int na = tj_rx_const_int_values(call->call.args[1], axes, TJ_OP_MAX_NDIM);
+  int nb = tj_rx_const_int_values(call->call.args[2], begin, TJ_OP_MAX_NDIM);
+  int ne = tj_rx_const_int_values(call->call.args[3], end, TJ_OP_MAX_NDIM);
   int ns = na;
-  if (call->call.n_args > 4) ns = int_values(call->call.args[4], strides, TJ_OP_MAX_NDIM);
+  if (call->call.n_args > 4) ns = tj_rx_const_int_values(call->call.args[4], strides, TJ_OP_MAX_NDIM);
   else
     for (int i = 0; i < na; i++) strides[i] = 1;
   if (na < 0 || nb < 0 || ne < 0 || ns < 0 || x->tensor.ndim < 0 || !x->tensor.shape)

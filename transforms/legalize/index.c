@@ -64,24 +64,6 @@ tj_status_t *tj_legalize_take(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const 
   return tj_lg_te_finish(&te, "take", os, out_expr);
 }
 
-static int int_values(const tj_rx_expr_t *e, int64_t *out, int max) {
-  if (e->kind == TJ_RX_SHAPE_EXPR) {
-    if (e->shape_expr.n > max) return -1;
-    for (int i = 0; i < e->shape_expr.n; i++)
-      if (!tj_tir_is_const_int(e->shape_expr.values[i], &out[i])) return -1;
-    return e->shape_expr.n;
-  }
-  if (e->kind == TJ_RX_TUPLE) {
-    if (e->tuple.n > max) return -1;
-    for (int i = 0; i < e->tuple.n; i++) {
-      const tj_rx_expr_t *f = e->tuple.fields[i];
-      if (f->kind != TJ_RX_PRIM_VALUE || !tj_tir_is_const_int(f->prim_value.value, &out[i])) return -1;
-    }
-    return e->tuple.n;
-  }
-  return -1;
-}
-
 tj_status_t *tj_legalize_strided_slice(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   tj_arena_t *a = ctx->arena;
@@ -90,12 +72,12 @@ tj_status_t *tj_legalize_strided_slice(tj_lg_ctx_t *ctx, const tj_rx_expr_t *cal
   if (!tj_lg_tensor_known(xs) || xs->tensor.ndim > TJ_LG_MAX_ITERS) return NULL;
   int n = xs->tensor.ndim;
   int64_t axes[TJ_LG_MAX_ITERS], begin[TJ_LG_MAX_ITERS], end[TJ_LG_MAX_ITERS], strides[TJ_LG_MAX_ITERS];
-  int na = int_values(call->call.args[1], axes, TJ_LG_MAX_ITERS);
-  if (na < 0 || int_values(call->call.args[2], begin, TJ_LG_MAX_ITERS) != na ||
-      int_values(call->call.args[3], end, TJ_LG_MAX_ITERS) != na)
+  int na = tj_rx_const_int_values(call->call.args[1], axes, TJ_LG_MAX_ITERS);
+  if (na < 0 || tj_rx_const_int_values(call->call.args[2], begin, TJ_LG_MAX_ITERS) != na ||
+      tj_rx_const_int_values(call->call.args[3], end, TJ_LG_MAX_ITERS) != na)
     return NULL;
   if (call->call.n_args > 4) {
-    if (int_values(call->call.args[4], strides, TJ_LG_MAX_ITERS) != na) return NULL;
+    if (tj_rx_const_int_values(call->call.args[4], strides, TJ_LG_MAX_ITERS) != na) return NULL;
   } else {
     for (int i = 0; i < na; i++) strides[i] = 1;
   }
