@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness_util.h"
+
 enum { N = 16, H = 32, W = 32, C = 16, K = 3 };
 
 #define CHECK(call)                                                                        \
@@ -171,35 +173,14 @@ static dnnl_primitive_t make_layer_norm(dnnl_engine_t eng) {
   return p;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static long count_arg(const char *flag, const char *v, long lo) {
-  char *end;
-  long n = v ? strtol(v, &end, 10) : 0;
-  if (!v || *end || n < lo) {
-    fprintf(stderr, "onednn_seed: %s takes a count >= %ld\n", flag, lo);
-    exit(2);
-  }
-  return n;
-}
-
 int main(int argc, char **argv) {
   const char *dir = NULL, *output = NULL;
   long threads = 0, warmup = 5, runs = 50;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(argv[i], "--threads") == 0) threads = count_arg(argv[i], v, 1), i++;
-    else if (strcmp(argv[i], "--warmup") == 0) warmup = count_arg(argv[i], v, 0), i++;
-    else if (strcmp(argv[i], "--runs") == 0) runs = count_arg(argv[i], v, 1), i++;
+    if (strcmp(argv[i], "--threads") == 0) threads = harness_count_arg("onednn_seed", argv[i], v, 1), i++;
+    else if (strcmp(argv[i], "--warmup") == 0) warmup = harness_count_arg("onednn_seed", argv[i], v, 0), i++;
+    else if (strcmp(argv[i], "--runs") == 0) runs = harness_count_arg("onednn_seed", argv[i], v, 1), i++;
     else if (strcmp(argv[i], "--output") == 0 && v) output = v, i++;
     else if (argv[i][0] == '-' || dir) {
       fprintf(stderr, "onednn_seed: unexpected argument '%s'\n"
@@ -254,17 +235,17 @@ int main(int argc, char **argv) {
   double *ms = malloc(sizeof(double) * (size_t)runs);
   if (!ms) return 1;
   for (long r = -warmup; r < runs; r++) {
-    double t0 = now_ms();
+    double t0 = harness_now_ms();
     CHECK(dnnl_primitive_execute(c1.prim, stream, 3, a1));
     CHECK(dnnl_primitive_execute(c2.prim, stream, 3, a2));
     CHECK(dnnl_primitive_execute(ln, stream, 4, al));
     CHECK(dnnl_primitive_execute(c3.prim, stream, 3, a3));
     CHECK(dnnl_stream_wait(stream));
-    if (r >= 0) ms[r] = now_ms() - t0;
+    if (r >= 0) ms[r] = harness_now_ms() - t0;
   }
   if (output) save_npy(output, y);
 
-  qsort(ms, (size_t)runs, sizeof(double), cmp_double);
+  qsort(ms, (size_t)runs, sizeof(double), harness_cmp_double);
   double median = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
   const dnnl_version_t *ver = dnnl_version();
   char threads_json[32] = "null";

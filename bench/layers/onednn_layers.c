@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../harness_util.h"
+
 #define CHECK(call)                                                                                   \
   do {                                                                                                \
     dnnl_status_t s_ = (call);                                                                        \
@@ -371,27 +373,6 @@ static void make_pool(layer_t *L, const char *kind, const kv_t *kv, const char *
 
 /* ---- main ---- */
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static long count_arg(const char *flag, const char *v, long lo) {
-  char *end;
-  long n = v ? strtol(v, &end, 10) : 0;
-  if (!v || *end || n < lo) {
-    fprintf(stderr, "onednn_layers: %s takes a count >= %ld\n", flag, lo);
-    exit(2);
-  }
-  return n;
-}
-
 static const char USAGE[] =
     "usage: onednn_layers KIND key=value... --dir DIR [--threads N] [--warmup N] [--runs N] "
     "[--output Y.npy]\n  KIND: conv matmul softmax layer_norm gelu max_pool avg_pool\n";
@@ -403,9 +384,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *eq = strchr(argv[i], '=');
-    if (strcmp(argv[i], "--threads") == 0) threads = count_arg(argv[i], v, 1), i++;
-    else if (strcmp(argv[i], "--warmup") == 0) warmup = count_arg(argv[i], v, 0), i++;
-    else if (strcmp(argv[i], "--runs") == 0) runs = count_arg(argv[i], v, 1), i++;
+    if (strcmp(argv[i], "--threads") == 0) threads = harness_count_arg("onednn_layers", argv[i], v, 1), i++;
+    else if (strcmp(argv[i], "--warmup") == 0) warmup = harness_count_arg("onednn_layers", argv[i], v, 0), i++;
+    else if (strcmp(argv[i], "--runs") == 0) runs = harness_count_arg("onednn_layers", argv[i], v, 1), i++;
     else if (strcmp(argv[i], "--output") == 0 && v) output_path = v, i++;
     else if (strcmp(argv[i], "--dir") == 0 && v) dir = v, i++;
     else if (argv[i][0] != '-' && !kind && !eq) kind = argv[i];
@@ -448,14 +429,14 @@ int main(int argc, char **argv) {
   double *ms = malloc(sizeof(double) * (size_t)runs);
   if (!ms) fail("out of memory", NULL);
   for (long r = -warmup; r < runs; r++) {
-    double t0 = now_ms();
+    double t0 = harness_now_ms();
     CHECK(dnnl_primitive_execute(L.prim, L.stream, L.nargs, L.args));
     CHECK(dnnl_stream_wait(L.stream));
-    if (r >= 0) ms[r] = now_ms() - t0;
+    if (r >= 0) ms[r] = harness_now_ms() - t0;
   }
   if (output_path) save_npy(output_path, L.out, L.out_nd, L.out_dims);
 
-  qsort(ms, (size_t)runs, sizeof(double), cmp_double);
+  qsort(ms, (size_t)runs, sizeof(double), harness_cmp_double);
   double median = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
   const dnnl_version_t *ver = dnnl_version();
   printf(
