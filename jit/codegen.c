@@ -309,6 +309,31 @@ static LLVMValueRef load_scalar(cg_t *c, const tj_buffer_t *buf, LLVMValueRef ba
   return v;
 }
 
+/* A ramp with a small constant stride s >= 2 (a stride-2 depthwise conv vectorized along
+ * x reads every other input) is one contiguous load of the s * (L - 1) + 1 elements it
+ * spans and a shuffle that keeps every s-th: a few vector loads and a permute, where
+ * lane-by-lane loads cost L scalar loads and inserts. Only elements between the first
+ * and the last lane's are read, so no access leaves the span the lanes already touch. */
+#define MAX_SHUFFLE_STRIDE 4
+
+static bool is_short_stride_ramp(const tj_tir_expr_t *idx, int64_t *stride) {
+  return idx->kind == TJ_TIR_RAMP && tj_tir_is_const_int(idx->ramp.stride, stride) && *stride >= 2 &&
+         *stride <= MAX_SHUFFLE_STRIDE && idx->dtype.lanes <= 64;
+}
+
+static LLVMValueRef load_short_stride(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, const tj_tir_expr_t *idx,
+                                      int64_t stride) {
+  LLVMValueRef i = gen_expr(c, idx->ramp.base);
+  if (!i) return NULL;
+  int lanes = idx->dtype.lanes, span = (int)(stride * (lanes - 1) + 1);
+  LLVMTypeRef wide = LLVMVectorType(storage_type(c, buf->dtype), (unsigned)span);
+  LLVMValueRef v = LLVMBuildLoad2(c->b, wide, element_ptr(c, buf, base, i), "");
+  LLVMSetAlignment(v, (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
+  LLVMValueRef mask[64];
+  for (int l = 0; l < lanes; l++) mask[l] = LLVMConstInt(c->t_i32, (unsigned long long)(l * stride), 0);
+  return LLVMBuildShuffleVector(c->b, v, LLVMGetUndef(wide), LLVMConstVector(mask, (unsigned)lanes), "");
+}
+
 static LLVMValueRef gen_load(cg_t *c, const tj_tir_expr_t *e) {
   const tj_buffer_t *buf = e->load.buffer;
   LLVMValueRef base = buffer_base(c, buf);
@@ -325,6 +350,9 @@ static LLVMValueRef gen_load(cg_t *c, const tj_tir_expr_t *e) {
     LLVMSetAlignment(v, (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
     return v;
   }
+  int64_t stride;
+  if (is_short_stride_ramp(idx, &stride) && idx->dtype.lanes == e->dtype.lanes && buf->dtype.code != TJ_DT_BOOL)
+    return load_short_stride(c, buf, base, idx, stride);
   LLVMValueRef iv = gen_expr(c, idx);
   if (!iv) return NULL;
   LLVMValueRef v = LLVMGetUndef(value_type(c, e->dtype));
