@@ -309,6 +309,31 @@ static LLVMValueRef load_scalar(cg_t *c, const tj_buffer_t *buf, LLVMValueRef ba
   return v;
 }
 
+/* A ramp with a small constant stride s >= 2 (a stride-2 depthwise conv vectorized along
+ * x reads every other input) is one contiguous load of the s * (L - 1) + 1 elements it
+ * spans and a shuffle that keeps every s-th: a few vector loads and a permute, where
+ * lane-by-lane loads cost L scalar loads and inserts. Only elements between the first
+ * and the last lane's are read, so no access leaves the span the lanes already touch. */
+#define MAX_SHUFFLE_STRIDE 4
+
+static bool is_short_stride_ramp(const tj_tir_expr_t *idx, int64_t *stride) {
+  return idx->kind == TJ_TIR_RAMP && tj_tir_is_const_int(idx->ramp.stride, stride) && *stride >= 2 &&
+         *stride <= MAX_SHUFFLE_STRIDE && idx->dtype.lanes <= 64;
+}
+
+static LLVMValueRef load_short_stride(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, const tj_tir_expr_t *idx,
+                                      int64_t stride) {
+  LLVMValueRef i = gen_expr(c, idx->ramp.base);
+  if (!i) return NULL;
+  int lanes = idx->dtype.lanes, span = (int)(stride * (lanes - 1) + 1);
+  LLVMTypeRef wide = LLVMVectorType(storage_type(c, buf->dtype), (unsigned)span);
+  LLVMValueRef v = LLVMBuildLoad2(c->b, wide, element_ptr(c, buf, base, i), "");
+  LLVMSetAlignment(v, (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
+  LLVMValueRef mask[64];
+  for (int l = 0; l < lanes; l++) mask[l] = LLVMConstInt(c->t_i32, (unsigned long long)(l * stride), 0);
+  return LLVMBuildShuffleVector(c->b, v, LLVMGetUndef(wide), LLVMConstVector(mask, (unsigned)lanes), "");
+}
+
 static LLVMValueRef gen_load(cg_t *c, const tj_tir_expr_t *e) {
   const tj_buffer_t *buf = e->load.buffer;
   LLVMValueRef base = buffer_base(c, buf);
@@ -325,6 +350,9 @@ static LLVMValueRef gen_load(cg_t *c, const tj_tir_expr_t *e) {
     LLVMSetAlignment(v, (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
     return v;
   }
+  int64_t stride;
+  if (is_short_stride_ramp(idx, &stride) && idx->dtype.lanes == e->dtype.lanes && buf->dtype.code != TJ_DT_BOOL)
+    return load_short_stride(c, buf, base, idx, stride);
   LLVMValueRef iv = gen_expr(c, idx);
   if (!iv) return NULL;
   LLVMValueRef v = LLVMGetUndef(value_type(c, e->dtype));
@@ -336,11 +364,60 @@ static LLVMValueRef gen_load(cg_t *c, const tj_tir_expr_t *e) {
   return v;
 }
 
+/* llvm.masked.load of `n` elements at ptr: lanes whose mask is false are not read (no
+ * fault past a buffer's end), they take `passthru`. */
+static LLVMValueRef masked_load(cg_t *c, LLVMTypeRef vt, LLVMValueRef ptr, unsigned align, LLVMValueRef mask,
+                                LLVMValueRef passthru) {
+  static const char name[] = "llvm.masked.load";
+  unsigned id = LLVMLookupIntrinsicID(name, sizeof name - 1);
+  if (!id) return cg_fail(c, TJ_ERR_INTERNAL, "LLVM has no %s", name);
+  LLVMTypeRef over[2] = {vt, LLVMTypeOf(ptr)};
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->mod, id, over, 2);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, over, 2);
+  LLVMValueRef args[4] = {ptr, LLVMConstInt(c->t_i32, align, 0), mask, passthru};
+  return LLVMBuildCall2(c->b, fty, fn, args, 4, "");
+}
+
+/* if_then_else(vector cond, load at a ramp of stride 1-4, b), as VectorizeLoop makes of
+ * a padding fill vectorized along the padded dim: a masked load, so a lane whose
+ * condition is false reads nothing (its index may be out of bounds), then a select. A
+ * strided ramp loads its span with the mask spread to every s-th element. */
+static LLVMValueRef gen_masked_if_then_else(cg_t *c, const tj_tir_expr_t *e) {
+  const tj_tir_expr_t *ld = e->call.args[1];
+  const tj_tir_expr_t *idx = ld->kind == TJ_TIR_BUFFER_LOAD && ld->load.n_indices == 1 ? ld->load.indices[0] : NULL;
+  int64_t stride = 0;
+  int lanes = e->dtype.lanes;
+  if (!idx || idx->kind != TJ_TIR_RAMP || !tj_tir_is_const_int(idx->ramp.stride, &stride) || stride < 1 ||
+      stride > MAX_SHUFFLE_STRIDE || idx->dtype.lanes != lanes || lanes > 64 || ld->load.buffer->dtype.code == TJ_DT_BOOL)
+    return cg_fail(c, TJ_ERR_UNSUPPORTED, "tir.if_then_else with a vector condition");
+  const tj_buffer_t *buf = ld->load.buffer;
+  LLVMValueRef cond = gen_expr(c, e->call.args[0]), other = cond ? gen_expr(c, e->call.args[2]) : NULL;
+  LLVMValueRef base = other ? buffer_base(c, buf) : NULL, i = base ? gen_expr(c, idx->ramp.base) : NULL;
+  if (!i) return NULL;
+  int span = (int)(stride * (lanes - 1) + 1);
+  LLVMTypeRef vt = LLVMVectorType(storage_type(c, buf->dtype), (unsigned)span);
+  LLVMValueRef mask = cond;
+  if (stride > 1) { /* element k of the span is lane k / s when k % s == 0, else off */
+    LLVMValueRef sel[64 * MAX_SHUFFLE_STRIDE];
+    for (int k = 0; k < span; k++)
+      sel[k] = LLVMConstInt(c->t_i32, (unsigned long long)(k % stride ? lanes : k / stride), 0);
+    mask = LLVMBuildShuffleVector(c->b, cond, LLVMConstNull(LLVMTypeOf(cond)), LLVMConstVector(sel, (unsigned)span), "");
+  }
+  LLVMValueRef v = masked_load(c, vt, element_ptr(c, buf, base, i), (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)),
+                               mask, LLVMGetUndef(vt));
+  if (!v) return NULL;
+  if (stride > 1) {
+    LLVMValueRef sel[64];
+    for (int l = 0; l < lanes; l++) sel[l] = LLVMConstInt(c->t_i32, (unsigned long long)(l * stride), 0);
+    v = LLVMBuildShuffleVector(c->b, v, LLVMGetUndef(vt), LLVMConstVector(sel, (unsigned)lanes), "");
+  }
+  return LLVMBuildSelect(c->b, cond, v, other, "");
+}
+
 /* cond ? a : b evaluating only the chosen side: branch + phi. */
 static LLVMValueRef gen_if_then_else(cg_t *c, const tj_tir_expr_t *e) {
   if (e->call.n_args != 3) return cg_fail(c, TJ_ERR_VERIFY, "tir.if_then_else takes 3 arguments, got %d", e->call.n_args);
-  if (e->call.args[0]->dtype.lanes > 1)
-    return cg_fail(c, TJ_ERR_UNSUPPORTED, "tir.if_then_else with a vector condition");
+  if (e->call.args[0]->dtype.lanes > 1) return gen_masked_if_then_else(c, e);
   LLVMValueRef cond = gen_expr(c, e->call.args[0]);
   if (!cond) return NULL;
   LLVMBasicBlockRef then_bb = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "ite.then");

@@ -289,6 +289,41 @@ START_TEST(unrolled_register_tile_is_promoted_to_registers) {
 }
 END_TEST
 
+/* A load with a small constant stride (a stride-2 depthwise conv vectorized along x) is
+ * one contiguous load of the span and a shuffle, not a scalar load per lane; the span
+ * ends at the last lane's element (A's last column), so nothing past it is read. */
+START_TEST(short_stride_load_is_one_load_and_a_shuffle) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = load_kernels(a);
+  const tj_prim_func_t *low = NULL;
+  TU_OK(tj_tir_lower(a, find(m, "stride2_f32"), "stride2_f32", &low));
+  char *ir = NULL;
+  TU_OK(tj_jit_llvm_ir(low, "stride2_f32", 0, &ir));
+  ck_assert_msg(strstr(ir, "load <27 x float>") && strstr(ir, "shufflevector <27 x float>"), "unexpected LLVM IR");
+  ck_assert_msg(!strstr(ir, "insertelement"), "unexpected LLVM IR");
+  tj_free(ir);
+  tj_arena_free(a);
+}
+END_TEST
+
+/* A padding fill vectorized along the padded dim reads with a mask: the lanes in the
+ * padding (index -1, and 14 past A's rows in the strided one) read nothing. */
+START_TEST(guarded_loads_are_masked_loads) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = load_kernels(a);
+  static const char *const names[] = {"guarded_load_f16", "guarded_stride2_f32"};
+  for (int i = 0; i < 2; i++) {
+    const tj_prim_func_t *low = NULL;
+    TU_OK(tj_tir_lower(a, find(m, names[i]), names[i], &low));
+    char *ir = NULL;
+    TU_OK(tj_jit_llvm_ir(low, names[i], 0, &ir));
+    ck_assert_msg(strstr(ir, "@llvm.masked.load"), "%s: unexpected LLVM IR", names[i]);
+    tj_free(ir);
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("vectorize");
   TCase *tc = tcase_create("core");
@@ -298,6 +333,8 @@ int main(void) {
   tcase_add_test(tc, float16_vectors_stay_half_vectors_in_llvm_ir);
   tcase_add_test(tc, unrolled_register_tile_is_promoted_to_registers);
   tcase_add_test(tc, float16_vector_compares_and_sqrt_run_on_float_lanes);
+  tcase_add_test(tc, short_stride_load_is_one_load_and_a_shuffle);
+  tcase_add_test(tc, guarded_loads_are_masked_loads);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

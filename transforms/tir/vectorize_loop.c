@@ -19,7 +19,9 @@
  *   - a buffer written in the loop and accessed there at an index that differs from the
  *     written one (lanes would see each other's writes in a different order);
  *   - a condition that depends on the var (`if`, or `tir.if_then_else` unless both
- *     sides are safe to evaluate, then it becomes a Select);
+ *     sides are safe to evaluate, then it becomes a Select, or the guarded side is one
+ *     load at a ramp of stride 1-4, then it stays a vector if_then_else that codegen
+ *     reads with a masked load);
  *   - an Allocate, a parallel loop, or a loop bound that depends on the var, inside;
  *   - an expression that is already a vector and depends on the var (nested vectorized
  *     loops: the inner one is vectorized first, the outer then stays serial);
@@ -186,9 +188,12 @@ static const tj_tir_expr_t *vbinary(vec_t *v, const tj_tir_expr_t *e) {
 static bool speculatable(const tj_tir_expr_t *e) {
   switch (e->kind) {
     case TJ_TIR_BUFFER_LOAD: return false;
-    case TJ_TIR_DIV: case TJ_TIR_MOD: case TJ_TIR_FLOOR_DIV: case TJ_TIR_FLOOR_MOD:
-      if (!tj_dtype_is_float(e->dtype)) return false;
+    case TJ_TIR_DIV: case TJ_TIR_MOD: case TJ_TIR_FLOOR_DIV: case TJ_TIR_FLOOR_MOD: {
+      /* integers: only by a positive constant (a fused loop's unfuse, `fo % 72`; not -1: INT_MIN / -1 traps) */
+      int64_t d;
+      if (!tj_dtype_is_float(e->dtype) && (!tj_tir_is_const_int(e->binary.b, &d) || d <= 0)) return false;
       break;
+    }
     case TJ_TIR_CALL:
       if (strcmp(e->call.op, "tir.if_then_else") == 0) return false;
       for (int i = 0; i < e->call.n_args; i++)
@@ -208,6 +213,20 @@ static bool speculatable(const tj_tir_expr_t *e) {
   }
 }
 
+/* A padding fill vectorized along the padded dim, if_then_else(lane-dependent cond,
+ * load, b): the load (its index speculatable) at a ramp with a constant stride of 1-4
+ * is read by codegen as a masked load, lanes whose condition is false not touched. */
+#define MAX_MASKED_STRIDE 4
+
+static bool maskable_load(const tj_tir_expr_t *scalar, const tj_tir_expr_t *vector) {
+  int64_t s;
+  if (scalar->kind != TJ_TIR_BUFFER_LOAD || scalar->load.n_indices != 1 || !speculatable(scalar->load.indices[0]) ||
+      scalar->load.buffer->dtype.code == TJ_DT_BOOL || vector->kind != TJ_TIR_BUFFER_LOAD)
+    return false;
+  const tj_tir_expr_t *idx = vector->load.indices[0];
+  return idx->kind == TJ_TIR_RAMP && tj_tir_is_const_int(idx->ramp.stride, &s) && s >= 1 && s <= MAX_MASKED_STRIDE;
+}
+
 static const tj_tir_expr_t *vif_then_else(vec_t *v, const tj_tir_expr_t *e) {
   if (e->call.n_args != 3) return give_up(v);
   const tj_tir_expr_t *out[3];
@@ -218,9 +237,14 @@ static const tj_tir_expr_t *vif_then_else(vec_t *v, const tj_tir_expr_t *e) {
   if (out[0] == e->call.args[0] && out[1] == e->call.args[1] && out[2] == e->call.args[2]) return e;
   if (e->dtype.lanes > 1) return give_up(v);
   if (is_vec(v, cond)) {
-    /* Both sides would run for every lane: only when that is harmless. */
-    if (!speculatable(e->call.args[1]) || !speculatable(e->call.args[2])) return give_up(v);
-    return check(v, tj_tir_select(v->a, cond, bcast(v, out[1]), bcast(v, out[2])));
+    /* Both sides would run for every lane: only when that is harmless, or when the
+     * guarded side is one load at a ramp codegen reads with a mask (masked_load). */
+    if (!speculatable(e->call.args[2])) return give_up(v);
+    if (speculatable(e->call.args[1])) return check(v, tj_tir_select(v->a, cond, bcast(v, out[1]), bcast(v, out[2])));
+    if (!maskable_load(e->call.args[1], out[1])) return give_up(v);
+    const tj_tir_expr_t *args[3] = {cond, out[1], bcast(v, out[2])};
+    if (!args[2]) return NULL;
+    return check(v, tj_tir_call(v->a, tj_dtype_with_lanes(e->dtype, v->lanes), e->call.op, 3, args));
   }
   out[1] = bcast(v, out[1]);
   out[2] = bcast(v, out[2]);
