@@ -1152,6 +1152,10 @@ static void parse_binding(tj_pctx_t *c, const tj_py_t *s) {
   tj_val_t v = eval(c, value);
   if (v.kind == V_SINFO) tj_parse_fail(c->src, value->pos, "a struct info is not a value");
   if (v.kind == V_MODULE) tj_parse_fail(c->src, value->pos, "the module is not a value");
+  if (v.kind == V_PRIM) { /* a TIR expression is no Relax expr: TVM's bind_assign_value names it, emits nothing */
+    tj_pctx_bind(c, name, v);
+    return;
+  }
   const tj_rx_expr_t *e = as_rx(c, &v);
   if (e->kind == TJ_RX_TUPLE) e = leaf(c, v.pos, e);
   emit(c, s->pos, name, e, ann, true);

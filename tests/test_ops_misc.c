@@ -13,6 +13,7 @@
 #include "relax_model.h"
 #include "support/arena.h"
 #include "testutil.h"
+#include "transforms/pass_manager.h"
 #include "tvmjit.h"
 
 /* Parses `main_text`, returns its printed form (caller frees), and checks that the
@@ -154,6 +155,74 @@ START_TEST(running_one_is_unsupported) {
 }
 END_TEST
 
+
+/* LegalizeOps' output for `main_text`, printed (caller frees). */
+static char *legalized(tj_arena_t *a, const char *main_text) {
+  const char *src = tu_model_source(main_text);
+  tj_module_t *m = NULL;
+  TU_OK(tj_parse_module(a, "m.rx", src, strlen(src), &m));
+  tj_pipeline_t p;
+  tj_pass_context_t ctx;
+  tj_pass_context_init(&ctx, a);
+  const tj_module_t *out = NULL;
+  TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
+  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  char *text = tj_print_module(out);
+  ck_assert_ptr_nonnull(text);
+  return text;
+}
+
+START_TEST(ccl_ops_infer_and_legalize_to_disco_calls) {
+  tj_arena_t *a = tj_arena_create();
+  char *text = print_roundtrip(a, "    def main(x: R.Tensor((\"n\", 10), dtype=\"float32\")):\n"
+                                  "        n = T.int64()\n"
+                                  "        r = R.ccl.allreduce(x, \"max\")\n"
+                                  "        g = R.ccl.allgather(r, 2)\n"
+                                  "        b = R.ccl.broadcast_from_worker0(g)\n"
+                                  "        return b\n");
+  expect_in(text, "r: R.Tensor((n, 10), dtype=\"float32\") = R.ccl.allreduce(x, op_type=\"max\", in_group=True)");
+  expect_in(text, "g: R.Tensor((n * 2, 10), dtype=\"float32\") = R.ccl.allgather(r, num_workers=2, in_group=True)");
+  expect_in(text, "b: R.Tensor((n * 2, 10), dtype=\"float32\") = R.ccl.broadcast_from_worker0(g)");
+  free(text);
+  text = legalized(a, "    def main(x: R.Tensor((4, 10), dtype=\"float32\")):\n"
+                      "        r = R.ccl.allreduce(x, \"avg\", in_group=False)\n"
+                      "        g = R.ccl.allgather(r, num_workers=3)\n"
+                      "        b = R.ccl.broadcast_from_worker0(g)\n"
+                      "        return b\n");
+  expect_in(text, "R.call_dps_packed(\"runtime.disco.allreduce\", (x, R.shape([4]), R.prim_value(T.bool(False))), "
+                  "out_sinfo=R.Tensor((4, 10), dtype=\"float32\"))");
+  expect_in(text, "R.call_dps_packed(\"runtime.disco.allgather\", (r, R.prim_value(T.bool(True))), "
+                  "out_sinfo=R.Tensor((12, 10), dtype=\"float32\"))");
+  expect_in(text, "R.call_dps_packed(\"runtime.disco.broadcast_from_worker0\", (g, R.prim_value(T.bool(False))), "
+                  "out_sinfo=R.Tensor((12, 10), dtype=\"float32\"))");
+  free(text);
+  tj_arena_free(a);
+  expect_error("    def main(x: R.Tensor((4, 10), dtype=\"float32\")):\n"
+               "        r = R.ccl.allreduce(x, \"mean\")\n"
+               "        return r\n",
+               "allreduce: unsupported reduction 'mean'");
+  expect_error("    def main(x: R.Tensor((4, 10), dtype=\"float32\")):\n"
+               "        r = R.ccl.allgather(x)\n"
+               "        return r\n",
+               "allgather: needs num_workers");
+}
+END_TEST
+
+/* `s = T.FloatImm(...)` in a Relax function names a TIR constant (TVM's bind_assign_value
+ * emits no binding), so that it can be an attribute value. */
+START_TEST(tir_constants_are_names_not_bindings) {
+  tj_arena_t *a = tj_arena_create();
+  char *text = print_roundtrip(a, "    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
+                                  "        r = T.FloatImm(\"float32\", 0.5)\n"
+                                  "        y = R.nn.leakyrelu(x, alpha=r)\n"
+                                  "        return y\n");
+  expect_in(text, "y: R.Tensor((2, 3), dtype=\"float32\") = R.nn.leakyrelu(x, alpha=0.5)");
+  ck_assert_msg(strstr(text, "r:") == NULL && strstr(text, "r =") == NULL, "%s", text);
+  free(text);
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ops_misc");
   TCase *tc = tcase_create("misc");
@@ -163,6 +232,8 @@ int main(void) {
   tcase_add_test(tc, shape_conversions_infer_tvms_struct_info);
   tcase_add_test(tc, wrong_arguments_are_named);
   tcase_add_test(tc, running_one_is_unsupported);
+  tcase_add_test(tc, ccl_ops_infer_and_legalize_to_disco_calls);
+  tcase_add_test(tc, tir_constants_are_names_not_bindings);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
