@@ -204,6 +204,18 @@ static const tj_sinfo_t *parse_tensor_sinfo(tj_pctx_t *c, const tj_py_t *e) {
   }
   const tj_tir_expr_t **dims = NULL;
   int n_dims = -1;
+  const tj_val_t *shape_var = shape && shape->kind == PY_NAME ? tj_pctx_lookup(c, shape->s) : NULL;
+  if (shape_var && shape_var->kind == V_RX && shape_var->rx->sinfo && shape_var->rx->sinfo->kind == TJ_SINFO_SHAPE) {
+    /* R.Tensor(sh, ...) with a Relax shape var: TVM keeps the var as the shape; tvmjit's
+     * tensor struct info holds dims, so it takes what the var's struct info knows (its
+     * values, else its ndim): a looser but sound annotation. */
+    const tj_sinfo_t *ss = shape_var->rx->sinfo;
+    if (ndim != -1 && ss->shape.ndim != -1 && ndim != ss->shape.ndim)
+      tj_parse_fail(c->src, e->pos, "the shape has %d dimensions but ndim=%d", ss->shape.ndim, ndim);
+    if (ss->shape.ndim != -1) ndim = ss->shape.ndim;
+    dims = (const tj_tir_expr_t **)ss->shape.values;
+    shape = NULL;
+  }
   if (shape && !(shape->kind == PY_CONST && !strcmp(shape->s, "None"))) {
     if (shape->kind != PY_TUPLE && shape->kind != PY_LIST)
       tj_parse_fail(c->src, shape->pos, "a tensor shape must be a tuple or list of dimensions");

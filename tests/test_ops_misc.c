@@ -223,6 +223,26 @@ START_TEST(tir_constants_are_names_not_bindings) {
 }
 END_TEST
 
+/* R.Tensor(sh, ...) with a Relax shape var takes what the var's struct info knows. */
+START_TEST(tensor_annotation_with_a_shape_var) {
+  tj_arena_t *a = tj_arena_create();
+  char *text = print_roundtrip(a, "    def main(x: R.Tensor((2, 3), dtype=\"float32\"), s: R.Shape(ndim=2)):\n"
+                                  "        t = R.shape_of(x)\n"
+                                  "        y: R.Tensor(t, dtype=\"float32\") = R.reshape(x, t)\n"
+                                  "        z: R.Tensor(s, dtype=\"float32\") = R.reshape(x, s)\n"
+                                  "        return (y, z)\n");
+  expect_in(text, "y: R.Tensor((2, 3), dtype=\"float32\") = R.reshape(x, t)");
+  expect_in(text, "z: R.Tensor(dtype=\"float32\", ndim=2) = R.reshape(x, s)");
+  free(text);
+  tj_arena_free(a);
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
+               "        t = R.shape_of(x)\n"
+               "        y: R.Tensor(t, ndim=3) = R.reshape(x, t)\n"
+               "        return y\n",
+               "the shape has 2 dimensions but ndim=3");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ops_misc");
   TCase *tc = tcase_create("misc");
@@ -234,6 +254,7 @@ int main(void) {
   tcase_add_test(tc, running_one_is_unsupported);
   tcase_add_test(tc, ccl_ops_infer_and_legalize_to_disco_calls);
   tcase_add_test(tc, tir_constants_are_names_not_bindings);
+  tcase_add_test(tc, tensor_annotation_with_a_shape_var);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
