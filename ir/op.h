@@ -70,6 +70,11 @@ struct tj_op_def {
    * sinfo) before inference, as TVM's op constructor does; NULL: args as given.
    * reshape: the new shape becomes a ShapeExpr with -1 resolved. */
   tj_status_t *(*canonicalize_args)(const tj_infer_ctx_t *ctx, int n_args, const tj_rx_expr_t **args);
+  /* Fills the expr args the script left out and converts script values to TVM's arg
+   * kinds, as TVM's Python constructor does (alloc_tensor: storage_scope defaults to
+   * "global", a dtype string becomes a DataTypeImm). `args` has max_args slots; a NULL
+   * slot below *n_args was not given. NULL: every arg must be given, as written. */
+  tj_status_t *(*complete_args)(const tj_infer_ctx_t *ctx, int *n_args, const tj_rx_expr_t **args);
   /* For `tvmjit ops` and the README table: the dtypes the op accepts ("float", "int",
    * "any -> bool", ...) and a note on semantics users should know; NULL = not stated. */
   const char *dtypes;

@@ -9,6 +9,7 @@
 #include "jit/internal.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
+#include "transforms/legalize/legalize.h"
 #include "transforms/tir/lower.h"
 #include "transforms/tir/row_split.h"
 #include "transforms/tir/shape_params.h"
@@ -650,6 +651,11 @@ static tj_status_t *add_binding(build_t *bd, const tj_rx_binding_t *bind) {
   }
   if (v->kind == TJ_RX_CALL && v->call.callee->kind == TJ_RX_OP && strncmp(v->call.callee->op.name, "relax.call_", 11) == 0)
     return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.%s is not supported by the JIT (only R.call_tir)",
+                         binding, op_display_name(v->call.callee->op.name));
+  if (v->kind == TJ_RX_CALL && v->call.callee->kind == TJ_RX_OP && !tj_legalizer_lookup(v->call.callee->op.name))
+    return tj_status_new(TJ_ERR_UNSUPPORTED,
+                         "binding '%s': R.%s cannot run in tvmjit: LegalizeOps keeps it (TVM's VM or runtime "
+                         "implements it) and the JIT runs call_tir bindings only",
                          binding, op_display_name(v->call.callee->op.name));
   if (v->kind == TJ_RX_CALL && v->call.callee->kind == TJ_RX_OP)
     return tj_status_new(TJ_ERR_UNSUPPORTED,

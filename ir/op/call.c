@@ -178,3 +178,62 @@ const tj_op_def_t tj_op_assert_op = {
     .name = "relax.assert_op", .script_name = "R.assert_op", .min_args = 2, .max_args = VARIADIC,
     .mp_policy = TJ_MP_NEVER, .infer = infer_assert_op,
 };
+
+/* ---------------- tensor_to_shape, shape_to_tensor ---------------- */
+
+/* TVM's ReturnTensorToShapeStructInfo: a 1-d tensor of n (a constant) values is a shape of
+ * n dimensions. DecomposeOpsForInference turns it into vm.builtin.tensor_to_shape. */
+static tj_status_t *infer_tensor_to_shape(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call,
+                                          const tj_sinfo_t **out) {
+  const tj_sinfo_t *t;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("tensor_to_shape", call, 0, "input", &t));
+  int64_t n;
+  if (t->tensor.ndim != 1 || !t->tensor.shape || !tj_tir_is_const_int(t->tensor.shape[0], &n) || n < 0)
+    return tj_op_error("tensor_to_shape: the input must be a 1-d tensor of a constant length (the number of "
+                       "dimensions of the shape)");
+  if (n > INT_MAX) return tj_op_error("tensor_to_shape: %lld dimensions are too many", (long long)n);
+  return (*out = tj_sinfo_shape(ctx->arena, (int)n, NULL)) ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+static const char *const shape_conversion_args[] = {"input"};
+
+const tj_op_def_t tj_op_tensor_to_shape = {
+    .name = "relax.tensor_to_shape", .script_name = "R.tensor_to_shape", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_NEVER, .infer = infer_tensor_to_shape, .arg_names = shape_conversion_args,
+    .dtypes = "int64", .notes = "parses and verifies; not run",
+};
+
+/* TVM's ReturnShapeToTensorStructInfo: a shape of ndim n is an int64 tensor of shape (n,). */
+static tj_status_t *infer_shape_to_tensor(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call,
+                                          const tj_sinfo_t **out) {
+  const tj_sinfo_t *s = call->call.args[0]->sinfo;
+  if (!s || s->kind != TJ_SINFO_SHAPE) return tj_op_error("shape_to_tensor: the input must be a shape");
+  const tj_tir_expr_t *n = tj_tir_int(ctx->arena, TJ_I64, s->shape.ndim);
+  const tj_sinfo_t *r = n ? tj_sinfo_tensor(ctx->arena, TJ_I64, 1, &n) : NULL;
+  return (*out = r) ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+const tj_op_def_t tj_op_shape_to_tensor = {
+    .name = "relax.shape_to_tensor", .script_name = "R.shape_to_tensor", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_NEVER, .infer = infer_shape_to_tensor, .arg_names = shape_conversion_args,
+    .notes = "parses and verifies; not run",
+};
+
+/* ---------------- shape_of ---------------- */
+
+/* TVM's InferStructInfoShapeOf: the tensor's shape values when known, else its ndim.
+ * VMShapeLower computes it; LegalizeOps leaves it. */
+static tj_status_t *infer_shape_of(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  const tj_sinfo_t *t;
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("shape_of", call, 0, "input", &t));
+  const tj_sinfo_t *r = tj_sinfo_shape(ctx->arena, t->tensor.ndim, t->tensor.shape);
+  return (*out = r) ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+static const char *const shape_of_args[] = {"expr"};
+
+const tj_op_def_t tj_op_shape_of = {
+    .name = "relax.shape_of", .script_name = "R.shape_of", .min_args = 1, .max_args = 1,
+    .mp_policy = TJ_MP_NEVER, .infer = infer_shape_of, .arg_names = shape_of_args,
+    .notes = "parses and verifies; not run",
+};

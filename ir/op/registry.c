@@ -126,11 +126,17 @@ tj_status_t *tj_op_make_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, 
   } else if (given && given->n > 0) {
     return tj_op_error("%s: takes no attributes, got '%s'", short_name(def), given->keys[0]);
   }
-  const tj_rx_expr_t *fixed[8];
+  const tj_rx_expr_t *fixed[8] = {0};
   if (n_args > 8) return tj_op_error("%s: too many arguments (%d)", short_name(def), n_args);
-  for (int i = 0; i < n_args; i++)
-    if (!(fixed[i] = with_leaf_sinfo(arena, args[i])))
+  for (int i = 0; i < n_args; i++) fixed[i] = args[i];
+  if (def->complete_args && n_args <= def->max_args) TJ_RETURN_IF_ERROR(def->complete_args(ctx, &n_args, fixed));
+  for (int i = 0; i < n_args; i++) {
+    if (!fixed[i])
+      return tj_op_error("%s: argument %d%s%s%s is missing", short_name(def), i, def->arg_names ? " ('" : "",
+                         def->arg_names ? def->arg_names[i] : "", def->arg_names ? "')" : "");
+    if (!(fixed[i] = with_leaf_sinfo(arena, fixed[i])))
       return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory building a call");
+  }
   if (def->canonicalize_args && n_args >= def->min_args && n_args <= def->max_args)
     TJ_RETURN_IF_ERROR(def->canonicalize_args(ctx, n_args, fixed));
   const tj_rx_expr_t *call = tj_rx_call(arena, tj_rx_op(arena, def->name), n_args, fixed, attrs, 0, NULL);

@@ -204,6 +204,18 @@ static const tj_sinfo_t *parse_tensor_sinfo(tj_pctx_t *c, const tj_py_t *e) {
   }
   const tj_tir_expr_t **dims = NULL;
   int n_dims = -1;
+  const tj_val_t *shape_var = shape && shape->kind == PY_NAME ? tj_pctx_lookup(c, shape->s) : NULL;
+  if (shape_var && shape_var->kind == V_RX && shape_var->rx->sinfo && shape_var->rx->sinfo->kind == TJ_SINFO_SHAPE) {
+    /* R.Tensor(sh, ...) with a Relax shape var: TVM keeps the var as the shape; tvmjit's
+     * tensor struct info holds dims, so it takes what the var's struct info knows (its
+     * values, else its ndim): a looser but sound annotation. */
+    const tj_sinfo_t *ss = shape_var->rx->sinfo;
+    if (ndim != -1 && ss->shape.ndim != -1 && ndim != ss->shape.ndim)
+      tj_parse_fail(c->src, e->pos, "the shape has %d dimensions but ndim=%d", ss->shape.ndim, ndim);
+    if (ss->shape.ndim != -1) ndim = ss->shape.ndim;
+    dims = (const tj_tir_expr_t **)ss->shape.values;
+    shape = NULL;
+  }
   if (shape && !(shape->kind == PY_CONST && !strcmp(shape->s, "None"))) {
     if (shape->kind != PY_TUPLE && shape->kind != PY_LIST)
       tj_parse_fail(c->src, shape->pos, "a tensor shape must be a tuple or list of dimensions");
@@ -799,7 +811,7 @@ static tj_val_t call_assert_op(tj_pctx_t *c, const tj_py_t *call) {
 
 static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   const tj_op_def_t *def = tj_op_lookup_script(name);
-  const tj_rx_expr_t *args[16];
+  const tj_rx_expr_t *args[16] = {0};
   int n_args = 0;
   const tj_attrs_t *attrs = NULL;
   int max_args = def ? def->max_args : 16;
@@ -826,9 +838,16 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
         if (def->arg_names[k] && !strcmp(def->arg_names[k], call->kw[i])) arg_index = k;
     tj_val_t v = eval(c, call->items2[i]);
     if (arg_index >= 0) {
-      if (arg_index != n_args) tj_parse_fail(c->src, call->items2[i]->pos, "argument '%s' given out of order", call->kw[i]);
+      /* Keywords fill their slot in any order (Python's binding); a gap is an error unless
+       * the op fills it (complete_args: TVM's defaults). */
+      if (arg_index < n_args && args[arg_index])
+        tj_parse_fail(c->src, call->items2[i]->pos, "argument '%s' is given twice", call->kw[i]);
+      if (arg_index > n_args && !def->complete_args)
+        tj_parse_fail(c->src, call->items2[i]->pos, "argument '%s' given out of order", call->kw[i]);
       const tj_rx_expr_t *a = (v.kind == V_SEQ && v.n && all_prim(&v)) ? shape_expr_of(c, &v) : as_rx(c, &v);
-      args[n_args++] = leaf(c, v.pos, a);
+      while (n_args < arg_index) args[n_args++] = NULL;
+      args[arg_index] = leaf(c, v.pos, a);
+      if (arg_index == n_args) n_args++;
       continue;
     }
     attrs = TJ_CHK(c, tj_attrs_set(c->arena, attrs, tj_pctx_str(c, call->kw[i]), tj_val_to_attr(c, &v)));
@@ -875,15 +894,16 @@ static tj_val_t call_r(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   if (!strcmp(name, "R.output") || !strcmp(name, "R.func_attr") || !strcmp(name, "R.dataflow"))
     tj_parse_fail(c->src, call->pos, "%s cannot be used as a value", name);
   if (!strcmp(name, "R.prim_value") || !strcmp(name, "R.str") || !strcmp(name, "R.dtype") ||
-      !strcmp(name, "R.ExternFunc") || !strcmp(name, "R.shape") || !strcmp(name, "R.TupleGetItem")) {
+      !strcmp(name, "R.ExternFunc") || !strcmp(name, "R.shape") || !strcmp(name, "R.ShapeExpr") ||
+      !strcmp(name, "R.TupleGetItem")) {
     tj_py_check_nargs(c, call, name, !strcmp(name, "R.TupleGetItem") ? 2 : 1, !strcmp(name, "R.TupleGetItem") ? 2 : 1);
     tj_val_t v = eval(c, call->items[0]);
     const tj_rx_expr_t *e;
     if (!strcmp(name, "R.prim_value")) {
       const tj_tir_expr_t *p = v.kind == V_INT ? tj_tir_as_typed(c, &v, TJ_I64) : v.kind == V_FLOAT ? tj_tir_as_typed(c, &v, TJ_F64) : tj_tir_as_expr(c, &v);
       e = TJ_CHK(c, tj_rx_prim_value(c->arena, p));
-    } else if (!strcmp(name, "R.shape")) {
-      if (v.kind != V_SEQ) tj_parse_fail(c->src, v.pos, "R.shape expects a list of dimensions");
+    } else if (!strcmp(name, "R.shape") || !strcmp(name, "R.ShapeExpr")) { /* R.ShapeExpr: the node constructor */
+      if (v.kind != V_SEQ) tj_parse_fail(c->src, v.pos, "%s expects a list of dimensions", name);
       e = shape_expr_of(c, &v);
     } else if (!strcmp(name, "R.TupleGetItem")) {
       tj_val_t i = eval(c, call->items[1]);
@@ -1144,6 +1164,10 @@ static void parse_binding(tj_pctx_t *c, const tj_py_t *s) {
   tj_val_t v = eval(c, value);
   if (v.kind == V_SINFO) tj_parse_fail(c->src, value->pos, "a struct info is not a value");
   if (v.kind == V_MODULE) tj_parse_fail(c->src, value->pos, "the module is not a value");
+  if (v.kind == V_PRIM) { /* a TIR expression is no Relax expr: TVM's bind_assign_value names it, emits nothing */
+    tj_pctx_bind(c, name, v);
+    return;
+  }
   const tj_rx_expr_t *e = as_rx(c, &v);
   if (e->kind == TJ_RX_TUPLE) e = leaf(c, v.pos, e);
   emit(c, s->pos, name, e, ann, true);
