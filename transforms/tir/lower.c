@@ -25,6 +25,7 @@ tj_status_t *tj_tir_lower_scheduled(tj_arena_t *arena, const tj_prim_func_t *f, 
   TJ_RETURN_IF_ERROR(tj_tir_schedule_reductions(arena, cur, name, &cur));
   if (schedule && schedule->enabled) TJ_RETURN_IF_ERROR(tj_tir_parallel_symbolic(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_lower_blocks(arena, cur, name, &cur));
+  TJ_RETURN_IF_ERROR(tj_tir_simplify_bounds(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_flatten_buffers(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_vectorize_loops(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_unroll_loops(arena, cur, name, &cur));

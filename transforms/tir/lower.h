@@ -46,7 +46,7 @@
 /* Most statements UnrollLoop makes from one loop; bigger T.unroll loops stay serial. */
 #define TJ_TIR_MAX_UNROLL_STMTS 4096
 
-/* The pipeline: ScheduleReductions, LowerBlocks, FlattenBuffers, VectorizeLoop,
+/* The pipeline: ScheduleReductions, LowerBlocks, SimplifyBounds, FlattenBuffers, VectorizeLoop,
  * UnrollLoop, then tj_tir_check_lowered.
  * `name` is used in messages only. Nodes are allocated in `arena`. */
 tj_status_t *tj_tir_lower(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
@@ -64,6 +64,10 @@ tj_status_t *tj_tir_parallel_symbolic(tj_arena_t *arena, const tj_prim_func_t *f
                                       const tj_prim_func_t **out);
 tj_status_t *tj_tir_lower_blocks(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                  const tj_prim_func_t **out);
+/* Integer index arithmetic simplified with constant loop bounds: x // c and x % c whose x
+ * stays within one multiple of c fold (simplify_bounds.c). Exact. Run after LowerBlocks. */
+tj_status_t *tj_tir_simplify_bounds(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                    const tj_prim_func_t **out);
 tj_status_t *tj_tir_flatten_buffers(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                     const tj_prim_func_t **out);
 tj_status_t *tj_tir_vectorize_loops(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
