@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "ir/module.h"
-#include "ir/parse.h"
-#include "ir/print.h"
+#include "ir/text/parse.h"
+#include "ir/text/print.h"
 #include "ir/struct_equal.h"
 #include "relax_model.h"
 #include "support/arena.h"

@@ -4,7 +4,7 @@
 
 #include "ir/interp.h"
 #include "ir/module.h"
-#include "ir/parse.h"
+#include "ir/text/parse.h"
 #include "ir/visit.h"
 #include "support/alloc.h"
 #include "testutil.h"
