@@ -301,3 +301,23 @@ const tj_rx_block_t *tj_rx_mutate_block(tj_rx_mutator_t *m, const tj_rx_block_t 
   *nb = (tj_rx_block_t){blk->is_dataflow, out.n, out.items};
   return nb;
 }
+
+tj_status_t *tj_rx_mutate_module(tj_arena_t *arena, const char *pass_name, const tj_module_t *in,
+                                 void (*setup)(tj_rx_mutator_t *m, void *ctx), void *ctx, const tj_module_t **out) {
+  const tj_module_t *mod = in;
+  for (int i = 0; i < in->n_funcs; i++) {
+    const tj_func_entry_t *e = &in->funcs[i];
+    if (e->is_prim) continue;
+    tj_rx_mutator_t rw;
+    tj_rx_mutator_init(&rw, arena, pass_name);
+    setup(&rw, ctx);
+    const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, e->relax);
+    if (rw.error) return tj_status_annotate(rw.error, "in function '%s'", e->name);
+    if (nf == e->relax) continue;
+    tj_func_entry_t ne = *e;
+    ne.relax = nf;
+    if (!(mod = tj_module_with_func(arena, mod, ne))) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory", pass_name);
+  }
+  *out = mod;
+  return NULL;
+}

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 
+#include "ir/module.h"
 #include "ir/op.h"
 #include "ir/relax.h"
 #include "support/map.h"
@@ -61,6 +62,13 @@ const tj_rx_expr_t *tj_rx_mutate_expr(tj_rx_mutator_t *m, const tj_rx_expr_t *e)
 const tj_rx_expr_t *tj_rx_mutate_children(tj_rx_mutator_t *m, const tj_rx_expr_t *e);
 /* Rewrites the body (params stay unless remapped); f itself when nothing changed. */
 const tj_rx_func_t *tj_rx_mutate_func(tj_rx_mutator_t *m, const tj_rx_func_t *f);
+
+/* A pass over every Relax function of a module: for each, a fresh mutator named
+ * `pass_name` is given to `setup` (which sets its hooks and resets per-function state
+ * in `ctx`), the function is rewritten and, if it changed, replaced in the module.
+ * Errors say which function; *out is `in` itself when nothing changed. */
+tj_status_t *tj_rx_mutate_module(tj_arena_t *arena, const char *pass_name, const tj_module_t *in,
+                                 void (*setup)(tj_rx_mutator_t *m, void *ctx), void *ctx, const tj_module_t **out);
 
 /* ---- var remapping ---- */
 bool tj_rx_mutator_remap(tj_rx_mutator_t *m, const tj_rx_expr_t *from, const tj_rx_expr_t *to);

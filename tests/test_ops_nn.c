@@ -14,6 +14,7 @@
 #include "ir/visit.h"
 #include "support/arena.h"
 #include "relax_model.h"
+#include "schedule_check.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
 #include "transforms/tir/schedule.h"
@@ -543,18 +544,7 @@ END_TEST
 /* ---------------- schedules ---------------- */
 
 /* Every nest of each legalized op is rewritten by a CPU schedule rule (no scalar loop
- * nest left on a hot path): the injective and row-reduction rules count one per nest. */
-static bool count_nests(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
-  (void)v;
-  (void)s;
-  return true;
-}
-
-static int root_nests(const tj_prim_func_t *f) {
-  const tj_tir_stmt_t *body = f->body->realize.block->body;
-  return body->kind == TJ_TIR_SEQ ? body->seq.n : 1;
-}
-
+ * nest left on a hot path). */
 START_TEST(every_nest_gets_a_schedule) {
   const char *ops[] = {
       "R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])",
@@ -576,7 +566,6 @@ START_TEST(every_nest_gets_a_schedule) {
       "R.flatten(x)",
       "R.broadcast_to(g, (3, 16))",
   };
-  (void)count_nests;
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     char src[2048];
     snprintf(src, sizeof src,
@@ -584,32 +573,7 @@ START_TEST(every_nest_gets_a_schedule) {
              "        gv = %s\n"
              "        return gv\n",
              ops[i]);
-    tj_arena_t *a = tj_arena_create();
-    tj_module_t *m = NULL;
-    const char *full = tu_model_source(src);
-    TU_OK(tj_parse_module(a, "s.rx", full, strlen(full), &m));
-    tj_pipeline_t p;
-    tj_pass_context_t ctx;
-    tj_pass_context_init(&ctx, a);
-    const tj_module_t *out = NULL;
-    TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
-    TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
-    int n_prims = 0;
-    for (int f = 0; f < out->n_funcs; f++) {
-      if (!out->funcs[f].is_prim) continue;
-      n_prims++;
-      tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 256};
-      tj_tir_schedule_stats_t st;
-      const tj_prim_func_t *sf = NULL;
-      TU_OK(tj_tir_schedule(a, out->funcs[f].prim, "f", &o, &sf, &st));
-      int nests = root_nests(out->funcs[f].prim);
-      /* moved: small nests of parameters run as plain loops ahead of an epilogue */
-      int scheduled = st.injective + st.reduction + st.conv + st.fused_epilogues + st.windowed + st.moved;
-      ck_assert_msg(scheduled >= nests, "%s: %d of %d nests scheduled (conv %d, windowed %d, injective %d, reduction %d, fused %d)",
-                    ops[i], scheduled, nests, st.conv, st.windowed, st.injective, st.reduction, st.fused_epilogues);
-    }
-    ck_assert_msg(n_prims == 1, "%s: %d PrimFuncs after LegalizeOps", ops[i], n_prims);
-    tj_arena_free(a);
+    tu_check_every_nest_scheduled(src, ops[i], true);
   }
 }
 END_TEST

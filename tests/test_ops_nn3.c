@@ -17,6 +17,7 @@
 #include "ir/text/parse.h"
 #include "ir/text/print.h"
 #include "relax_model.h"
+#include "schedule_check.h"
 #include "support/arena.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
@@ -484,11 +485,6 @@ END_TEST
 
 /* ---------------- schedules ---------------- */
 
-static int root_nests(const tj_prim_func_t *f) {
-  const tj_tir_stmt_t *body = f->body->realize.block->body;
-  return body->kind == TJ_TIR_SEQ ? body->seq.n : 1;
-}
-
 /* Every nest of each legalized op is rewritten by a CPU schedule rule (no scalar loop
  * nest left on a hot path). */
 START_TEST(every_nest_gets_a_schedule) {
@@ -510,32 +506,7 @@ START_TEST(every_nest_gets_a_schedule) {
              "        gv = %s\n"
              "        return gv\n",
              ops[i]);
-    tj_arena_t *a = tj_arena_create();
-    tj_module_t *m = NULL;
-    const char *full = tu_model_source(src);
-    TU_OK(tj_parse_module(a, "s.rx", full, strlen(full), &m));
-    tj_pipeline_t p;
-    tj_pass_context_t ctx;
-    tj_pass_context_init(&ctx, a);
-    const tj_module_t *out = NULL;
-    TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
-    TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
-    int n_prims = 0;
-    for (int f = 0; f < out->n_funcs; f++) {
-      if (!out->funcs[f].is_prim) continue;
-      n_prims++;
-      tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 256};
-      tj_tir_schedule_stats_t st;
-      const tj_prim_func_t *sf = NULL;
-      TU_OK(tj_tir_schedule(a, out->funcs[f].prim, "f", &o, &sf, &st));
-      int nests = root_nests(out->funcs[f].prim);
-      int scheduled = st.injective + st.reduction + st.conv + st.fused_epilogues + st.windowed;
-      ck_assert_msg(scheduled >= nests,
-                    "%s: %d of %d nests scheduled (conv %d, windowed %d, injective %d, reduction %d, fused %d)", ops[i],
-                    scheduled, nests, st.conv, st.windowed, st.injective, st.reduction, st.fused_epilogues);
-    }
-    ck_assert_msg(n_prims == 1, "%s: %d PrimFuncs after LegalizeOps", ops[i], n_prims);
-    tj_arena_free(a);
+    tu_check_every_nest_scheduled(src, ops[i], false);
   }
 }
 END_TEST

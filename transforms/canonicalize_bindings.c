@@ -44,24 +44,14 @@ static void canon_binding(tj_rx_mutator_t *m, const tj_rx_binding_t *b) {
     tj_rx_mutator_oom(m);
 }
 
+static void canon_setup(tj_rx_mutator_t *rw, void *ctx) {
+  canon_state_t *st = ctx;
+  st->tuples = TJ_PTR_MAP(rw->arena); /* tuples are known per function */
+  rw->binding = canon_binding;
+  rw->ctx = st;
+}
+
 tj_status_t *tj_canonicalize_bindings(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out) {
-  const tj_module_t *mod = in;
-  for (int i = 0; i < in->n_funcs; i++) {
-    const tj_func_entry_t *e = &in->funcs[i];
-    if (e->is_prim) continue;
-    canon_state_t st = {TJ_PTR_MAP(ctx->arena)};
-    tj_rx_mutator_t rw;
-    tj_rx_mutator_init(&rw, ctx->arena, "CanonicalizeBindings");
-    rw.binding = canon_binding;
-    rw.ctx = &st;
-    const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, e->relax);
-    if (rw.error) return tj_status_annotate(rw.error, "in function '%s'", e->name);
-    if (nf == e->relax) continue;
-    tj_func_entry_t ne = *e;
-    ne.relax = nf;
-    if (!(mod = tj_module_with_func(ctx->arena, mod, ne)))
-      return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "CanonicalizeBindings: out of memory");
-  }
-  *out = mod;
-  return NULL;
+  canon_state_t st;
+  return tj_rx_mutate_module(ctx->arena, "CanonicalizeBindings", in, canon_setup, &st, out);
 }

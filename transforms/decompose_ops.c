@@ -114,25 +114,13 @@ static const tj_sinfo_t *module_func_sinfo(void *ctx, const char *name) {
   return f ? tj_rx_func_sinfo(st->arena, f) : NULL;
 }
 
+static void decompose_setup(tj_rx_mutator_t *rw, void *ctx) {
+  rw->infer = ctx;
+  rw->post = decompose_post;
+}
+
 tj_status_t *tj_decompose_ops_for_inference(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out) {
   decompose_state_t st = {in, ctx->arena};
   tj_infer_ctx_t ictx = {.arena = ctx->arena, .global_sinfo = module_func_sinfo, .global_ctx = &st};
-  const tj_module_t *mod = in;
-  for (int i = 0; i < in->n_funcs; i++) {
-    const tj_func_entry_t *e = &in->funcs[i];
-    if (e->is_prim) continue;
-    tj_rx_mutator_t rw;
-    tj_rx_mutator_init(&rw, ctx->arena, "DecomposeOpsForInference");
-    rw.infer = &ictx;
-    rw.post = decompose_post;
-    const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, e->relax);
-    if (rw.error) return tj_status_annotate(rw.error, "in function '%s'", e->name);
-    if (nf == e->relax) continue;
-    tj_func_entry_t ne = *e;
-    ne.relax = nf;
-    if (!(mod = tj_module_with_func(ctx->arena, mod, ne)))
-      return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "DecomposeOpsForInference: out of memory");
-  }
-  *out = mod;
-  return NULL;
+  return tj_rx_mutate_module(ctx->arena, "DecomposeOpsForInference", in, decompose_setup, &ictx, out);
 }

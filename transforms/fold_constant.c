@@ -90,24 +90,12 @@ static void fold_binding(tj_rx_mutator_t *m, const tj_rx_binding_t *b) {
   if (value->kind == TJ_RX_CONSTANT && !b->match_cast && !tj_rx_mutator_remap(m, b->var, value)) tj_rx_mutator_oom(m);
 }
 
+static void fold_setup(tj_rx_mutator_t *rw, void *ctx) {
+  rw->binding = fold_binding;
+  rw->ctx = ctx;
+}
+
 tj_status_t *tj_fold_constant(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out) {
   fold_state_t st = {ctx, in};
-  const tj_module_t *mod = in;
-  for (int i = 0; i < in->n_funcs; i++) {
-    const tj_func_entry_t *e = &in->funcs[i];
-    if (e->is_prim) continue;
-    tj_rx_mutator_t rw;
-    tj_rx_mutator_init(&rw, ctx->arena, "FoldConstant");
-    rw.binding = fold_binding;
-    rw.ctx = &st;
-    const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, e->relax);
-    if (rw.error) return tj_status_annotate(rw.error, "in function '%s'", e->name);
-    if (nf == e->relax) continue;
-    tj_func_entry_t ne = *e;
-    ne.relax = nf;
-    if (!(mod = tj_module_with_func(ctx->arena, mod, ne)))
-      return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "FoldConstant: out of memory");
-  }
-  *out = mod;
-  return NULL;
+  return tj_rx_mutate_module(ctx->arena, "FoldConstant", in, fold_setup, &st, out);
 }
