@@ -12,6 +12,7 @@
 #include "ir/text/parse.h"
 #include "ir/visit.h"
 #include "support/arena.h"
+#include "passes.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
 #include "transforms/tir/lower.h"
@@ -36,13 +37,7 @@ static tj_status_t *parse(tj_arena_t *a, const char *src, tj_module_t **out) {
 }
 
 static const tj_module_t *legalize(tj_arena_t *a, const tj_module_t *m) {
-  tj_pipeline_t p;
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, a);
-  const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
-  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
-  return out;
+  return tu_run_passes(a, "LegalizeOps", m);
 }
 
 static const tj_prim_func_t *only_prim(const tj_module_t *m, const char **out_name) {

@@ -10,6 +10,7 @@
 #include "ir/text/parse.h"
 #include "ir/text/print.h"
 #include "ir/struct_equal.h"
+#include "passes.h"
 #include "relax_model.h"
 #include "support/arena.h"
 #include "testutil.h"
@@ -158,16 +159,7 @@ END_TEST
 
 /* LegalizeOps' output for `main_text`, printed (caller frees). */
 static char *legalized(tj_arena_t *a, const char *main_text) {
-  const char *src = tu_model_source(main_text);
-  tj_module_t *m = NULL;
-  TU_OK(tj_parse_module(a, "m.rx", src, strlen(src), &m));
-  tj_pipeline_t p;
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, a);
-  const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
-  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
-  char *text = tj_print_module(out);
+  char *text = tj_print_module(tu_legalize_main(a, main_text));
   ck_assert_ptr_nonnull(text);
   return text;
 }

@@ -14,7 +14,7 @@
 #include "ir/visit.h"
 #include "support/arena.h"
 #include "relax_model.h"
-#include "schedule_check.h"
+#include "passes.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
 #include "transforms/tir/schedule.h"

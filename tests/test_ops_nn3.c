@@ -17,7 +17,7 @@
 #include "ir/text/parse.h"
 #include "ir/text/print.h"
 #include "relax_model.h"
-#include "schedule_check.h"
+#include "passes.h"
 #include "support/arena.h"
 #include "testutil.h"
 #include "transforms/pass_manager.h"
@@ -400,17 +400,9 @@ END_TEST
 /* dropout: TVM's (output, mask) tuple of the data's struct info; LegalizeOps keeps it. */
 START_TEST(dropout_infers_a_tuple_and_is_kept) {
   tj_arena_t *a = tj_arena_create();
-  tj_module_t *m = NULL;
-  const char *full = tu_model_source("    def main(x: R.Tensor((2, 3), dtype=\"float16\")):\n"
-                                     "        gv = R.nn.dropout(x, rate=0.25)\n"
-                                     "        return gv\n");
-  TU_OK(tj_parse_module(a, "s.rx", full, strlen(full), &m));
-  tj_pipeline_t p;
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, a);
-  const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
-  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  const tj_module_t *out = tu_legalize_main(a, "    def main(x: R.Tensor((2, 3), dtype=\"float16\")):\n"
+                                               "        gv = R.nn.dropout(x, rate=0.25)\n"
+                                               "        return gv\n");
   char *text = tj_print_module(out);
   ck_assert_ptr_nonnull(text);
   ck_assert_msg(strstr(text, "R.nn.dropout(x, rate=0.25") != NULL, "%s", text);

@@ -11,6 +11,7 @@
 #include "transforms/pass_manager.h"
 #include "transforms/tir/row_split.h"
 #include "transforms/tir/shape_params.h"
+#include "passes.h"
 
 static const char *model =
     "from tvm.script import ir as I\n"
@@ -34,13 +35,7 @@ static const char *model =
 static const tj_module_t *legalized(tj_arena_t *a) {
   tj_module_t *m = NULL;
   TU_OK(tj_parse_module(a, "rows.rx", model, strlen(model), &m));
-  tj_pipeline_t p;
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, a);
-  const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
-  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
-  return out;
+  return tu_run_passes(a, "LegalizeOps", m);
 }
 
 /* The kernel's one shape var (checked: read off dim 0 of its first buffer). */

@@ -1,4 +1,4 @@
-#include "schedule_check.h"
+#include "passes.h"
 
 #include <check.h>
 #include <string.h>
@@ -16,17 +16,26 @@ static int root_nests(const tj_prim_func_t *f) {
   return body->kind == TJ_TIR_SEQ ? body->seq.n : 1;
 }
 
-void tu_check_every_nest_scheduled(const char *main_text, const char *what, bool count_moved) {
-  tj_arena_t *a = tj_arena_create();
-  tj_module_t *m = NULL;
-  const char *full = tu_model_source(main_text);
-  TU_OK(tj_parse_module(a, "s.rx", full, strlen(full), &m));
+const tj_module_t *tu_run_passes(tj_arena_t *a, const char *pipeline, const tj_module_t *m) {
   tj_pipeline_t p;
   tj_pass_context_t ctx;
   tj_pass_context_init(&ctx, a);
   const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(a, "LegalizeOps", &p));
+  TU_OK(tj_pipeline_parse(a, pipeline, &p));
   TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  return out;
+}
+
+const tj_module_t *tu_legalize_main(tj_arena_t *a, const char *main_text) {
+  const char *full = tu_model_source(main_text);
+  tj_module_t *m = NULL;
+  TU_OK(tj_parse_module(a, "m.rx", full, strlen(full), &m));
+  return tu_run_passes(a, "LegalizeOps", m);
+}
+
+void tu_check_every_nest_scheduled(const char *main_text, const char *what, bool count_moved) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *out = tu_legalize_main(a, main_text);
   int n_prims = 0;
   for (int f = 0; f < out->n_funcs; f++) {
     if (!out->funcs[f].is_prim) continue;
