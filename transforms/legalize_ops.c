@@ -44,9 +44,36 @@ struct tj_lg_pass {
   const tj_module_t *mod; /* the module being built: input functions + added PrimFuncs */
   const tj_legalize_options_t *opts;
   tj_status_t *error;
+  /* hash[i] is the struct hash of hashed[i], the PrimFunc at funcs[i] when it was
+   * computed: adding a function compares its hash with every PrimFunc's, and hashing
+   * them all again per add was quadratic (44% of MobileNetV2's load). */
+  const tj_prim_func_t **hashed;
+  uint64_t *hash;
+  int cap_hashed;
 };
 
 /* ---------------- module functions ---------------- */
+
+/* The struct hash of funcs[i] (a PrimFunc), computed once per function. */
+static uint64_t func_hash(tj_lg_pass_t *p, int i) {
+  const tj_prim_func_t *f = p->mod->funcs[i].prim;
+  if (i < p->cap_hashed && p->hashed[i] == f) return p->hash[i];
+  uint64_t h = tj_struct_hash_prim_func(f);
+  if (i >= p->cap_hashed) { /* grow; on OOM just do not remember */
+    int cap = p->cap_hashed ? p->cap_hashed : 64;
+    while (cap <= i) cap *= 2;
+    const tj_prim_func_t **fs = TJ_ARENA_ARRAY(p->arena, const tj_prim_func_t *, cap);
+    uint64_t *hs = TJ_ARENA_ARRAY(p->arena, uint64_t, cap);
+    if (!fs || !hs) return h;
+    memset(fs, 0, sizeof *fs * (size_t)cap);
+    if (p->cap_hashed) memcpy(fs, p->hashed, sizeof *fs * (size_t)p->cap_hashed);
+    if (p->cap_hashed) memcpy(hs, p->hash, sizeof *hs * (size_t)p->cap_hashed);
+    p->hashed = fs, p->hash = hs, p->cap_hashed = cap;
+  }
+  p->hashed[i] = f;
+  p->hash[i] = h;
+  return h;
+}
 
 tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const tj_prim_func_t *f,
                                 const tj_rx_expr_t **out_gvar) {
@@ -54,7 +81,7 @@ tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const t
   uint64_t h = tj_struct_hash_prim_func(f);
   for (int i = 0; i < p->mod->n_funcs; i++) {
     const tj_func_entry_t *e = &p->mod->funcs[i];
-    if (!e->is_prim || tj_struct_hash_prim_func(e->prim) != h) continue;
+    if (!e->is_prim || func_hash(p, i) != h) continue;
     if (tj_struct_equal_prim_func(e->prim, f, NULL, 0)) {
       *out_gvar = tj_rx_global_var(p->arena, e->name);
       return *out_gvar ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory");
