@@ -75,5 +75,11 @@ bool tj_op_layout_is(const char *layout, const char *letters);
 /* Where `letter` sits in `layout` (it must be there: check with tj_op_layout_is). */
 int tj_op_layout_pos(const char *layout, char letter);
 
-
+/* Attr normalisation shared with the gradient ops (ir/op/grad.c): Pool2DAttrs as the
+ * 2-d pools keep them (pooling.c), NLLLossAttrs as nll_loss does (nn_loss.c); `op`
+ * names the op in messages. */
+tj_status_t *tj_op_normalize_pool2d_attrs(const char *op, tj_arena_t *arena, const tj_attrs_t *given,
+                                          const tj_attrs_t **out);
+tj_status_t *tj_op_normalize_nll_attrs(const char *op, tj_arena_t *arena, const tj_attrs_t *given,
+                                       const tj_attrs_t **out);
 #endif
