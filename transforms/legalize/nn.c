@@ -558,15 +558,12 @@ static const tj_buffer_t *bn_stage(bn_ctx_t *b, const char *name, const tj_buffe
   case BN_ADD_B: v = tj_lg_bin(a, TJ_TIR_ADD, xv, tj_lg_load(a, y, nd, bi)); break;
   case BN_SQRT: v = tj_lg_call1(a, "tir.sqrt", xv); break;
   case BN_RESHAPE: {
-    /* (C,) read at (v_axis + v_axis+1 + ...) % C, the canonical reshape index */
-    int64_t cv;
-    if (tj_tir_is_const_int(b->cshape[0], &cv) && cv == 1) {
-      v = tj_lg_load(a, x, 1, (const tj_tir_expr_t *[]){tj_tir_i64(a, 0)});
-      break;
-    }
-    const tj_tir_expr_t *sum = NULL;
-    for (int d = b->axis; d < nd; d++) sum = sum ? tj_tir_binary(a, TJ_TIR_ADD, sum, st.iv[d]) : st.iv[d];
-    const tj_tir_expr_t *i0 = tj_tir_binary(a, TJ_TIR_FLOOR_MOD, sum, b->cshape[0]);
+    /* topi.reshape of (C,) to (1, .., C, .., 1): ravel the output index over that
+     * shape, unravel it over (C,) (one floormod); the block's simplification turns
+     * it into TVM's canonical form, `(v1 + v2 + v3) % 3` or `(v0 * h + v1 + ..) % h` */
+    const tj_tir_expr_t *flat = st.iv[0];
+    for (int d = 1; d < nd; d++) flat = tj_lg_add(a, tj_lg_mul(a, flat, shape[d]), st.iv[d]);
+    const tj_tir_expr_t *i0 = tj_lg_floormod(a, flat, x->shape[0]);
     v = tj_lg_load(a, x, 1, &i0);
     break;
   }
