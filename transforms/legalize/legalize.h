@@ -168,6 +168,11 @@ const tj_tir_expr_t *tj_lg_call1(tj_arena_t *a, const char *op, const tj_tir_exp
 const tj_tir_expr_t *tj_lg_load(tj_arena_t *a, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx);
 const tj_tir_stmt_t *tj_lg_store(tj_arena_t *a, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx,
                                  const tj_tir_expr_t *value);
+/* TVM's Analyzer::Simplify as create_prim_func applies it (canonical_simplify.c):
+ * index arithmetic in canonical sum form (`(h - 1) * 3 + 1` is `h * 3 - 2`),
+ * comparisons with merged constant offsets; float arithmetic is kept as written.
+ * Returns e itself when nothing changes or the expression is too large. */
+const tj_tir_expr_t *tj_lg_simplify(tj_arena_t *a, const tj_tir_expr_t *e);
 /* Zero of a dtype as a literal. */
 const tj_tir_expr_t *tj_lg_zero(tj_arena_t *a, tj_dtype_t dtype);
 /* T.max_value (highest) or T.min_value of the dtype: where max / min reductions start. */
