@@ -719,6 +719,40 @@ START_TEST(python_operators_on_relax_values_are_op_calls) {
 }
 END_TEST
 
+/* `x.astype(d)` is TVM's ExprWithOp.astype (R.astype); bfloat16 is a dtype of its own
+ * that prints back as "bfloat16". */
+START_TEST(astype_method_and_bfloat16) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@R.function\n"
+      "def f(x: R.Tensor((2,), \"float32\")):\n"
+      "    y = x.astype(\"bfloat16\")\n"
+      "    z = R.add(y, y).astype(dtype=\"float16\")\n"
+      "    return z\n");
+  const tj_rx_func_t *f = m->funcs[0].relax;
+  const tj_rx_expr_t *y = binding_value(f, 0, 0);
+  ck_assert(tj_rx_is_op_call(y, "relax.astype"));
+  ck_assert(tj_dtype_eq(y->sinfo->tensor.dtype, TJ_BF16));
+  ck_assert(tj_rx_is_op_call(binding_value(f, 0, 1), "relax.add")); /* the receiver, bound once */
+  ck_assert(tj_rx_is_op_call(binding_value(f, 0, 2), "relax.astype"));
+  ck_assert(tj_dtype_eq(binding_value(f, 0, 2)->sinfo->tensor.dtype, TJ_F16));
+  char *text = tj_print_module(m);
+  ck_assert_ptr_nonnull(strstr(text, "R.astype(x, dtype=\"bfloat16\")"));
+  ck_assert_ptr_nonnull(strstr(text, "R.Tensor((2,), dtype=\"bfloat16\")"));
+  tj_free(text);
+  tj_arena_free(a);
+  expect_error("@R.function\n"
+               "def f(x: R.Tensor((2,), \"float32\")):\n"
+               "    y = x.astype(\"float16\", \"float32\")\n"
+               "    return y\n",
+               "m.rx:3:9:", "astype takes one argument, the dtype");
+  expect_error("@R.function\n"
+               "def f(x: R.Tensor((2,), \"bfloat32\")):\n"
+               "    return x\n",
+               "m.rx:2:", "data type");
+}
+END_TEST
+
 /* `a = T.Var("a", "int64")` in a Relax body names the signature's symbolic var, as
  * `a = T.int64()` does; a different name is TVM's error. */
 START_TEST(tir_var_constructor_declares_a_symbolic_var) {
@@ -963,6 +997,7 @@ int main(void) {
   tcase_add_test(tc, tvm_tir_const_makes_a_typed_literal);
   tcase_add_test(tc, tir_var_constructor_declares_a_symbolic_var);
   tcase_add_test(tc, python_operators_on_relax_values_are_op_calls);
+  tcase_add_test(tc, astype_method_and_bfloat16);
   tcase_add_test(tc, relax_call_tir_inplace_and_match_cast);
   tcase_add_test(tc, relax_construct_errors_name_the_place);
   tcase_add_test(tc, relax_call_of_a_function_takes_the_callers_variables);
