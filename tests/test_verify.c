@@ -342,6 +342,15 @@ START_TEST(declared_tensor_return_must_agree_in_dtype) {
   assert_problems(module2(NULL, NULL, NULL, NULL, f),
                   "main: return value: struct info float16[16, 32] is not compatible with the declared return type "
                   "float32[16, 32]");
+  /* Another rank or shape is TVM's run-time check, not a static problem
+   * (tvmscript_parser__test_context_aware_parsing returns (2, 4) as `-> R.Tensor((10,))`). */
+  const int64_t d10[] = {10};
+  f->ret_sinfo = T(TJ_F16, 1, d10);
+  assert_well_formed(module2(NULL, NULL, NULL, NULL, f));
+  f->ret_sinfo = T(TJ_F32, 1, d10); /* but not with another dtype as well */
+  assert_problems(module2(NULL, NULL, NULL, NULL, f),
+                  "main: return value: struct info float16[16, 32] is not compatible with the declared return type "
+                  "float32[10]");
 }
 END_TEST
 
