@@ -931,7 +931,26 @@ static tj_val_t call_r(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   return call_op(c, call, name);
 }
 
+/* `x.astype("float16")` on a Relax value is TVM's ExprWithOp.astype, i.e. R.astype(x, ...).
+ * Returns false when `e` is not such a method call. The receiver is evaluated once (its
+ * nested calls emit bindings). */
+static bool eval_method_call(tj_pctx_t *c, const tj_py_t *e, tj_val_t *out) {
+  if (!e->a || e->a->kind != PY_ATTR || strcmp(e->a->s, "astype") != 0) return false;
+  tj_val_t receiver = eval(c, e->a->a);
+  if (receiver.kind != V_RX) return false;
+  if (e->n + e->n2 != 1 || (e->n2 && strcmp(e->kw[0], "dtype") != 0))
+    tj_parse_fail(c->src, e->pos, "astype takes one argument, the dtype: x.astype(\"float16\")");
+  tj_val_t dtype = eval(c, e->n ? e->items[0] : e->items2[0]);
+  const tj_attrs_t *attrs = TJ_CHK(c, tj_attrs_set(c->arena, NULL, "dtype", tj_val_to_attr(c, &dtype)));
+  const tj_rx_expr_t *arg = leaf(c, receiver.pos, receiver.rx), *call = NULL;
+  check_status(c, e->pos, tj_op_make_call(&c->rxfn->ictx, tj_op_lookup_script("R.astype"), 1, &arg, attrs, &call));
+  *out = rx_val(e->pos, call);
+  return true;
+}
+
 static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *e) {
+  tj_val_t method;
+  if (eval_method_call(c, e, &method)) return method;
   const char *name = tj_py_dotted(c->src, e->a);
   if (name && (!strncmp(name, "T.", 2))) return tj_tir_eval(c, e);
   if (is_sinfo_name(name)) {
