@@ -112,6 +112,30 @@ static int64_t largest_divisor(int64_t n, int64_t at_most) {
 #define MATMUL_VECTORS 4
 #define MATMUL_TILE 4
 
+/* A matrix-vector product (fewer rows than MATMUL_TILE: M = 1 in a batch-1 linear
+ * layer) does one multiply-add per weight element: it is bound by streaming the weight,
+ * not by the FMA units. Each parallel block then spans up to GEMV_VECTORS vectors of
+ * columns (for all its rows), so every k reads one long contiguous run of the weight's
+ * row, which the hardware prefetcher follows, instead of a few vectors. MobileNetV2's
+ * classifier (1 x 1280 by 1280 x 1000), 1 thread, Intel Xeon, hand-written variants:
+ * blocks of 40 columns (the matmul tile) 0.23 ms with the weight in L3 and 0.66-0.69 ms
+ * after a 192 MB sweep; of 100 columns 0.19 and 0.37-0.45 ms; of 200-250 (16 vectors)
+ * 0.27-0.30 and 0.40-0.47 ms (LLVM keeps fewer loads in flight). The block count is kept
+ * even (or at least GEMV_MIN_BLOCKS) so two threads split the columns evenly. */
+#define GEMV_VECTORS 8
+#define GEMV_MIN_BLOCKS 8
+
+static int64_t gemv_lanes(const conv_t *k, int64_t ev, int64_t rows) {
+  int64_t hw = tj_sched_lanes(k->c, k->st->store.buffer->dtype);
+  int64_t cap = hw * GEMV_VECTORS / (rows > 0 ? rows : 1), best = k->lanes;
+  for (int64_t w = k->lanes; w <= cap && w <= ev; w += k->lanes) {
+    if (ev % w) continue;
+    int64_t blocks = ev / w;
+    if (blocks % 2 == 0 || blocks >= GEMV_MIN_BLOCKS) best = w;
+  }
+  return best;
+}
+
 static bool matmul_like(const conv_t *k) {
   const tj_tir_expr_t *vvar = k->b->iter_vars[k->vec_iter].var;
   const tj_sched_ctx_t *c = k->c;
@@ -202,11 +226,14 @@ static bool match(conv_t *k) {
   int64_t tile_max = k->c->opts->conv_tile > 0          ? k->c->opts->conv_tile
                      : k->c->opts->vector_bits >= 512 ? DEFAULT_TILE_WIDE
                                                       : DEFAULT_TILE;
-  if (matmul_like(k)) {
+  int64_t rows = k->tile_iter < 0 ? 1 : k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
+  if (matmul_like(k) && rows < MATMUL_TILE) {
+    k->lanes = gemv_lanes(k, ev, rows);
+  } else if (matmul_like(k)) {
     int64_t wide = largest_divisor(ev, k->lanes * MATMUL_VECTORS);
     if (wide % k->lanes == 0) k->lanes = wide, tile_max = MATMUL_TILE;
   }
-  k->tile = k->tile_iter < 0 ? 1 : largest_divisor(k->nest.extent[k->nest.loop_of_iter[k->tile_iter]], tile_max);
+  k->tile = largest_divisor(rows, tile_max);
   return true;
 }
 
