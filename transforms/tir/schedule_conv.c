@@ -114,26 +114,31 @@ static int64_t largest_divisor(int64_t n, int64_t at_most) {
 
 /* A matrix-vector product (fewer rows than MATMUL_TILE: M = 1 in a batch-1 linear
  * layer) does one multiply-add per weight element: it is bound by streaming the weight,
- * not by the FMA units. Each parallel block then spans up to GEMV_VECTORS vectors of
- * columns (for all its rows), so every k reads one long contiguous run of the weight's
- * row, which the hardware prefetcher follows, instead of a few vectors. MobileNetV2's
- * classifier (1 x 1280 by 1280 x 1000), 1 thread, Intel Xeon, hand-written variants:
- * blocks of 40 columns (the matmul tile) 0.23 ms with the weight in L3 and 0.66-0.69 ms
- * after a 192 MB sweep; of 100 columns 0.19 and 0.37-0.45 ms; of 200-250 (16 vectors)
- * 0.27-0.30 and 0.40-0.47 ms (LLVM keeps fewer loads in flight). The block count is kept
- * even (or at least GEMV_MIN_BLOCKS) so two threads split the columns evenly. */
+ * not by the FMA units. Each parallel block spans the narrowest column range that reads
+ * at least GEMV_MIN_RUN_BYTES of each weight row per k (a run the hardware prefetcher
+ * follows), at most GEMV_VECTORS vectors for all its rows. Hand-written variants, 1
+ * thread, Intel Xeon, kernel medians, weight in L3 / after a 192 MB sweep:
+ *   MobileNetV2's classifier 1x1280 by 1280x1000: 40 columns per block (the matmul tile)
+ *   0.25 / 0.66-0.73 ms, 50: 0.25-0.28 / 0.67-0.78, 100: 0.20-0.21 / 0.41-0.50, 200-250
+ *   (16 vectors): 0.27-0.30 / 0.40-0.47;
+ *   1x768 by 768x768: 64 columns 0.052 / 0.16, 128: 0.061-0.068 / 0.17, 256: 0.069-0.076
+ *   / 0.16-0.19.
+ * The block count is kept even (or at least GEMV_MIN_BLOCKS) so two threads split the
+ * columns evenly. */
 #define GEMV_VECTORS 8
+#define GEMV_MIN_RUN_BYTES 256
 #define GEMV_MIN_BLOCKS 8
 
 static int64_t gemv_lanes(const conv_t *k, int64_t ev, int64_t rows) {
   int64_t hw = tj_sched_lanes(k->c, k->st->store.buffer->dtype);
-  int64_t cap = hw * GEMV_VECTORS / (rows > 0 ? rows : 1), best = k->lanes;
+  int64_t bytes = (int64_t)tj_dtype_bytes(k->st->store.buffer->dtype);
+  int64_t cap = hw * GEMV_VECTORS / (rows > 0 ? rows : 1), widest = k->lanes;
   for (int64_t w = k->lanes; w <= cap && w <= ev; w += k->lanes) {
-    if (ev % w) continue;
-    int64_t blocks = ev / w;
-    if (blocks % 2 == 0 || blocks >= GEMV_MIN_BLOCKS) best = w;
+    if (ev % w || (ev / w % 2 && ev / w < GEMV_MIN_BLOCKS)) continue;
+    if (w * bytes >= GEMV_MIN_RUN_BYTES) return w;
+    widest = w;
   }
-  return best;
+  return widest;
 }
 
 static bool matmul_like(const conv_t *k) {
