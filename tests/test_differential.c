@@ -47,8 +47,8 @@ START_TEST(matmul_kernels_match_the_interpreter) {
   compare_pipeline_file("tests/models/matmul_kernels.rx", &t);
   report("matmuls", &t);
   ck_assert_int_eq(t.failed, 0);
-  ck_assert_int_eq(t.compared, 11);
-  ck_assert_int_eq(t.exact, 11);
+  ck_assert_int_eq(t.compared, 13);
+  ck_assert_int_eq(t.exact, 13);
   tj_jit_free(jit);
 }
 END_TEST
