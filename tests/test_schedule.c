@@ -447,9 +447,8 @@ END_TEST
 
 /* Linear layers (tests/models/matmul_kernels.rx): the conv rule schedules each matmul,
  * with a register tile several vectors wide where the width allows; the bits match. */
-START_TEST(matmuls_compute_the_same_bits) {
-  tj_arena_t *a = tj_arena_create();
-  const tj_module_t *m = load(a, "tests/models/matmul_kernels.rx", "default");
+static int check_matmul_bits(tj_arena_t *a, const char *file) {
+  const tj_module_t *m = load(a, file, "default");
   int prims = 0;
   const int bits[] = {512, 256};
   for (int i = 0; i < m->n_funcs; i++) {
@@ -462,7 +461,14 @@ START_TEST(matmuls_compute_the_same_bits) {
       assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
     }
   }
-  ck_assert_int_eq(prims, 3);
+  return prims;
+}
+
+START_TEST(matmuls_compute_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  ck_assert_int_eq(check_matmul_bits(a, "tests/models/matmul_kernels.rx"), 3);
+  /* GEMV column blocks, small M, float16, rows not a multiple of the tile */
+  ck_assert_int_eq(check_matmul_bits(a, "tests/models/gemv_gemm_kernels.rx"), 10);
   tj_arena_free(a);
 }
 END_TEST
