@@ -50,6 +50,7 @@ struct tj_lg_pass {
   const tj_prim_func_t **hashed;
   uint64_t *hash;
   int cap_hashed;
+  tj_rx_mutator_t *mutator; /* the function being rewritten: where tj_lg_emit emits */
 };
 
 /* ---------------- module functions ---------------- */
@@ -93,6 +94,25 @@ tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const t
   *out_gvar = m ? tj_rx_global_var(p->arena, name) : NULL;
   if (!*out_gvar) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory adding '%s'", name_hint);
   p->mod = m;
+  return NULL;
+}
+
+/* Bindings a legalization emits before its result (TVM's bb.emit / bb.match_cast in
+ * a FLegalize) go into the block being rebuilt, ahead of the binding of the call. */
+tj_status_t *tj_lg_emit(tj_lg_ctx_t *ctx, const tj_rx_expr_t *value, const tj_sinfo_t *match_cast,
+                        const tj_rx_expr_t **out_var) {
+  tj_rx_mutator_t *m = ctx->pass->mutator;
+  if (!m) return tj_status_new(TJ_ERR_INTERNAL, "LegalizeOps: a legalization emitted outside a function");
+  const tj_rx_expr_t *var = NULL;
+  if (!match_cast) {
+    var = tj_rx_emit_fresh(m, value);
+  } else {
+    int k = m->n_fresh++;
+    var = tj_rx_new_var(m, k == 0 ? "lv" : tj_arena_printf(m->arena, "lv%d", k), match_cast);
+    if (var && !tj_rx_emit(m, var, value, match_cast)) var = NULL;
+  }
+  if (!var) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory emitting a binding");
+  *out_var = var;
   return NULL;
 }
 
@@ -250,7 +270,9 @@ tj_status_t *tj_legalize_ops_with(const tj_pass_context_t *ctx, const tj_module_
     rw.post = legalize_post;
     rw.binding = legalize_binding;
     rw.ctx = &p;
+    p.mutator = &rw;
     const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, e->relax);
+    p.mutator = NULL;
     if (rw.error) return rw.error;
     if (nf == e->relax) continue;
     tj_func_entry_t ne = *e;

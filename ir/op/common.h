@@ -82,4 +82,11 @@ tj_status_t *tj_op_normalize_pool2d_attrs(const char *op, tj_arena_t *arena, con
                                           const tj_attrs_t **out);
 tj_status_t *tj_op_normalize_nll_attrs(const char *op, tj_arena_t *arena, const tj_attrs_t *given,
                                        const tj_attrs_t **out);
+/* ScatterCollectiveAttrs and their inference, shared by R.ccl.scatter_from_worker0
+ * and R.dist.redistribute_replica_to_shard (ccl.c). */
+tj_status_t *tj_op_normalize_scatter_attrs(const char *op, bool axis_required, tj_arena_t *arena,
+                                           const tj_attrs_t *given, const tj_attrs_t **out);
+tj_status_t *tj_op_infer_scatter(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, bool check_axis0,
+                                 const tj_sinfo_t **out);
+
 #endif

@@ -72,6 +72,12 @@ tj_status_t *tj_legalize_ops_with(const struct tj_pass_context *ctx, const tj_mo
 tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const tj_prim_func_t *f,
                                 const tj_rx_expr_t **out_gvar);
 
+/* Emits `value` as a binding ahead of the call being legalized (TVM's bb.emit in a
+ * legalization; with match_cast non-NULL, bb.match_cast to that struct info, whose
+ * symbolic vars the binding defines). *out_var is the bound var. */
+tj_status_t *tj_lg_emit(tj_lg_ctx_t *ctx, const tj_rx_expr_t *value, const tj_sinfo_t *match_cast,
+                        const tj_rx_expr_t **out_var);
+
 /* ---------------- the call_te builder ---------------- */
 
 typedef struct tj_lg_te {
