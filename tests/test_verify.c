@@ -774,6 +774,33 @@ START_TEST(tvmscript_float32_into_float16_parameter) {
 }
 END_TEST
 
+/* TVM's Emit gives a call the annotation of its binding as struct info, unchecked: at the
+ * corpus commit `lv: R.Shape([3]) = R.tensor_to_shape(x)` of a (3,) tensor is a one-value
+ * shape (ndim 1, though inference says 3). Later TVM re-infers the call and rejects it,
+ * which is the default; trust_call_annotations gives the older rule. */
+START_TEST(call_annotation_contradicting_inference) {
+  tj_module_t *m = parse_or_skip("ddreshape.rx",
+                                 "@I.ir_module\n"
+                                 "class M:\n"
+                                 "    @R.function\n"
+                                 "    def main(x: R.Tensor((3,), dtype=\"int64\")):\n"
+                                 "        lv: R.Shape([3,]) = R.tensor_to_shape(x)\n"
+                                 "        gv = R.reshape(x, lv)\n"
+                                 "        return gv\n");
+  if (!m) return;
+  const tj_rx_binding_t *b = &m->funcs[0].relax->body->seq.blocks[0].bindings[0];
+  ck_assert_int_eq(b->value->sinfo->kind, TJ_SINFO_SHAPE);
+  ck_assert_int_eq(b->value->sinfo->shape.ndim, 1); /* the call carries the annotation */
+  tj_verify_options_t trust = {.trust_call_annotations = true};
+  TU_OK(tj_verify_module_with(m, &trust));
+  tj_status_t *st = tj_verify_module(m);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_str_eq(tj_status_message(st), "main: binding 'lv': annotated struct info Shape[3] is not compatible "
+                                          "with the value's Shape[?, ?, ?]");
+  tj_status_free(st);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("verify");
   TCase *tc = tcase_create("verify");
@@ -802,6 +829,7 @@ int main(void) {
   tcase_add_test(tc, global_symbol_of_a_bare_function_is_not_checked);
   tcase_add_test(tc, tvmscript_float32_into_float16_parameter);
   tcase_add_test(tc, annotation_buffer_must_be_in_scope);
+  tcase_add_test(tc, call_annotation_contradicting_inference);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

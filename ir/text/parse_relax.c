@@ -436,6 +436,13 @@ static const tj_rx_expr_t *emit(tj_pctx_t *c, tj_src_pos_t pos, const char *name
       tj_strbuf_free(&b);
       tj_parse_fail(c->src, pos, "%s", msg);
     }
+    /* TVM's Emit gives a call that has no struct info yet (every call the script
+     * builds) the annotation as its struct info, unchecked: `lv: R.Shape([3]) =
+     * R.tensor_to_shape(x)` is a one-value shape although inference says ndim 3, and
+     * DecomposeOpsForInference reads it from the call. Where the two agree the inferred
+     * struct info stays on the call: it is the more precise one. */
+    if (value->kind == TJ_RX_CALL && tj_sinfo_base_check(ann, s) == TJ_SINFO_FAIL_L0)
+      value = TJ_CHK(c, tj_rx_with_sinfo(c->arena, value, ann));
     s = ann;
   }
   return push_binding(c, pos, name, s, value, NULL, bind_name);

@@ -171,9 +171,12 @@ static bool is_primitive(const tj_rx_func_t *f) {
   return v && (v->kind != TJ_ATTR_INT || v->i != 0);
 }
 
-tj_status_t *tj_verify_module(const tj_module_t *m) {
+tj_status_t *tj_verify_module(const tj_module_t *m) { return tj_verify_module_with(m, NULL); }
+
+tj_status_t *tj_verify_module_with(const tj_module_t *m, const tj_verify_options_t *options) {
   if (!m) return tj_status_new(TJ_ERR_VERIFY, "module: no module to verify");
   tj_verify_report_t r = {.module = m, .scratch = tj_arena_create()};
+  r.trust_call_annotations = options && options->trust_call_annotations;
   if (!r.scratch) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory while verifying the module");
   r.infer = (tj_infer_ctx_t){.arena = r.scratch, .global_sinfo = module_sinfo, .global_ctx = &r};
   tj_strbuf_init(&r.lines);

@@ -18,6 +18,7 @@ typedef struct tj_verify_report {
   tj_strbuf_t lines;
   int n_problems;
   bool out_of_memory;
+  bool trust_call_annotations; /* tj_verify_options_t */
 } tj_verify_report_t;
 
 /* tj_module_find that tolerates unnamed entries. */

@@ -169,10 +169,22 @@ static void check_expr(rx_ctx_t *c, const tj_rx_expr_t *e) {
   }
 }
 
+/* What the annotation is checked against: an op call's struct info as inference gives it
+ * (the reader stores a contradicting annotation on the call, as TVM's Emit does, so the
+ * call's own struct info proves nothing), unless the options trust call annotations;
+ * anything else's own struct info. */
+static const tj_sinfo_t *checked_value_sinfo(rx_ctx_t *c, const tj_rx_expr_t *value, tj_status_t **out_error) {
+  bool op_call = value->kind == TJ_RX_CALL && value->call.callee && value->call.callee->kind == TJ_RX_OP;
+  if (!op_call || c->r->trust_call_annotations) return tj_verify_sinfo_of(c->r, value, out_error);
+  const tj_sinfo_t *s = NULL;
+  *out_error = tj_rx_infer_sinfo(&c->r->infer, value, &s);
+  return *out_error ? NULL : s;
+}
+
 static void check_annotation(rx_ctx_t *c, const tj_rx_binding_t *b) {
   if (!tj_rx_is_var(b->var) || !b->value || b->value->kind == TJ_RX_FUNCTION) return;
   tj_status_t *err = NULL;
-  const tj_sinfo_t *value = tj_verify_sinfo_of(c->r, b->value, &err);
+  const tj_sinfo_t *value = checked_value_sinfo(c, b->value, &err);
   if (err) {
     /* An operator the registry does not know cannot be checked here; anything else
      * (get-item out of range, calling a tensor) is a real problem. */
