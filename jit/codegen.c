@@ -529,6 +529,10 @@ static LLVMValueRef gen_erf(cg_t *c, tj_dtype_t d, LLVMValueRef x) {
   return LLVMBuildFPTrunc(c->b, r, value_type(c, d), "");
 }
 
+/* float32 exp in the default float mode: tj_cg_fast_exp_f32 (strict mode keeps libm's
+ * expf, bit for bit what the interpreter computes). */
+static bool use_fast_exp(const cg_t *c, tj_dtype_t d) { return c->fp_contract && d.code == TJ_DT_FLOAT && d.bits == 32; }
+
 static LLVMValueRef gen_math(cg_t *c, const tj_tir_expr_t *e, const math_op_t *op) {
   if (e->call.n_args != op->n_args)
     return cg_fail(c, TJ_ERR_VERIFY, "%s takes %d argument(s), got %d", op->tir, op->n_args, e->call.n_args);
@@ -537,6 +541,7 @@ static LLVMValueRef gen_math(cg_t *c, const tj_tir_expr_t *e, const math_op_t *o
   for (int i = 0; i < op->n_args; i++)
     if (!(args[i] = gen_expr(c, e->call.args[i]))) return NULL;
   if (strcmp(op->tir, "tir.erf") == 0) return gen_erf(c, e->dtype, args[0]);
+  if (strcmp(op->tir, "tir.exp") == 0 && use_fast_exp(c, e->dtype)) return tj_cg_fast_exp_f32(c, args[0]);
   if (op->llvm) {
     LLVMValueRef r = float_intrinsic(c, op->llvm, value_type(c, e->dtype), args, op->n_args);
     if (r) return r;
@@ -560,7 +565,7 @@ static LLVMValueRef gen_float_special(cg_t *c, const tj_tir_expr_t *e) {
     return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), float_intrinsic(c, "llvm.sqrt", t, &x, 1), "");
   if (strcmp(op, "tir.sigmoid") == 0) {
     LLVMValueRef nx = LLVMBuildFNeg(b, x, "");
-    LLVMValueRef ex = float_intrinsic(c, "llvm.exp", t, &nx, 1);
+    LLVMValueRef ex = use_fast_exp(c, d) ? tj_cg_fast_exp_f32(c, nx) : float_intrinsic(c, "llvm.exp", t, &nx, 1);
     return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), ex, ""), "");
   }
   if (d.code != TJ_DT_FLOAT) return cg_fail(c, TJ_ERR_UNSUPPORTED, "%s on a non-float dtype", op);
