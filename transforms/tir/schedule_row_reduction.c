@@ -81,7 +81,7 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
     if (l >= ns) reduce_vars[l] = tj_sched_var(c, "r");
     vals[nest.iter_of_loop[l]] = tj_sched_cast_like(c, var, l < ns ? spatial[l] : reduce_vars[l]);
   }
-  const tj_tir_stmt_t *body = tj_sched_subst_stmt(c, b, b->body, vals);
+  const tj_tir_stmt_t *update = tj_sched_subst_stmt(c, b, b->body, vals), *body = update;
   for (int l = nest.n - 1; l >= ns; l--) body = tj_sched_loop(c, reduce_vars[l], nest.extent[l], TJ_FOR_SERIAL, body);
   /* The init uses no reduce var: bind them to their minimum (0) to be safe. */
   for (int l = ns; l < nest.n; l++) {
@@ -91,7 +91,9 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
   const tj_tir_stmt_t *init = tj_sched_subst_stmt(c, b, b->init, vals);
   if (!body || !init) return c->oom = true, 1;
   const tj_tir_stmt_t *pair[2] = {init, body};
-  const tj_tir_stmt_t *row = tj_tir_seq(c->arena, 2, pair);
+  const tj_tir_stmt_t *row = nest.n_reduce == 1 ? tj_sched_row_reduce_vector(c, init, update, reduce_vars[ns], nest.extent[ns]) : NULL;
+  if (c->oom) return 1;
+  if (!row) row = tj_tir_seq(c->arena, 2, pair);
   for (int l = ns - 1; l >= nf; l--) row = tj_sched_loop(c, spatial[l], nest.extent[l], TJ_FOR_SERIAL, row);
   int64_t rows = 1;
   for (int l = 0; l < nf; l++) rows *= nest.extent[l];
