@@ -44,6 +44,7 @@ typedef int (*tj_sched_rule_fn)(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **
 int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+int tj_sched_rule_row_fusion(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_full_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_column_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 
