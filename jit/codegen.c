@@ -261,6 +261,16 @@ static LLVMValueRef allow_contract(cg_t *c, tj_dtype_t d, LLVMValueRef v) {
   return v;
 }
 
+/* Default float mode: a float32/float64 division may become a multiply by the divisor's
+ * reciprocal (LLVM does it where one divisor serves several divisions: softmax's row sum
+ * divides a row of exps; a vector divide costs as much as ~10 multiplies). Within 1.5 ulp
+ * of the division; strict mode keeps the division. */
+static LLVMValueRef allow_reciprocal(cg_t *c, tj_dtype_t d, LLVMValueRef v) {
+  if (c->fp_contract && v && d.code == TJ_DT_FLOAT && d.bits >= 32 && LLVMCanValueUseFastMathFlags(v))
+    LLVMSetFastMathFlags(v, LLVMFastMathAllowReciprocal);
+  return v;
+}
+
 static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
   LLVMValueRef x = gen_expr(c, e->binary.a);
   LLVMValueRef y = x ? gen_expr(c, e->binary.b) : NULL;
@@ -278,7 +288,7 @@ static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
     case TJ_TIR_ADD: return f ? allow_contract(c, d, LLVMBuildFAdd(b, x, y, "")) : s ? LLVMBuildNSWAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
     case TJ_TIR_SUB: return f ? allow_contract(c, d, LLVMBuildFSub(b, x, y, "")) : s ? LLVMBuildNSWSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
     case TJ_TIR_MUL: return f ? allow_contract(c, d, LLVMBuildFMul(b, x, y, "")) : s ? LLVMBuildNSWMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
-    case TJ_TIR_DIV: return f ? LLVMBuildFDiv(b, x, y, "") : gen_trunc_int(c, true, d, x, y);
+    case TJ_TIR_DIV: return f ? allow_reciprocal(c, d, LLVMBuildFDiv(b, x, y, "")) : gen_trunc_int(c, true, d, x, y);
     case TJ_TIR_MOD: return f ? LLVMBuildFRem(b, x, y, "") : gen_trunc_int(c, false, d, x, y);
     case TJ_TIR_FLOOR_DIV: return f ? gen_floor_float(c, true, x, y) : gen_floor_int(c, true, d, x, y);
     case TJ_TIR_FLOOR_MOD: return f ? gen_floor_float(c, false, x, y) : gen_floor_int(c, false, d, x, y);
