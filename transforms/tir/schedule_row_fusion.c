@@ -30,6 +30,9 @@ typedef struct group {
   int64_t extent[TJ_SCHED_MAX_NEST]; /* of the row loops */
   int n_written;
   const tj_buffer_t *written[MAX_WRITTEN];
+  /* intermediates only the group uses: one row of each, local to the row */
+  int n_local;
+  const tj_buffer_t *local_from[MAX_WRITTEN], *local_to[MAX_WRITTEN];
 } group_t;
 
 typedef struct row_reads {
@@ -173,6 +176,82 @@ static bool find_group(tj_sched_ctx_t *c, int i, group_t *g) {
   return false;
 }
 
+/* A root allocation the group writes and nothing outside it touches becomes one row,
+ * allocated per row: the leading R dims dropped (softmax's 768 KB of exps become 512
+ * bytes in L1, its row max and sum scalars). */
+static void plan_locals(tj_sched_ctx_t *c, int i, group_t *g) {
+  for (int w = 0; w < g->n_written; w++) {
+    const tj_buffer_t *b = g->written[w];
+    if (tj_sched_root_alloc(c, b) < 0 || tj_sched_is_param(c, b) || b->ndim < g->rows_dims || b->strides ||
+        b->elem_offset)
+      continue;
+    bool outside = false;
+    for (int k = 0; k < c->n_stmts && !outside; k++)
+      if ((k < i || k >= i + g->n) && tj_sched_count_uses(c->stmts[k], b) > 0) outside = true;
+    if (outside) continue;
+    int nd = b->ndim - g->rows_dims;
+    const tj_tir_expr_t *one = tj_tir_i64(c->arena, 1);
+    const tj_buffer_t *l = one ? tj_buffer_new(c->arena, b->name, b->dtype, nd ? nd : 1,
+                                               nd ? b->shape + g->rows_dims : &one, NULL)
+                               : NULL;
+    if (!l) return (void)(c->oom = true);
+    g->local_from[g->n_local] = b;
+    g->local_to[g->n_local++] = l;
+  }
+}
+
+static const tj_buffer_t *local_of(const group_t *g, const tj_buffer_t *b) {
+  for (int k = 0; k < g->n_local; k++)
+    if (g->local_from[k] == b) return g->local_to[k];
+  return NULL;
+}
+
+/* The indices of a row-local access: the leading R dropped (a scalar row: [0]). */
+static const tj_tir_expr_t **local_indices(tj_tir_mutator_t *m, const group_t *g, int n,
+                                           const tj_tir_expr_t *const *idx, int *out_n) {
+  int nd = n - g->rows_dims;
+  const tj_tir_expr_t **r = TJ_ARENA_ARRAY(m->arena, const tj_tir_expr_t *, nd ? nd : 1);
+  if (!r) return (void)(m->failed = true), NULL;
+  if (!nd) r[0] = tj_tir_i64(m->arena, 0);
+  for (int k = 0; k < nd; k++) r[k] = tj_tir_mutate_expr(m, idx[g->rows_dims + k]);
+  for (int k = 0; k < (nd ? nd : 1); k++)
+    if (!r[k]) return (void)(m->failed = true), NULL;
+  *out_n = nd ? nd : 1;
+  return r;
+}
+
+static const tj_tir_expr_t *local_expr(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
+  const group_t *g = m->ctx;
+  const tj_buffer_t *l = e->kind == TJ_TIR_BUFFER_LOAD ? local_of(g, e->load.buffer) : NULL;
+  if (!l) return NULL;
+  int n;
+  const tj_tir_expr_t **idx = local_indices(m, g, e->load.n_indices, e->load.indices, &n);
+  const tj_tir_expr_t *r = idx ? tj_tir_load(m->arena, l, n, idx) : NULL;
+  if (!r) m->failed = true;
+  return r;
+}
+
+static const tj_tir_stmt_t *local_stmt(tj_tir_mutator_t *m, const tj_tir_stmt_t *s) {
+  const group_t *g = m->ctx;
+  const tj_buffer_t *l = s->kind == TJ_TIR_BUFFER_STORE ? local_of(g, s->store.buffer) : NULL;
+  if (!l) return NULL;
+  int n;
+  const tj_tir_expr_t **idx = local_indices(m, g, s->store.n_indices, s->store.indices, &n);
+  const tj_tir_expr_t *v = idx ? tj_tir_mutate_expr(m, s->store.value) : NULL;
+  const tj_tir_stmt_t *r = v ? tj_tir_store(m->arena, l, n, idx, v) : NULL;
+  if (!r) m->failed = true;
+  return r;
+}
+
+/* s (a block's body or init at one row) with the row-local buffers in place. */
+static const tj_tir_stmt_t *to_locals(tj_sched_ctx_t *c, const group_t *g, const tj_tir_stmt_t *s) {
+  if (!s || !g->n_local) return s;
+  tj_tir_mutator_t m = {.arena = c->arena, .expr = local_expr, .stmt = local_stmt, .ctx = (void *)g};
+  const tj_tir_stmt_t *r = tj_tir_mutate_stmt(&m, s);
+  if (m.failed || !r) return (void)(c->oom = true), NULL;
+  return r;
+}
+
 /* Nest j with its row loops removed and its row iter vars bound to row[0..R). */
 static const tj_tir_stmt_t *nest_at_row(tj_sched_ctx_t *c, const group_t *g, const tj_sched_nest_t *n,
                                         const tj_tir_expr_t **row) {
@@ -194,8 +273,8 @@ static const tj_tir_stmt_t *nest_at_row(tj_sched_ctx_t *c, const group_t *g, con
   nb->iter_vars = ivs;
   nb->n_reads = nb->n_writes = 0; /* the regions name the row iter vars; nothing after the schedule reads them */
   nb->reads = nb->writes = NULL;
-  nb->body = tj_sched_subst_stmt(c, b, b->body, vals);
-  nb->init = b->init ? tj_sched_subst_stmt(c, b, b->init, vals) : NULL;
+  nb->body = to_locals(c, g, tj_sched_subst_stmt(c, b, b->body, vals));
+  nb->init = b->init ? to_locals(c, g, tj_sched_subst_stmt(c, b, b->init, vals)) : NULL;
   if (!nb->body || (b->init && !nb->init)) return (void)(c->oom = true), NULL;
   const tj_tir_stmt_t *s = tj_tir_realize(c->arena, m, values, n->realize->realize.predicate, nb);
   for (int l = n->n - 1; s && l >= g->rows_dims; l--) {
@@ -241,6 +320,10 @@ static const tj_tir_stmt_t *schedule_row(tj_sched_ctx_t *c, int i, const group_t
   c->stats = sub.stats;
   if (sub.oom) return (void)(c->oom = true), NULL;
   const tj_tir_stmt_t *s = tj_tir_seq(c->arena, n_out, outs);
+  for (int k = 0; k < g->n_local && s; k++) {
+    s = tj_tir_allocate(c->arena, g->local_to[k], s);
+    c->drop_alloc[tj_sched_root_alloc(c, g->local_from[k])] = true;
+  }
   if (!s) c->oom = true;
   return s;
 }
@@ -249,6 +332,8 @@ int tj_sched_rule_row_fusion(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out
   group_t *g = TJ_ARENA_NEW(c->arena, group_t);
   if (!g) return c->oom = true, 1;
   if (!find_group(c, i, g)) return 0;
+  plan_locals(c, i, g);
+  if (c->oom) return 1;
   int64_t rows = 1, work = 0;
   for (int l = 0; l < g->rows_dims; l++) rows *= g->extent[l];
   for (int j = 0; j < g->n; j++) {
