@@ -326,7 +326,7 @@ tj_status_t *tj_npy_load_bytes(const void *data, size_t len, const char *name, t
   const unsigned char *b = data;
   if (!name) name = "<memory>";
   if (!b && len) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s: no data", name);
-  size_t start, hlen;
+  size_t start = 0, hlen = 0; /* set by npy_parse_prefix; GCC 12 cannot see it */
   TJ_RETURN_IF_ERROR(npy_parse_prefix(b, len, len, name, &start, &hlen));
   npy_header_t hdr;
   TJ_RETURN_IF_ERROR(npy_parse_header((const char *)b + start, hlen, len - start - hlen, name, &hdr));
@@ -349,7 +349,7 @@ static tj_status_t *npy_load_stream(FILE *f, size_t total, const char *path, tj_
   unsigned char prefix[12];
   size_t avail = total < sizeof prefix ? total : sizeof prefix;
   TJ_RETURN_IF_ERROR(npy_read_exact(f, prefix, avail, path));
-  size_t start, hlen;
+  size_t start = 0, hlen = 0; /* set by npy_parse_prefix; GCC 12 cannot see it */
   TJ_RETURN_IF_ERROR(npy_parse_prefix(prefix, avail, total, path, &start, &hlen));
   if (fseek(f, (long)start, SEEK_SET) != 0) return tj_status_new(TJ_ERR_IO, "%s: seek failed: %s", path, strerror(errno));
   char *text = tj_malloc(hlen + 1);

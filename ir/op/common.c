@@ -315,7 +315,7 @@ tj_status_t *tj_op_add_optional_axes(tj_arena_t *arena, tj_attr_builder_t *b, co
     tj_attr_builder_add(b, key, tj_op_int_list(arena, n, axes, dtype));
     return NULL;
   }
-  int64_t axis;
+  int64_t axis = 0;
   TJ_RETURN_IF_ERROR(tj_op_read_int(op, given, key, 0, &axis));
   tj_attr_value_t a = {.kind = TJ_ATTR_INT, .dtype = dtype, .i = axis};
   tj_attr_builder_add(b, key, a);
