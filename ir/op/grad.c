@@ -68,7 +68,7 @@ const tj_op_def_t tj_op_grad_max_pool2d_backward = {
     .max_args = 2, .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_max_pool_backward,
     .infer = infer_like_arg1, .arg_names = pool_backward_args, .positional_attrs = pool_backward_attrs,
     .dtypes = "float",
-    .notes = "not legalized: TVM's TIR reads its argmax buffer out of bounds (see transforms/legalize/grad.c)",
+    .notes = "TVM's TIR, which reads windows out of range; tvmjit's lowering makes those reads 0 (guard_loads.c)",
 };
 
 const tj_op_def_t tj_op_grad_avg_pool2d_backward = {
