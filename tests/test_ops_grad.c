@@ -12,8 +12,8 @@
  * Also the struct info TVM gives them (the input they are the gradient of), and
  * annotated nll_loss calls, which TVM's parser does not infer. */
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/module.h"
@@ -83,8 +83,8 @@ static void check_nll_backward(const char *reduction, bool weighted, int64_t ign
            " t: R.Tensor((2, 3), \"int64\")%s):\n"
            "        gv = R.grad.nll_loss_backward(g, p, t%s, reduction=\"%s\", ignore_index=%lld)\n"
            "        return gv\n",
-           none ? "(2, 3)" : "()", weighted ? ", w: R.Tensor((4,), \"float32\")" : "", weighted ? ", w" : "",
-           reduction, (long long)ignore);
+           none ? "(2, 3)" : "()", weighted ? ", w: R.Tensor((4,), \"float32\")" : "", weighted ? ", w" : "", reduction,
+           (long long)ignore);
   const int64_t ps[] = {NB, NC, ND}, ts[] = {NB, ND}, wsh[] = {NC};
   tvmjit_tensor_t *in[4] = {wrap(TVMJIT_FLOAT32, none ? 2 : 0, ts, og), wrap(TVMJIT_FLOAT32, 3, ps, pred),
                             wrap(TVMJIT_INT64, 2, ts, tgt), wrap(TVMJIT_FLOAT32, 1, wsh, w)};
@@ -116,11 +116,12 @@ START_TEST(nll_loss_backward_without_batch) {
   const int64_t ps[] = {NC};
   tvmjit_tensor_t *in[4] = {wrap(TVMJIT_FLOAT32, 0, ps, og), wrap(TVMJIT_FLOAT32, 1, ps, pred),
                             wrap(TVMJIT_INT64, 0, ps, tgt), wrap(TVMJIT_FLOAT32, 1, ps, w)};
-  tvmjit_tensor_t *out = run("    def main(g: R.Tensor((), \"float32\"), p: R.Tensor((4,), \"float32\"),"
-                             " t: R.Tensor((), \"int64\"), w: R.Tensor((4,), \"float32\")):\n"
-                             "        gv = R.grad.nll_loss_backward(g, p, t, w, reduction=\"mean\")\n"
-                             "        return gv\n",
-                             4, in);
+  tvmjit_tensor_t *out =
+      run("    def main(g: R.Tensor((), \"float32\"), p: R.Tensor((4,), \"float32\"),"
+          " t: R.Tensor((), \"int64\"), w: R.Tensor((4,), \"float32\")):\n"
+          "        gv = R.grad.nll_loss_backward(g, p, t, w, reduction=\"mean\")\n"
+          "        return gv\n",
+          4, in);
   const float *y = tvmjit_tensor_data(out);
   const double want[NC] = {0, 0, -1.5, 0};
   for (int i = 0; i < NC; i++) expect_close("no batch", i, y[i], want[i]);
@@ -139,11 +140,12 @@ START_TEST(take_backward_accumulates_repeated_indices) {
   static float x[A * X * B];
   tvmjit_tensor_t *in[3] = {wrap(TVMJIT_FLOAT32, 3, gs, g), wrap(TVMJIT_FLOAT32, 3, xs, x),
                             wrap(TVMJIT_INT32, 1, is, idx)};
-  tvmjit_tensor_t *out = run("    def main(g: R.Tensor((3, 5, 2), \"float32\"), x: R.Tensor((3, 4, 2), \"float32\"),"
-                             " i: R.Tensor((5,), \"int32\")):\n"
-                             "        gv = R.grad.take_backward(g, x, i, axis=1)\n"
-                             "        return gv\n",
-                             3, in);
+  tvmjit_tensor_t *out =
+      run("    def main(g: R.Tensor((3, 5, 2), \"float32\"), x: R.Tensor((3, 4, 2), \"float32\"),"
+          " i: R.Tensor((5,), \"int32\")):\n"
+          "        gv = R.grad.take_backward(g, x, i, axis=1)\n"
+          "        return gv\n",
+          3, in);
   double want[A * X * B] = {0};
   for (int a = 0; a < A; a++)
     for (int l = 0; l < L; l++)
@@ -162,11 +164,12 @@ START_TEST(take_backward_flat_skips_out_of_range) {
   const int64_t gs[] = {4}, xs[] = {2, 3};
   tvmjit_tensor_t *in[3] = {wrap(TVMJIT_FLOAT32, 1, gs, g), wrap(TVMJIT_FLOAT32, 2, xs, x),
                             wrap(TVMJIT_INT64, 1, gs, idx)};
-  tvmjit_tensor_t *out = run("    def main(g: R.Tensor((4,), \"float32\"), x: R.Tensor((2, 3), \"float32\"),"
-                             " i: R.Tensor((4,), \"int64\")):\n"
-                             "        gv = R.grad.take_backward(g, x, i)\n"
-                             "        return gv\n",
-                             3, in);
+  tvmjit_tensor_t *out =
+      run("    def main(g: R.Tensor((4,), \"float32\"), x: R.Tensor((2, 3), \"float32\"),"
+          " i: R.Tensor((4,), \"int64\")):\n"
+          "        gv = R.grad.take_backward(g, x, i)\n"
+          "        return gv\n",
+          3, in);
   const double want[6] = {2, 0, 0, 0, 0, 5};
   const float *y = tvmjit_tensor_data(out);
   for (int i = 0; i < 6; i++) expect_close("take_backward flat", i, y[i], want[i]);
@@ -289,8 +292,7 @@ static void check_max_pool_grad(const pool_grad_case_t *c, bool ties) {
 START_TEST(max_pool2d_backward_routes_to_the_maximum) {
   const pool_grad_case_t cases[] = {
       {10, 10, {5, 5}, {2, 2}, {2, 1, 2, 1}, true, false}, /* TVM's test case: windows out of range */
-      {7, 9, {3, 2}, {2, 3}, {1, 0, 0, 1}, false, false},
-      {8, 8, {3, 3}, {3, 2}, {1, 1, 1, 1}, true, false},
+      {7, 9, {3, 2}, {2, 3}, {1, 0, 0, 1}, false, false},  {8, 8, {3, 3}, {3, 2}, {1, 1, 1, 1}, true, false},
       {6, 5, {2, 2}, {2, 2}, {0, 0, 0, 0}, false, false}, /* no pad_temp */
       {6, 6, {3, 3}, {1, 1}, {1, 1, 1, 1}, false, false}, /* overlapping windows */
   };
@@ -319,14 +321,16 @@ static char *guarded_text(tj_arena_t *a, const char *main_text, const char *func
 START_TEST(lowering_guards_the_out_of_range_window_reads) {
   tj_arena_t *a = tj_arena_create();
   bool changed = false;
-  char *text = guarded_text(a,
-                            "    def main(g: R.Tensor((3, 2, 6, 5), \"float32\"), x: R.Tensor((3, 2, 10, 10), \"float32\")):\n"
-                            "        gv = R.grad.max_pool2d_backward(g, x, (5, 5), (2, 2), (2, 1, 2, 1), (1, 1), True)\n"
-                            "        return gv\n",
-                            "max_pool2d_backward", &changed);
+  char *text =
+      guarded_text(a,
+                   "    def main(g: R.Tensor((3, 2, 6, 5), \"float32\"), x: R.Tensor((3, 2, 10, 10), \"float32\")):\n"
+                   "        gv = R.grad.max_pool2d_backward(g, x, (5, 5), (2, 2), (2, 1, 2, 1), (1, 1), True)\n"
+                   "        return gv\n",
+                   "max_pool2d_backward", &changed);
   ck_assert(changed);
   /* o_h = (h + 2) // 2 - wh is in [-1, 5] (argmax has 6 rows), o_w in [-2, 5] (5 columns) */
-  const char *o_h = "T.Div(v_ax2 + T.int64(2), T.int64(2)) - v_wh", *o_w = "T.Div(v_ax3 + T.int64(1), T.int64(2)) - v_ww";
+  const char *o_h = "T.Div(v_ax2 + T.int64(2), T.int64(2)) - v_wh",
+             *o_w = "T.Div(v_ax3 + T.int64(1), T.int64(2)) - v_ww";
   char want[512];
   snprintf(want, sizeof want,
            "T.if_then_else(T.int64(0) <= %s and %s < T.int64(6) and (T.int64(0) <= %s and %s < T.int64(5)), "
@@ -336,11 +340,12 @@ START_TEST(lowering_guards_the_out_of_range_window_reads) {
   /* the padding and argmax stages read provably in bounds: unchanged */
   ck_assert_msg(strstr(text, "T.if_then_else(T.int64(0) <= v_ax2") == NULL, "%s", text);
   free(text);
-  text = guarded_text(a,
-                      "    def main(g: R.Tensor((3, 2, 6, 5), \"float32\"), x: R.Tensor((3, 2, 10, 10), \"float32\")):\n"
-                      "        gv = R.grad.avg_pool2d_backward(g, x, (5, 5), (2, 2), (2, 1, 2, 1), (1, 1), True)\n"
-                      "        return gv\n",
-                      "avg_pool2d_backward", &changed);
+  text =
+      guarded_text(a,
+                   "    def main(g: R.Tensor((3, 2, 6, 5), \"float32\"), x: R.Tensor((3, 2, 10, 10), \"float32\")):\n"
+                   "        gv = R.grad.avg_pool2d_backward(g, x, (5, 5), (2, 2), (2, 1, 2, 1), (1, 1), True)\n"
+                   "        return gv\n",
+                   "avg_pool2d_backward", &changed);
   ck_assert_msg(!changed, "a kernel without loads in conditions was rewritten:\n%s", text);
   free(text);
   tj_arena_free(a);
@@ -363,10 +368,11 @@ START_TEST(gradients_take_the_inputs_struct_info) {
       "        return gv\n",
   };
   for (int i = 0; i < 2; i++) ck_assert_msg(tu_model_error(srcs[i]) == NULL, "%s", tu_model_error(srcs[i]));
-  const char *bad = "    def main(g: R.Tensor((3, 2), \"float32\"), x: R.Tensor((3, 4), \"float32\"))"
-                    " -> R.Tensor((3, 4), \"float32\"):\n"
-                    "        gv = R.grad.take_backward(g, x, axis=1)\n"
-                    "        return gv\n";
+  const char *bad =
+      "    def main(g: R.Tensor((3, 2), \"float32\"), x: R.Tensor((3, 4), \"float32\"))"
+      " -> R.Tensor((3, 4), \"float32\"):\n"
+      "        gv = R.grad.take_backward(g, x, axis=1)\n"
+      "        return gv\n";
   const char *msg = tu_model_error(bad);
   ck_assert_ptr_nonnull(msg);
   ck_assert_msg(strstr(msg, "take_backward") != NULL, "%s", msg);
@@ -404,31 +410,35 @@ START_TEST(annotated_nll_loss_skips_the_class_check) {
   const int64_t ps[] = {2, 3}, ts[] = {2}, wsh[] = {4};
   tvmjit_tensor_t *in[3] = {wrap(TVMJIT_FLOAT32, 2, ps, pred), wrap(TVMJIT_INT64, 1, ts, tgt),
                             wrap(TVMJIT_FLOAT32, 1, wsh, w)};
-  tvmjit_tensor_t *out = run("    def main(p: R.Tensor((2, 3), \"float32\"), t: R.Tensor((2,), \"int64\"),"
-                             " w: R.Tensor((4,), \"float32\")):\n"
-                             "        gv: R.Tensor((), \"float32\") = R.nn.nll_loss(p, t, w)\n"
-                             "        return gv\n",
-                             3, in);
+  tvmjit_tensor_t *out =
+      run("    def main(p: R.Tensor((2, 3), \"float32\"), t: R.Tensor((2,), \"int64\"),"
+          " w: R.Tensor((4,), \"float32\")):\n"
+          "        gv: R.Tensor((), \"float32\") = R.nn.nll_loss(p, t, w)\n"
+          "        return gv\n",
+          3, in);
   /* (-3 * 2 - 1 * 1.5) / (3 + 1) */
   expect_close("annotated nll_loss", 0, ((const float *)tvmjit_tensor_data(out))[0], -7.5 / 4);
   tvmjit_tensor_free(out);
   /* without the annotation the inference runs and rejects the weights */
-  const char *msg = tu_model_error("    def main(p: R.Tensor((2, 3), \"float32\"), t: R.Tensor((2,), \"int64\"),"
-                                   " w: R.Tensor((4,), \"float32\")):\n"
-                                   "        gv = R.nn.nll_loss(p, t, w)\n"
-                                   "        return gv\n");
+  const char *msg = tu_model_error(
+      "    def main(p: R.Tensor((2, 3), \"float32\"), t: R.Tensor((2,), \"int64\"),"
+      " w: R.Tensor((4,), \"float32\")):\n"
+      "        gv = R.nn.nll_loss(p, t, w)\n"
+      "        return gv\n");
   ck_assert_ptr_nonnull(msg);
   ck_assert_msg(strstr(msg, "classes of predictions and weights differ: 3 vs 4") != NULL, "%s", msg);
   /* predictions and targets that disagree would be read out of bounds: not lowered */
-  msg = main_error("    def main(p: R.Tensor((2, 3), \"float32\"), t: R.Tensor((3,), \"int64\")):\n"
-                   "        gv: R.Tensor((), \"float32\") = R.nn.nll_loss(p, t)\n"
-                   "        return gv\n");
+  msg = main_error(
+      "    def main(p: R.Tensor((2, 3), \"float32\"), t: R.Tensor((3,), \"int64\")):\n"
+      "        gv: R.Tensor((), \"float32\") = R.nn.nll_loss(p, t)\n"
+      "        return gv\n");
   ck_assert_ptr_nonnull(msg);
   ck_assert_msg(strstr(msg, "R.nn.nll_loss is not lowered") != NULL, "%s", msg);
   /* other ops keep their inference errors, annotated or not */
-  msg = tu_model_error("    def main(x: R.Tensor((3,), \"float32\"), y: R.Tensor((4,), \"float32\")):\n"
-                       "        gv: R.Tensor((3,), \"float32\") = R.add(x, y)\n"
-                       "        return gv\n");
+  msg = tu_model_error(
+      "    def main(x: R.Tensor((3,), \"float32\"), y: R.Tensor((4,), \"float32\")):\n"
+      "        gv: R.Tensor((3,), \"float32\") = R.add(x, y)\n"
+      "        return gv\n");
   ck_assert_ptr_nonnull(msg);
   ck_assert_msg(strstr(msg, "do not broadcast") != NULL, "%s", msg);
 }

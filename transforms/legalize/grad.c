@@ -25,7 +25,6 @@
 
 #include "transforms/legalize/legalize.h"
 
-
 /* x == y with BinaryOpMatchTypes' cast of the narrower integer. */
 static const tj_tir_expr_t *eq(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
   if (!x || !y) return NULL;
@@ -45,7 +44,7 @@ typedef struct nllb_plan {
 /* One stage over the targets' shape (loops `<prefix>0..`, a lone `i` when `single`
  * and 1-d) writing out[iv] = body(iv). int64_dom: a 0-d TE compute's iterator. */
 typedef const tj_tir_expr_t *(*nllb_body_fn)(tj_arena_t *a, const nllb_plan_t *p, const tj_tir_expr_t *const *iv,
-                                              const void *extra);
+                                             const void *extra);
 
 static void nllb_stage(tj_lg_te_t *te, const nllb_plan_t *p, const char *name, const char *prefix, bool int64_dom,
                        const tj_buffer_t *out, nllb_body_fn body, const void *extra) {
@@ -237,9 +236,10 @@ static const tj_tir_stmt_t *accumulate_axis(tj_arena_t *a, const take_ir_t *t) {
       tj_lg_add(a, tj_lg_add(a, tj_lg_mul(a, tj_lg_mul(a, i, nxt), x_axis_len), tj_lg_mul(a, k, nxt)), j);
   const tj_tir_expr_t *grad_idx =
       tj_lg_add(a, tj_lg_add(a, tj_lg_mul(a, tj_lg_mul(a, i, nxt), ind_len), tj_lg_mul(a, l, nxt)), j);
-  const tj_tir_expr_t *sum = tj_lg_bin(a, TJ_TIR_ADD, tj_lg_flat_load(a, t->out, out_idx), tj_lg_flat_load(a, g, grad_idx));
-  const tj_tir_stmt_t *inner = tj_tir_for(a, l, tj_tir_i64(a, 0), ind_len, TJ_FOR_SERIAL,
-                                          tj_lg_flat_store(a, t->out, out_idx, sum));
+  const tj_tir_expr_t *sum =
+      tj_lg_bin(a, TJ_TIR_ADD, tj_lg_flat_load(a, t->out, out_idx), tj_lg_flat_load(a, g, grad_idx));
+  const tj_tir_stmt_t *inner =
+      tj_tir_for(a, l, tj_tir_i64(a, 0), ind_len, TJ_FOR_SERIAL, tj_lg_flat_store(a, t->out, out_idx, sum));
   /* ir_builder's "parallel" here is the loop's name, not its kind: the loop is serial */
   return tj_tir_for(a, fused, tj_tir_i64(a, 0), tj_lg_mul(a, pre, nxt), TJ_FOR_SERIAL, inner);
 }
@@ -256,16 +256,15 @@ static const tj_tir_stmt_t *take_backward_body(tj_arena_t *a, const take_ir_t *t
   const tj_tir_expr_t *n = tj_tir_i64(a, 1);
   for (int d = 0; d < t->x->ndim; d++) n = tj_lg_mul(a, n, t->x->shape[d]);
   const tj_tir_expr_t *i = tj_tir_var(a, "i", TJ_I64);
-  const tj_tir_stmt_t *zero = tj_tir_for(a, i, tj_tir_i64(a, 0), n, TJ_FOR_SERIAL,
-                                         tj_lg_flat_store(a, t->out, i, tj_lg_zero(a, t->x->dtype)));
+  const tj_tir_stmt_t *zero =
+      tj_tir_for(a, i, tj_tir_i64(a, 0), n, TJ_FOR_SERIAL, tj_lg_flat_store(a, t->out, i, tj_lg_zero(a, t->x->dtype)));
   const tj_tir_stmt_t *acc = t->has_axis ? accumulate_axis(a, t) : accumulate_flat(a, t);
   if (!zero || !acc) return NULL;
   const tj_tir_stmt_t *both[2] = {zero, acc};
   return tj_tir_seq(a, 2, both);
 }
 
-tj_status_t *tj_legalize_grad_take_backward(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call,
-                                            const tj_rx_expr_t **out_expr) {
+tj_status_t *tj_legalize_grad_take_backward(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   tj_arena_t *a = ctx->arena;
   const tj_sinfo_t *gs = tj_lg_arg_sinfo(a, call->call.args[0]), *xs = tj_lg_arg_sinfo(a, call->call.args[1]);
@@ -300,8 +299,8 @@ tj_status_t *tj_legalize_grad_take_backward(tj_lg_ctx_t *ctx, const tj_rx_expr_t
  * o = D - r with D = Div(v + pad_before, stride) and r < ceil(k / stride) the reduce
  * iter var; o is valid when lower <= o < out (lower = the first window reaching x). */
 typedef struct pg_axis {
-  const tj_tir_expr_t *v, *r;        /* block iter vars: the input position, the window */
-  int64_t in, k, s, pb, pa, out;     /* extent, kernel, stride, padding before/after, output extent */
+  const tj_tir_expr_t *v, *r;         /* block iter vars: the input position, the window */
+  int64_t in, k, s, pb, pa, out;      /* extent, kernel, stride, padding before/after, output extent */
   const tj_tir_expr_t *d, *o, *lower; /* Div(v + pb, s), D - r, the lowest valid o */
 } pg_axis_t;
 
@@ -310,8 +309,8 @@ static void pg_axis_exprs(tj_arena_t *a, pg_axis_t *x) {
   x->d = tj_lg_div(a, tj_lg_add(a, x->v, tj_tir_i64(a, x->pb)), tj_tir_i64(a, x->s));
   x->o = tj_lg_sub(a, x->d, x->r);
   /* Select(v + pb < k, 0, Div(v + pb - k, s) + 1), simplified to v < k - pb */
-  const tj_tir_expr_t *first = tj_lg_add(a, tj_lg_div(a, tj_lg_sub(a, x->v, k_minus_pb), tj_tir_i64(a, x->s)),
-                                         tj_tir_i64(a, 1));
+  const tj_tir_expr_t *first =
+      tj_lg_add(a, tj_lg_div(a, tj_lg_sub(a, x->v, k_minus_pb), tj_tir_i64(a, x->s)), tj_tir_i64(a, 1));
   const tj_tir_expr_t *cond = tj_lg_bin(a, TJ_TIR_LT, x->v, k_minus_pb);
   x->lower = cond && first ? tj_tir_select(a, cond, tj_tir_i64(a, 0), first) : NULL;
 }
@@ -551,9 +550,9 @@ static void mp_argmax(tj_lg_te_t *te, const mp_plan_t *p, const tj_buffer_t *px,
   const tj_tir_expr_t *val = tj_lg_load(a, px, n, win);
   const tj_tir_expr_t *cur_i = tj_lg_load(a, outs[0], n, st.iv), *cur_v = tj_lg_load(a, outs[1], n, st.iv);
   const tj_tir_expr_t *bigger = tj_tir_binary(a, TJ_TIR_GT, cur_v, val);
-  const tj_tir_expr_t *keep = tj_tir_binary(
-      a, TJ_TIR_OR, bigger,
-      tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_EQ, cur_v, val), tj_tir_binary(a, TJ_TIR_LT, cur_i, idx)));
+  const tj_tir_expr_t *keep = tj_tir_binary(a, TJ_TIR_OR, bigger,
+                                            tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_EQ, cur_v, val),
+                                                          tj_tir_binary(a, TJ_TIR_LT, cur_i, idx)));
   const tj_tir_expr_t *lv_i = tj_tir_var(a, "v_maxpool_grad_argmax_v0", TJ_I64);
   const tj_tir_expr_t *lv_v = tj_tir_var(a, "v_maxpool_grad_argmax_v1", px->dtype);
   const tj_tir_stmt_t *stores[2] = {tj_lg_store(a, outs[0], n, st.iv, lv_i), tj_lg_store(a, outs[1], n, st.iv, lv_v)};
@@ -585,8 +584,10 @@ static const tj_tir_expr_t *max_term(tj_arena_t *a, const pg_plan_t *pg, const t
   }
   const tj_tir_expr_t *c1 = tj_lg_bin(a, TJ_TIR_LE, pg->ax[0].lower, pg->ax[0].o);
   const tj_tir_expr_t *c2 = tj_lg_bin(a, TJ_TIR_LE, pg->ax[1].lower, pg->ax[1].o);
-  const tj_tir_expr_t *c3 = tj_lg_bin(a, TJ_TIR_EQ, tj_lg_load(a, argmax, n, o), ravel_sum(a, n, terms, coef, constant));
-  const tj_tir_expr_t *cond = c1 && c2 && c3 ? tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_AND, c1, c2), c3) : NULL;
+  const tj_tir_expr_t *c3 =
+      tj_lg_bin(a, TJ_TIR_EQ, tj_lg_load(a, argmax, n, o), ravel_sum(a, n, terms, coef, constant));
+  const tj_tir_expr_t *cond = c1 && c2 && c3 ? tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_AND, c1, c2), c3)
+                                             : NULL;
   const tj_tir_expr_t *args[3] = {cond, tj_lg_load(a, g, n, o), tj_lg_zero(a, g->dtype)};
   return cond && args[1] ? tj_tir_call(a, g->dtype, "tir.if_then_else", 3, args) : NULL;
 }

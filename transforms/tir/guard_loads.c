@@ -79,7 +79,8 @@ static bool collect_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
 }
 
 static bool collect_block(tj_tir_visitor_t *v, const tj_block_t *b) {
-  for (int i = 0; i < b->n_iter_vars; i++) add_range(v->ctx, b->iter_vars[i].var, b->iter_vars[i].dom.min, b->iter_vars[i].dom.extent);
+  for (int i = 0; i < b->n_iter_vars; i++)
+    add_range(v->ctx, b->iter_vars[i].var, b->iter_vars[i].dom.min, b->iter_vars[i].dom.extent);
   return true;
 }
 
@@ -148,8 +149,7 @@ static interval_t eval(guard_ctx_t *c, const tj_tir_expr_t *e) {
     }
     case TJ_TIR_CAST: return tj_dtype_is_int(e->unary.operand->dtype) ? eval(c, e->unary.operand) : unknown();
     case TJ_TIR_SELECT: return join(eval(c, e->select.true_value), eval(c, e->select.false_value));
-    case TJ_TIR_CALL:
-      return is_if_then_else(e) ? join(eval(c, e->call.args[1]), eval(c, e->call.args[2])) : unknown();
+    case TJ_TIR_CALL: return is_if_then_else(e) ? join(eval(c, e->call.args[1]), eval(c, e->call.args[2])) : unknown();
     default: return e->kind >= TJ_TIR_ADD && e->kind <= TJ_TIR_MAX ? eval_binary(c, e) : unknown();
   }
 }
@@ -172,13 +172,15 @@ static const tj_tir_expr_t *guarded_load(tj_tir_mutator_t *m, const tj_tir_expr_
     const tj_tir_expr_t *idx = load->load.indices[i];
     if (has_load(idx) || in_bounds(c, idx, b->shape[i])) continue; /* data-dependent: FlattenBuffers clamps */
     const tj_tir_expr_t *zero = tj_tir_int(a, idx->dtype, 0);
-    const tj_tir_expr_t *ext = b->shape[i]->dtype.bits == idx->dtype.bits ? b->shape[i] : tj_tir_cast(a, idx->dtype, b->shape[i]);
+    const tj_tir_expr_t *ext = b->shape[i]->dtype.bits == idx->dtype.bits ? b->shape[i]
+                                                                          : tj_tir_cast(a, idx->dtype, b->shape[i]);
     const tj_tir_expr_t *ok =
         tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_LE, zero, idx), tj_tir_binary(a, TJ_TIR_LT, idx, ext));
     cond = cond ? tj_tir_binary(a, TJ_TIR_AND, cond, ok) : ok;
   }
   if (!cond) return load;
-  const tj_tir_expr_t *zero = tj_dtype_is_float(load->dtype) ? tj_tir_float(a, load->dtype, 0) : tj_tir_int(a, load->dtype, 0);
+  const tj_tir_expr_t *zero = tj_dtype_is_float(load->dtype) ? tj_tir_float(a, load->dtype, 0)
+                                                             : tj_tir_int(a, load->dtype, 0);
   const tj_tir_expr_t *args[3] = {cond, load, zero};
   const tj_tir_expr_t *r = zero ? tj_tir_call(a, load->dtype, "tir.if_then_else", 3, args) : NULL;
   if (!r) m->failed = true;
@@ -207,7 +209,8 @@ static void narrow(guard_ctx_t *c, const tj_tir_expr_t *cond, narrowing_t *saved
   if (!r || !r->known) return;
   int64_t k = var_left ? y->int_imm : x->int_imm;
   tj_tir_expr_kind_t op = cond->kind;
-  if (!var_left) op = op == TJ_TIR_LT ? TJ_TIR_GT : op == TJ_TIR_LE ? TJ_TIR_GE : op == TJ_TIR_GT ? TJ_TIR_LT : TJ_TIR_LE;
+  if (!var_left)
+    op = op == TJ_TIR_LT ? TJ_TIR_GT : op == TJ_TIR_LE ? TJ_TIR_GE : op == TJ_TIR_GT ? TJ_TIR_LT : TJ_TIR_LE;
   saved->where[saved->n] = r;
   saved->old[saved->n++] = *r;
   if (op == TJ_TIR_LT) r->hi = min2(r->hi, k - 1);
