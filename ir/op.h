@@ -117,8 +117,7 @@ tj_status_t *tj_op_make_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, 
 /* The same call without its struct info (TVM's op constructors; the normalizer infers
  * later): for a call whose binding is annotated, which TVM's parser never infers. */
 tj_status_t *tj_op_build_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, int n_args,
-                              const tj_rx_expr_t *const *args, const tj_attrs_t *given,
-                              const tj_rx_expr_t **out_call);
+                              const tj_rx_expr_t *const *args, const tj_attrs_t *given, const tj_rx_expr_t **out_call);
 
 /* Struct info of a call to an op (through the registry; call_tir gives out_sinfo). */
 tj_status_t *tj_op_infer_call(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out_sinfo);

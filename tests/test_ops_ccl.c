@@ -35,12 +35,14 @@ static const tj_prim_func_t *prim(const tj_module_t *m, const char *name) {
 
 START_TEST(scatter_from_worker0_infers_and_legalizes) {
   tj_arena_t *a = tj_arena_create();
-  const tj_module_t *m = tu_legalize_main(a, "    def main(x: R.Tensor((4, 6), \"float32\")):\n"
-                                             "        gv = R.ccl.scatter_from_worker0(x, num_workers=2, axis=1)\n"
-                                             "        return gv\n");
+  const tj_module_t *m = tu_legalize_main(a,
+                                          "    def main(x: R.Tensor((4, 6), \"float32\")):\n"
+                                          "        gv = R.ccl.scatter_from_worker0(x, num_workers=2, axis=1)\n"
+                                          "        return gv\n");
   char *text = tj_print_module(m);
-  expect_in(text, "R.call_dps_packed(\"runtime.disco.scatter_from_worker0\", (lv1, R.prim_value(T.bool(False))), "
-                  "out_sinfo=R.Tensor((4, 3), dtype=\"float32\"))");
+  expect_in(text,
+            "R.call_dps_packed(\"runtime.disco.scatter_from_worker0\", (lv1, R.prim_value(T.bool(False))), "
+            "out_sinfo=R.Tensor((4, 3), dtype=\"float32\"))");
   expect_in(text, "-> R.Tensor((4, 3), dtype=\"float32\")");
   free(text);
   /* reshape to (4, 2, 3) then transpose to (2, 4, 3): part w is x[:, 3w:3w+3] */
@@ -55,35 +57,41 @@ START_TEST(scatter_from_worker0_infers_and_legalizes) {
   tj_arena_free(a);
   /* axis 0 needs no transpose */
   a = tj_arena_create();
-  m = tu_legalize_main(a, "    def main(x: R.Tensor((4, 6), \"float32\")):\n"
-                          "        gv = R.ccl.scatter_from_worker0(x, 4)\n"
-                          "        return gv\n");
+  m = tu_legalize_main(a,
+                       "    def main(x: R.Tensor((4, 6), \"float32\")):\n"
+                       "        gv = R.ccl.scatter_from_worker0(x, 4)\n"
+                       "        return gv\n");
   ck_assert_ptr_null(tj_module_find_prim(m, "transpose"));
   text = tj_print_module(m);
   expect_in(text, "out_sinfo=R.Tensor((1, 6), dtype=\"float32\"))");
   free(text);
   tj_arena_free(a);
   /* TVM checks axis 0 whatever the axis (InferStructInfoScatter) */
-  expect_error("    def main(x: R.Tensor((3, 6), \"float32\")):\n"
-               "        gv = R.ccl.scatter_from_worker0(x, num_workers=2, axis=1)\n"
-               "        return gv\n",
-               "dim 0 of the input (3) is not divisible by num_workers (2)");
-  expect_error("    def main(x: R.Tensor((4, 6), \"float32\")):\n"
-               "        gv = R.ccl.scatter_from_worker0(x, num_workers=2, axis=2)\n"
-               "        return gv\n",
-               "axis 2 is out of range for a 2-D input");
-  expect_error("    def main(x: R.Tensor((4, 6), \"float32\")):\n"
-               "        gv = R.ccl.scatter_from_worker0(x)\n"
-               "        return gv\n",
-               "scatter_from_worker0: needs num_workers");
+  expect_error(
+      "    def main(x: R.Tensor((3, 6), \"float32\")):\n"
+      "        gv = R.ccl.scatter_from_worker0(x, num_workers=2, axis=1)\n"
+      "        return gv\n",
+      "dim 0 of the input (3) is not divisible by num_workers (2)");
+  expect_error(
+      "    def main(x: R.Tensor((4, 6), \"float32\")):\n"
+      "        gv = R.ccl.scatter_from_worker0(x, num_workers=2, axis=2)\n"
+      "        return gv\n",
+      "axis 2 is out of range for a 2-D input");
+  expect_error(
+      "    def main(x: R.Tensor((4, 6), \"float32\")):\n"
+      "        gv = R.ccl.scatter_from_worker0(x)\n"
+      "        return gv\n",
+      "scatter_from_worker0: needs num_workers");
 }
 END_TEST
 
 START_TEST(redistribute_replica_to_shard_slices_at_the_worker_id) {
   tj_arena_t *a = tj_arena_create();
-  const tj_module_t *m = tu_legalize_main(a, "    def main(x: R.Tensor((3, 8), \"float32\")):\n"
-                                             "        gv = R.dist.redistribute_replica_to_shard(x, num_workers=4, axis=1)\n"
-                                             "        return gv\n");
+  const tj_module_t *m =
+      tu_legalize_main(a,
+                       "    def main(x: R.Tensor((3, 8), \"float32\")):\n"
+                       "        gv = R.dist.redistribute_replica_to_shard(x, num_workers=4, axis=1)\n"
+                       "        return gv\n");
   char *text = tj_print_module(m);
   expect_in(text, "R.call_pure_packed(\"runtime.disco.worker_id\", sinfo_args=(R.Shape(ndim=-1),))");
   expect_in(text, "R.match_cast(lv, R.Shape([worker_id]))");
@@ -101,14 +109,16 @@ START_TEST(redistribute_replica_to_shard_slices_at_the_worker_id) {
       for (int c = 0; c < 2; c++) ck_assert_float_eq(shard[r * 2 + c], x[r * 8 + 2 * w + c]);
   }
   tj_arena_free(a);
-  expect_error("    def main(x: R.Tensor((3, 8), \"float32\")):\n"
-               "        gv = R.dist.redistribute_replica_to_shard(x, num_workers=3, axis=1)\n"
-               "        return gv\n",
-               "dim 1 of the input (8) is not divisible by num_workers (3)");
-  expect_error("    def main(x: R.Tensor((3, 8), \"float32\")):\n"
-               "        gv = R.dist.redistribute_replica_to_shard(x, num_workers=2)\n"
-               "        return gv\n",
-               "redistribute_replica_to_shard: needs axis");
+  expect_error(
+      "    def main(x: R.Tensor((3, 8), \"float32\")):\n"
+      "        gv = R.dist.redistribute_replica_to_shard(x, num_workers=3, axis=1)\n"
+      "        return gv\n",
+      "dim 1 of the input (8) is not divisible by num_workers (3)");
+  expect_error(
+      "    def main(x: R.Tensor((3, 8), \"float32\")):\n"
+      "        gv = R.dist.redistribute_replica_to_shard(x, num_workers=2)\n"
+      "        return gv\n",
+      "redistribute_replica_to_shard: needs axis");
 }
 END_TEST
 

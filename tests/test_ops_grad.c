@@ -7,15 +7,23 @@
  *   take_backward: the adjoint of take, out[.., idx[l], ..] += g[.., l, ..];
  *   avg_pool2d_backward: each output's gradient spread over the cells of its window,
  *     divided by the window's in-bounds count (or kh*kw with count_include_pad, as
- *     TOPI's pool_grad divides).
+ *     TOPI's pool_grad divides);
+ *   max_pool2d_backward: each output's gradient added at its window's maximum.
  * Also the struct info TVM gives them (the input they are the gradient of), and
  * annotated nll_loss calls, which TVM's parser does not infer. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ir/module.h"
+#include "ir/text/print.h"
+#include "passes.h"
 #include "relax_model.h"
+#include "support/arena.h"
+#include "support/strbuf.h"
 #include "testutil.h"
+#include "transforms/tir/lower.h"
 #include "tvmjit.h"
 
 #define TOL 1e-4
@@ -75,8 +83,8 @@ static void check_nll_backward(const char *reduction, bool weighted, int64_t ign
            " t: R.Tensor((2, 3), \"int64\")%s):\n"
            "        gv = R.grad.nll_loss_backward(g, p, t%s, reduction=\"%s\", ignore_index=%lld)\n"
            "        return gv\n",
-           none ? "(2, 3)" : "()", weighted ? ", w: R.Tensor((4,), \"float32\")" : "", weighted ? ", w" : "",
-           reduction, (long long)ignore);
+           none ? "(2, 3)" : "()", weighted ? ", w: R.Tensor((4,), \"float32\")" : "", weighted ? ", w" : "", reduction,
+           (long long)ignore);
   const int64_t ps[] = {NB, NC, ND}, ts[] = {NB, ND}, wsh[] = {NC};
   tvmjit_tensor_t *in[4] = {wrap(TVMJIT_FLOAT32, none ? 2 : 0, ts, og), wrap(TVMJIT_FLOAT32, 3, ps, pred),
                             wrap(TVMJIT_INT64, 2, ts, tgt), wrap(TVMJIT_FLOAT32, 1, wsh, w)};
@@ -108,11 +116,12 @@ START_TEST(nll_loss_backward_without_batch) {
   const int64_t ps[] = {NC};
   tvmjit_tensor_t *in[4] = {wrap(TVMJIT_FLOAT32, 0, ps, og), wrap(TVMJIT_FLOAT32, 1, ps, pred),
                             wrap(TVMJIT_INT64, 0, ps, tgt), wrap(TVMJIT_FLOAT32, 1, ps, w)};
-  tvmjit_tensor_t *out = run("    def main(g: R.Tensor((), \"float32\"), p: R.Tensor((4,), \"float32\"),"
-                             " t: R.Tensor((), \"int64\"), w: R.Tensor((4,), \"float32\")):\n"
-                             "        gv = R.grad.nll_loss_backward(g, p, t, w, reduction=\"mean\")\n"
-                             "        return gv\n",
-                             4, in);
+  tvmjit_tensor_t *out =
+      run("    def main(g: R.Tensor((), \"float32\"), p: R.Tensor((4,), \"float32\"),"
+          " t: R.Tensor((), \"int64\"), w: R.Tensor((4,), \"float32\")):\n"
+          "        gv = R.grad.nll_loss_backward(g, p, t, w, reduction=\"mean\")\n"
+          "        return gv\n",
+          4, in);
   const float *y = tvmjit_tensor_data(out);
   const double want[NC] = {0, 0, -1.5, 0};
   for (int i = 0; i < NC; i++) expect_close("no batch", i, y[i], want[i]);
@@ -131,11 +140,12 @@ START_TEST(take_backward_accumulates_repeated_indices) {
   static float x[A * X * B];
   tvmjit_tensor_t *in[3] = {wrap(TVMJIT_FLOAT32, 3, gs, g), wrap(TVMJIT_FLOAT32, 3, xs, x),
                             wrap(TVMJIT_INT32, 1, is, idx)};
-  tvmjit_tensor_t *out = run("    def main(g: R.Tensor((3, 5, 2), \"float32\"), x: R.Tensor((3, 4, 2), \"float32\"),"
-                             " i: R.Tensor((5,), \"int32\")):\n"
-                             "        gv = R.grad.take_backward(g, x, i, axis=1)\n"
-                             "        return gv\n",
-                             3, in);
+  tvmjit_tensor_t *out =
+      run("    def main(g: R.Tensor((3, 5, 2), \"float32\"), x: R.Tensor((3, 4, 2), \"float32\"),"
+          " i: R.Tensor((5,), \"int32\")):\n"
+          "        gv = R.grad.take_backward(g, x, i, axis=1)\n"
+          "        return gv\n",
+          3, in);
   double want[A * X * B] = {0};
   for (int a = 0; a < A; a++)
     for (int l = 0; l < L; l++)
@@ -154,11 +164,12 @@ START_TEST(take_backward_flat_skips_out_of_range) {
   const int64_t gs[] = {4}, xs[] = {2, 3};
   tvmjit_tensor_t *in[3] = {wrap(TVMJIT_FLOAT32, 1, gs, g), wrap(TVMJIT_FLOAT32, 2, xs, x),
                             wrap(TVMJIT_INT64, 1, gs, idx)};
-  tvmjit_tensor_t *out = run("    def main(g: R.Tensor((4,), \"float32\"), x: R.Tensor((2, 3), \"float32\"),"
-                             " i: R.Tensor((4,), \"int64\")):\n"
-                             "        gv = R.grad.take_backward(g, x, i)\n"
-                             "        return gv\n",
-                             3, in);
+  tvmjit_tensor_t *out =
+      run("    def main(g: R.Tensor((4,), \"float32\"), x: R.Tensor((2, 3), \"float32\"),"
+          " i: R.Tensor((4,), \"int64\")):\n"
+          "        gv = R.grad.take_backward(g, x, i)\n"
+          "        return gv\n",
+          3, in);
   const double want[6] = {2, 0, 0, 0, 0, 5};
   const float *y = tvmjit_tensor_data(out);
   for (int i = 0; i < 6; i++) expect_close("take_backward flat", i, y[i], want[i]);
@@ -231,6 +242,116 @@ START_TEST(avg_pool2d_backward_matches_adjoint) {
 }
 END_TEST
 
+/* ---------------- max_pool2d_backward ---------------- */
+
+/* The gradient of max pooling: each output's gradient goes to its window's maximum,
+ * the first one in row-major window order on ties (TOPI's argmax reducer keeps the
+ * smaller raveled index); a window whose maximum is padding passes nothing on. */
+static void check_max_pool_grad(const pool_grad_case_t *c, bool ties) {
+  enum { N = 2, C = 3 };
+  int64_t oh = out_extent(c, 0), ow = out_extent(c, 1);
+  static float og[N * C * 64], x[N * C * 256];
+  ck_assert_int_le(oh * ow, 64);
+  ck_assert_int_le(c->h * c->w, 256);
+  fill(og, (int)(N * C * oh * ow), 6);
+  fill(x, (int)(N * C * c->h * c->w), 8);
+  if (ties)
+    for (int i = 0; i < N * C * c->h * c->w; i++) x[i] = (float)(i % 3); /* many equal maxima */
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(g: R.Tensor((2, 3, %lld, %lld), \"float32\"), x: R.Tensor((2, 3, %lld, %lld), \"float32\")):\n"
+           "        gv = R.grad.max_pool2d_backward(g, x, (%lld, %lld), (%lld, %lld), (%lld, %lld, %lld, %lld),"
+           " (1, 1), %s)\n"
+           "        return gv\n",
+           (long long)oh, (long long)ow, (long long)c->h, (long long)c->w, (long long)c->k[0], (long long)c->k[1],
+           (long long)c->s[0], (long long)c->s[1], (long long)c->pad[0], (long long)c->pad[1], (long long)c->pad[2],
+           (long long)c->pad[3], c->ceil_mode ? "True" : "False");
+  const int64_t gs[] = {N, C, oh, ow}, xs[] = {N, C, c->h, c->w};
+  tvmjit_tensor_t *in[2] = {wrap(TVMJIT_FLOAT32, 4, gs, og), wrap(TVMJIT_FLOAT32, 4, xs, x)};
+  tvmjit_tensor_t *out = run(body, 2, in);
+  static double want[N * C * 256];
+  memset(want, 0, sizeof want);
+  for (int nc = 0; nc < N * C; nc++)
+    for (int64_t i = 0; i < oh; i++)
+      for (int64_t j = 0; j < ow; j++) {
+        double best = -INFINITY;
+        int64_t at = -1; /* flat input offset, -1 = padding */
+        for (int64_t u = i * c->s[0] - c->pad[0]; u < i * c->s[0] - c->pad[0] + c->k[0]; u++)
+          for (int64_t v = j * c->s[1] - c->pad[1]; v < j * c->s[1] - c->pad[1] + c->k[1]; v++) {
+            bool inside = u >= 0 && u < c->h && v >= 0 && v < c->w;
+            double val = inside ? x[(nc * c->h + u) * c->w + v] : -3.4028234663852886e38;
+            if (val > best) best = val, at = inside ? (nc * c->h + u) * c->w + v : -1;
+          }
+        if (at >= 0) want[at] += og[(nc * oh + i) * ow + j];
+      }
+  const float *y = tvmjit_tensor_data(out);
+  for (int i = 0; i < N * C * c->h * c->w; i++) expect_close("max_pool2d_backward", i, y[i], want[i]);
+  tvmjit_tensor_free(out);
+}
+
+START_TEST(max_pool2d_backward_routes_to_the_maximum) {
+  const pool_grad_case_t cases[] = {
+      {10, 10, {5, 5}, {2, 2}, {2, 1, 2, 1}, true, false}, /* TVM's test case: windows out of range */
+      {7, 9, {3, 2}, {2, 3}, {1, 0, 0, 1}, false, false},  {8, 8, {3, 3}, {3, 2}, {1, 1, 1, 1}, true, false},
+      {6, 5, {2, 2}, {2, 2}, {0, 0, 0, 0}, false, false}, /* no pad_temp */
+      {6, 6, {3, 3}, {1, 1}, {1, 1, 1, 1}, false, false}, /* overlapping windows */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    check_max_pool_grad(&cases[i], false);
+    check_max_pool_grad(&cases[i], true);
+  }
+}
+END_TEST
+
+/* TVM's max pool gradient reads argmax and out_grad at windows below 0 and past the
+ * output: lowering guards exactly those loads (guard_loads.c), and leaves kernels
+ * without loads in if_then_else conditions alone. */
+static char *guarded_text(tj_arena_t *a, const char *main_text, const char *func, bool *out_changed) {
+  const tj_module_t *m = tu_legalize_main(a, main_text);
+  const tj_prim_func_t *f = tj_module_find_prim(m, func), *g = NULL;
+  ck_assert_ptr_nonnull(f);
+  TU_OK(tj_tir_guard_loads(a, f, func, &g));
+  *out_changed = g != f;
+  tj_strbuf_t sb;
+  tj_strbuf_init(&sb);
+  tj_print_prim_func(&sb, func, g);
+  return sb.data;
+}
+
+START_TEST(lowering_guards_the_out_of_range_window_reads) {
+  tj_arena_t *a = tj_arena_create();
+  bool changed = false;
+  char *text =
+      guarded_text(a,
+                   "    def main(g: R.Tensor((3, 2, 6, 5), \"float32\"), x: R.Tensor((3, 2, 10, 10), \"float32\")):\n"
+                   "        gv = R.grad.max_pool2d_backward(g, x, (5, 5), (2, 2), (2, 1, 2, 1), (1, 1), True)\n"
+                   "        return gv\n",
+                   "max_pool2d_backward", &changed);
+  ck_assert(changed);
+  /* o_h = (h + 2) // 2 - wh is in [-1, 5] (argmax has 6 rows), o_w in [-2, 5] (5 columns) */
+  const char *o_h = "T.Div(v_ax2 + T.int64(2), T.int64(2)) - v_wh",
+             *o_w = "T.Div(v_ax3 + T.int64(1), T.int64(2)) - v_ww";
+  char want[512];
+  snprintf(want, sizeof want,
+           "T.if_then_else(T.int64(0) <= %s and %s < T.int64(6) and (T.int64(0) <= %s and %s < T.int64(5)), "
+           "maxpool_grad_argmax_v0[",
+           o_h, o_h, o_w, o_w);
+  ck_assert_msg(strstr(text, want) != NULL, "no guarded argmax read in:\n%s", text);
+  /* the padding and argmax stages read provably in bounds: unchanged */
+  ck_assert_msg(strstr(text, "T.if_then_else(T.int64(0) <= v_ax2") == NULL, "%s", text);
+  free(text);
+  text =
+      guarded_text(a,
+                   "    def main(g: R.Tensor((3, 2, 6, 5), \"float32\"), x: R.Tensor((3, 2, 10, 10), \"float32\")):\n"
+                   "        gv = R.grad.avg_pool2d_backward(g, x, (5, 5), (2, 2), (2, 1, 2, 1), (1, 1), True)\n"
+                   "        return gv\n",
+                   "avg_pool2d_backward", &changed);
+  ck_assert_msg(!changed, "a kernel without loads in conditions was rewritten:\n%s", text);
+  free(text);
+  tj_arena_free(a);
+}
+END_TEST
+
 /* ---------------- struct info ---------------- */
 
 /* TVM infers the gradient's struct info as that of the input it belongs to, whatever
@@ -247,10 +368,11 @@ START_TEST(gradients_take_the_inputs_struct_info) {
       "        return gv\n",
   };
   for (int i = 0; i < 2; i++) ck_assert_msg(tu_model_error(srcs[i]) == NULL, "%s", tu_model_error(srcs[i]));
-  const char *bad = "    def main(g: R.Tensor((3, 2), \"float32\"), x: R.Tensor((3, 4), \"float32\"))"
-                    " -> R.Tensor((3, 4), \"float32\"):\n"
-                    "        gv = R.grad.take_backward(g, x, axis=1)\n"
-                    "        return gv\n";
+  const char *bad =
+      "    def main(g: R.Tensor((3, 2), \"float32\"), x: R.Tensor((3, 4), \"float32\"))"
+      " -> R.Tensor((3, 4), \"float32\"):\n"
+      "        gv = R.grad.take_backward(g, x, axis=1)\n"
+      "        return gv\n";
   const char *msg = tu_model_error(bad);
   ck_assert_ptr_nonnull(msg);
   ck_assert_msg(strstr(msg, "take_backward") != NULL, "%s", msg);
@@ -283,9 +405,10 @@ START_TEST(nll_loss_rejects_weights_of_another_class_count) {
   ck_assert_ptr_nonnull(msg);
   ck_assert_msg(strstr(msg, "batch sizes of predictions and targets differ: 2 vs 3") != NULL, "%s", msg);
   /* other ops keep their inference errors, annotated or not */
-  msg = tu_model_error("    def main(x: R.Tensor((3,), \"float32\"), y: R.Tensor((4,), \"float32\")):\n"
-                       "        gv: R.Tensor((3,), \"float32\") = R.add(x, y)\n"
-                       "        return gv\n");
+  msg = tu_model_error(
+      "    def main(x: R.Tensor((3,), \"float32\"), y: R.Tensor((4,), \"float32\")):\n"
+      "        gv: R.Tensor((3,), \"float32\") = R.add(x, y)\n"
+      "        return gv\n");
   ck_assert_ptr_nonnull(msg);
   ck_assert_msg(strstr(msg, "do not broadcast") != NULL, "%s", msg);
 }
@@ -300,6 +423,8 @@ int main(void) {
   tcase_add_test(tc, take_backward_accumulates_repeated_indices);
   tcase_add_test(tc, take_backward_flat_skips_out_of_range);
   tcase_add_test(tc, avg_pool2d_backward_matches_adjoint);
+  tcase_add_test(tc, max_pool2d_backward_routes_to_the_maximum);
+  tcase_add_test(tc, lowering_guards_the_out_of_range_window_reads);
   tcase_add_test(tc, gradients_take_the_inputs_struct_info);
   tcase_add_test(tc, nll_loss_rejects_weights_of_another_class_count);
   suite_add_tcase(s, tc);

@@ -134,7 +134,8 @@ tj_status_t *tj_op_infer_scatter(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *
   tj_op_read_int(op, call->call.attrs, "num_workers", 1, &k);
   tj_op_read_int(op, call->call.attrs, "axis", 0, &axis);
   int n = x->tensor.ndim;
-  if (axis < 0 || axis >= n) return tj_op_error("%s: axis %lld is out of range for a %d-D input", op, (long long)axis, n);
+  if (axis < 0 || axis >= n)
+    return tj_op_error("%s: axis %lld is out of range for a %d-D input", op, (long long)axis, n);
   int64_t d;
   const tj_tir_expr_t *checked = x->tensor.shape[check_axis0 ? 0 : axis];
   if (k > 0 && tj_tir_is_const_int(checked, &d) && d % k != 0)
@@ -161,8 +162,14 @@ static tj_status_t *infer_scatter(const tj_infer_ctx_t *ctx, const tj_rx_expr_t 
 }
 
 const tj_op_def_t tj_op_ccl_scatter_from_worker0 = {
-    .name = "relax.ccl.scatter_from_worker0", .script_name = "R.ccl.scatter_from_worker0", .min_args = 1,
-    .max_args = 1, .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_scatter, .infer = infer_scatter,
-    .arg_names = x_arg, .positional_attrs = scatter_attrs,
+    .name = "relax.ccl.scatter_from_worker0",
+    .script_name = "R.ccl.scatter_from_worker0",
+    .min_args = 1,
+    .max_args = 1,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_scatter,
+    .infer = infer_scatter,
+    .arg_names = x_arg,
+    .positional_attrs = scatter_attrs,
     .notes = "legalizes to reshape, transpose and runtime.disco.scatter_from_worker0; not run (one process)",
 };

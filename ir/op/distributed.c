@@ -19,8 +19,14 @@ static tj_status_t *infer_rtos(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *ca
 static const char *const rtos_args[] = {"input"};
 
 const tj_op_def_t tj_op_dist_redistribute_replica_to_shard = {
-    .name = "relax.dist.redistribute_replica_to_shard", .script_name = "R.dist.redistribute_replica_to_shard",
-    .min_args = 1, .max_args = 1, .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_rtos,
-    .infer = infer_rtos, .arg_names = rtos_args, .positional_attrs = rtos_attrs,
+    .name = "relax.dist.redistribute_replica_to_shard",
+    .script_name = "R.dist.redistribute_replica_to_shard",
+    .min_args = 1,
+    .max_args = 1,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_rtos,
+    .infer = infer_rtos,
+    .arg_names = rtos_args,
+    .positional_attrs = rtos_attrs,
     .notes = "legalizes to a strided_slice at runtime.disco.worker_id; not run (one process)",
 };

@@ -33,20 +33,27 @@ static tj_status_t *infer_like_predictions(const tj_infer_ctx_t *ctx, const tj_r
 static const char *const nll_backward_args[] = {"output_grad", "predictions", "targets", "weights"};
 
 const tj_op_def_t tj_op_grad_nll_loss_backward = {
-    .name = "relax.grad.nll_loss_backward", .script_name = "R.grad.nll_loss_backward", .min_args = 3,
-    .max_args = 4, .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_nll_backward,
-    .infer = infer_like_predictions, .arg_names = nll_backward_args, .positional_attrs = nll_backward_attrs,
+    .name = "relax.grad.nll_loss_backward",
+    .script_name = "R.grad.nll_loss_backward",
+    .min_args = 3,
+    .max_args = 4,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_nll_backward,
+    .infer = infer_like_predictions,
+    .arg_names = nll_backward_args,
+    .positional_attrs = nll_backward_attrs,
     .dtypes = "float, int targets",
-    .notes = "gradient of nll_loss w.r.t. predictions; ignore_index is not masked out (as TVM); class indices are "
-             "not bounds-checked (out-of-range reads are clamped)",
+    .notes =
+        "gradient of nll_loss w.r.t. predictions; ignore_index is not masked out (as TVM); class indices are "
+        "not bounds-checked (out-of-range reads are clamped)",
 };
 
 /* ---------------- max_pool2d_backward / avg_pool2d_backward ---------------- */
 
 /* The Python constructor's positional order (padding before dilation, unlike the
  * attrs' print order). */
-static const char *const pool_backward_attrs[] = {"pool_size", "strides", "padding", "dilation", "ceil_mode",
-                                                  "count_include_pad", "layout", "out_layout", NULL};
+static const char *const pool_backward_attrs[] = {"pool_size",         "strides", "padding",    "dilation", "ceil_mode",
+                                                  "count_include_pad", "layout",  "out_layout", NULL};
 
 static tj_status_t *normalize_max_pool_backward(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
   return tj_op_normalize_pool2d_attrs("max_pool2d_backward", arena, given, out);
@@ -64,18 +71,31 @@ static tj_status_t *infer_like_arg1(const tj_infer_ctx_t *ctx, const tj_rx_expr_
 static const char *const pool_backward_args[] = {"output_grad", "data"};
 
 const tj_op_def_t tj_op_grad_max_pool2d_backward = {
-    .name = "relax.grad.max_pool2d_backward", .script_name = "R.grad.max_pool2d_backward", .min_args = 2,
-    .max_args = 2, .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_max_pool_backward,
-    .infer = infer_like_arg1, .arg_names = pool_backward_args, .positional_attrs = pool_backward_attrs,
+    .name = "relax.grad.max_pool2d_backward",
+    .script_name = "R.grad.max_pool2d_backward",
+    .min_args = 2,
+    .max_args = 2,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_max_pool_backward,
+    .infer = infer_like_arg1,
+    .arg_names = pool_backward_args,
+    .positional_attrs = pool_backward_attrs,
     .dtypes = "float",
-    .notes = "not legalized: TVM's TIR reads its argmax buffer out of bounds (see transforms/legalize/grad.c)",
+    .notes = "TVM's TIR, which reads windows out of range; tvmjit's lowering makes those reads 0 (guard_loads.c)",
 };
 
 const tj_op_def_t tj_op_grad_avg_pool2d_backward = {
-    .name = "relax.grad.avg_pool2d_backward", .script_name = "R.grad.avg_pool2d_backward", .min_args = 2,
-    .max_args = 2, .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_avg_pool_backward,
-    .infer = infer_like_arg1, .arg_names = pool_backward_args, .positional_attrs = pool_backward_attrs,
-    .dtypes = "float", .notes = "dilation other than 1 is not legalized (as TVM)",
+    .name = "relax.grad.avg_pool2d_backward",
+    .script_name = "R.grad.avg_pool2d_backward",
+    .min_args = 2,
+    .max_args = 2,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_avg_pool_backward,
+    .infer = infer_like_arg1,
+    .arg_names = pool_backward_args,
+    .positional_attrs = pool_backward_attrs,
+    .dtypes = "float",
+    .notes = "dilation other than 1 is not legalized (as TVM)",
 };
 
 /* ---------------- take_backward ---------------- */
@@ -93,8 +113,15 @@ static tj_status_t *normalize_take_backward(tj_arena_t *arena, const tj_attrs_t 
 static const char *const take_backward_args[] = {"output_grad", "x", "indices"};
 
 const tj_op_def_t tj_op_grad_take_backward = {
-    .name = "relax.grad.take_backward", .script_name = "R.grad.take_backward", .min_args = 3, .max_args = 3,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_take_backward, .infer = infer_like_arg1,
-    .arg_names = take_backward_args, .positional_attrs = take_backward_attrs, .dtypes = "float, int indices",
+    .name = "relax.grad.take_backward",
+    .script_name = "R.grad.take_backward",
+    .min_args = 3,
+    .max_args = 3,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_take_backward,
+    .infer = infer_like_arg1,
+    .arg_names = take_backward_args,
+    .positional_attrs = take_backward_attrs,
+    .dtypes = "float, int indices",
     .notes = "scatter-adds output_grad into zeros shaped like x; out-of-range indices are skipped",
 };

@@ -163,11 +163,19 @@ static tj_status_t *infer_nll(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *cal
 static const char *const nll_args[] = {"predictions", "targets", "weights"};
 
 const tj_op_def_t tj_op_nll_loss = {
-    .name = "relax.nn.nll_loss", .script_name = "R.nn.nll_loss", .min_args = 2, .max_args = 3,
-    .mp_policy = TJ_MP_NEVER, .normalize_attrs = normalize_nll, .infer = infer_nll, .arg_names = nll_args,
-    .positional_attrs = nll_attrs, .dtypes = "float, int targets",
-    .notes = "mean = sum(loss) / sum(weights of the kept targets): 0/0 when every target is ignored; class "
-             "indices are not bounds-checked (as TVM)",
+    .name = "relax.nn.nll_loss",
+    .script_name = "R.nn.nll_loss",
+    .min_args = 2,
+    .max_args = 3,
+    .mp_policy = TJ_MP_NEVER,
+    .normalize_attrs = normalize_nll,
+    .infer = infer_nll,
+    .arg_names = nll_args,
+    .positional_attrs = nll_attrs,
+    .dtypes = "float, int targets",
+    .notes =
+        "mean = sum(loss) / sum(weights of the kept targets): 0/0 when every target is ignored; class "
+        "indices are not bounds-checked (as TVM)",
     /* TVM's test_nll_loss annotates a call whose weights have 4 classes for 3-class
      * predictions; the TIR indexes weights only by class (data: clamped when lowered)
      * and the legalization checks that predictions and targets agree. */

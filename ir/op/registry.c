@@ -119,8 +119,7 @@ static const tj_rx_expr_t *with_leaf_sinfo(tj_arena_t *arena, const tj_rx_expr_t
 }
 
 tj_status_t *tj_op_build_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, int n_args,
-                              const tj_rx_expr_t *const *args, const tj_attrs_t *given,
-                              const tj_rx_expr_t **out_call) {
+                              const tj_rx_expr_t *const *args, const tj_attrs_t *given, const tj_rx_expr_t **out_call) {
   tj_arena_t *arena = ctx->arena;
   const tj_attrs_t *attrs = NULL;
   if (def->normalize_attrs) {
@@ -149,8 +148,7 @@ tj_status_t *tj_op_build_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def,
 }
 
 tj_status_t *tj_op_make_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, int n_args,
-                             const tj_rx_expr_t *const *args, const tj_attrs_t *given,
-                             const tj_rx_expr_t **out_call) {
+                             const tj_rx_expr_t *const *args, const tj_attrs_t *given, const tj_rx_expr_t **out_call) {
   const tj_rx_expr_t *call = NULL;
   TJ_RETURN_IF_ERROR(tj_op_build_call(ctx, def, n_args, args, given, &call));
   tj_arena_t *arena = ctx->arena;
@@ -161,4 +159,3 @@ tj_status_t *tj_op_make_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, 
   *out_call = out;
   return NULL;
 }
-

@@ -103,7 +103,8 @@ static tj_status_t *transpose_for_ccl(tj_lg_ctx_t *ctx, const tj_rx_expr_t *x, i
   if (dim % k != 0)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT,
                          "LegalizeOps: scatter_from_worker0: dim %d of the input (%lld) is not divisible by "
-                         "num_workers (%lld)", axis, (long long)dim, (long long)k);
+                         "num_workers (%lld)",
+                         axis, (long long)dim, (long long)k);
   const tj_tir_expr_t *shape[TJ_LG_MAX_ITERS];
   for (int i = 0, j = 0; i < n; i++) {
     if (i != axis) {
@@ -135,7 +136,8 @@ static tj_status_t *transpose_for_ccl(tj_lg_ctx_t *ctx, const tj_rx_expr_t *x, i
   }
   tj_attr_value_t axes = {.kind = TJ_ATTR_LIST, .list = {n + 1, order}};
   const tj_attrs_t *attrs = tj_attrs_set(a, NULL, "axes", axes);
-  const tj_rx_expr_t *transpose = attrs ? tj_rx_call(a, tj_rx_op(a, "relax.permute_dims"), 1, &var, attrs, 0, NULL) : NULL;
+  const tj_rx_expr_t *transpose = attrs ? tj_rx_call(a, tj_rx_op(a, "relax.permute_dims"), 1, &var, attrs, 0, NULL)
+                                        : NULL;
   const tj_sinfo_t *ts = tj_sinfo_tensor(a, xs->tensor.dtype, n + 1, tshape);
   transpose = transpose && ts ? tj_rx_with_sinfo(a, transpose, ts) : NULL;
   if (!transpose) return oom();
@@ -152,7 +154,8 @@ tj_status_t *tj_legalize_ccl_scatter_from_worker0(tj_lg_ctx_t *ctx, const tj_rx_
   tj_arena_t *a = ctx->arena;
   const tj_rx_expr_t *x = call->call.args[0];
   const tj_sinfo_t *xs = x->sinfo;
-  int64_t k = tj_attrs_get_int(call->call.attrs, "num_workers", 0), axis = tj_attrs_get_int(call->call.attrs, "axis", 0);
+  int64_t k = tj_attrs_get_int(call->call.attrs, "num_workers", 0),
+          axis = tj_attrs_get_int(call->call.attrs, "axis", 0);
   if (!tj_sinfo_is_tensor(xs) || !xs->tensor.shape || axis < 0 || axis >= xs->tensor.ndim || k <= 0) return NULL;
   const tj_rx_expr_t *moved = NULL;
   TJ_RETURN_IF_ERROR(transpose_for_ccl(ctx, x, (int)axis, k, &moved));

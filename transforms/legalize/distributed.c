@@ -20,9 +20,8 @@ static tj_status_t *emit_worker_id(tj_lg_ctx_t *ctx, const tj_tir_expr_t **out_w
   tj_arena_t *a = ctx->arena;
   const tj_sinfo_t *any_shape = tj_sinfo_shape(a, -1, NULL);
   const tj_rx_expr_t *fn = tj_rx_extern_func(a, "runtime.disco.worker_id");
-  const tj_rx_expr_t *query = fn && any_shape ? tj_rx_call(a, tj_rx_op(a, "relax.call_pure_packed"), 1, &fn, NULL, 1,
-                                                           &any_shape)
-                                              : NULL;
+  const tj_rx_expr_t *query =
+      fn && any_shape ? tj_rx_call(a, tj_rx_op(a, "relax.call_pure_packed"), 1, &fn, NULL, 1, &any_shape) : NULL;
   query = query ? tj_rx_with_sinfo(a, query, any_shape) : NULL;
   const tj_tir_expr_t *worker = tj_tir_var(a, "worker_id", TJ_I64);
   const tj_sinfo_t *one = worker ? tj_sinfo_shape(a, 1, &worker) : NULL;
@@ -59,7 +58,8 @@ tj_status_t *tj_legalize_dist_redistribute_replica_to_shard(tj_lg_ctx_t *ctx, co
   tj_lg_stage_t st;
   tj_lg_stage_spatial(&te, &st, "T_strided_slice_with_axes", n, oshape, "i");
   if (te.failed || !out) return tj_lg_te_finish(&te, "strided_slice", NULL, out_expr);
-  for (int i = 0; i < n; i++) idx[i] = i == axis ? tj_lg_add(a, tj_lg_mul(a, w, tj_tir_i64(a, d / k)), st.iv[i]) : st.iv[i];
+  for (int i = 0; i < n; i++)
+    idx[i] = i == axis ? tj_lg_add(a, tj_lg_mul(a, w, tj_tir_i64(a, d / k)), st.iv[i]) : st.iv[i];
   tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, out, n, st.iv, tj_lg_load(a, x, n, idx)));
   const tj_tir_expr_t *rshape[TJ_LG_MAX_ITERS]; /* the result's shape in main's terms */
   for (int i = 0; i < n; i++) rshape[i] = i == axis ? oshape[i] : xs->tensor.shape[i];

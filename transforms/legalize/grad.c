@@ -18,11 +18,12 @@
  * indices adds output_grad into out_buf at the index's row (without axis, over the
  * flattened x). The loop names are TVM's: ir_builder's for_range takes its third
  * argument as the loop var's name. Out-of-range indices are data-dependent stores that
- * tvmjit's FlattenBuffers skips (TVM writes out of bounds). */
+ * tvmjit's FlattenBuffers skips (TVM writes out of bounds).
+ *
+ * R.grad.avg_pool2d_backward / max_pool2d_backward → topi.nn.pool_grad (below). */
 #include <string.h>
 
 #include "transforms/legalize/legalize.h"
-
 
 /* x == y with BinaryOpMatchTypes' cast of the narrower integer. */
 static const tj_tir_expr_t *eq(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
@@ -43,7 +44,7 @@ typedef struct nllb_plan {
 /* One stage over the targets' shape (loops `<prefix>0..`, a lone `i` when `single`
  * and 1-d) writing out[iv] = body(iv). int64_dom: a 0-d TE compute's iterator. */
 typedef const tj_tir_expr_t *(*nllb_body_fn)(tj_arena_t *a, const nllb_plan_t *p, const tj_tir_expr_t *const *iv,
-                                              const void *extra);
+                                             const void *extra);
 
 static void nllb_stage(tj_lg_te_t *te, const nllb_plan_t *p, const char *name, const char *prefix, bool int64_dom,
                        const tj_buffer_t *out, nllb_body_fn body, const void *extra) {
@@ -235,9 +236,10 @@ static const tj_tir_stmt_t *accumulate_axis(tj_arena_t *a, const take_ir_t *t) {
       tj_lg_add(a, tj_lg_add(a, tj_lg_mul(a, tj_lg_mul(a, i, nxt), x_axis_len), tj_lg_mul(a, k, nxt)), j);
   const tj_tir_expr_t *grad_idx =
       tj_lg_add(a, tj_lg_add(a, tj_lg_mul(a, tj_lg_mul(a, i, nxt), ind_len), tj_lg_mul(a, l, nxt)), j);
-  const tj_tir_expr_t *sum = tj_lg_bin(a, TJ_TIR_ADD, tj_lg_flat_load(a, t->out, out_idx), tj_lg_flat_load(a, g, grad_idx));
-  const tj_tir_stmt_t *inner = tj_tir_for(a, l, tj_tir_i64(a, 0), ind_len, TJ_FOR_SERIAL,
-                                          tj_lg_flat_store(a, t->out, out_idx, sum));
+  const tj_tir_expr_t *sum =
+      tj_lg_bin(a, TJ_TIR_ADD, tj_lg_flat_load(a, t->out, out_idx), tj_lg_flat_load(a, g, grad_idx));
+  const tj_tir_stmt_t *inner =
+      tj_tir_for(a, l, tj_tir_i64(a, 0), ind_len, TJ_FOR_SERIAL, tj_lg_flat_store(a, t->out, out_idx, sum));
   /* ir_builder's "parallel" here is the loop's name, not its kind: the loop is serial */
   return tj_tir_for(a, fused, tj_tir_i64(a, 0), tj_lg_mul(a, pre, nxt), TJ_FOR_SERIAL, inner);
 }
@@ -254,16 +256,15 @@ static const tj_tir_stmt_t *take_backward_body(tj_arena_t *a, const take_ir_t *t
   const tj_tir_expr_t *n = tj_tir_i64(a, 1);
   for (int d = 0; d < t->x->ndim; d++) n = tj_lg_mul(a, n, t->x->shape[d]);
   const tj_tir_expr_t *i = tj_tir_var(a, "i", TJ_I64);
-  const tj_tir_stmt_t *zero = tj_tir_for(a, i, tj_tir_i64(a, 0), n, TJ_FOR_SERIAL,
-                                         tj_lg_flat_store(a, t->out, i, tj_lg_zero(a, t->x->dtype)));
+  const tj_tir_stmt_t *zero =
+      tj_tir_for(a, i, tj_tir_i64(a, 0), n, TJ_FOR_SERIAL, tj_lg_flat_store(a, t->out, i, tj_lg_zero(a, t->x->dtype)));
   const tj_tir_stmt_t *acc = t->has_axis ? accumulate_axis(a, t) : accumulate_flat(a, t);
   if (!zero || !acc) return NULL;
   const tj_tir_stmt_t *both[2] = {zero, acc};
   return tj_tir_seq(a, 2, both);
 }
 
-tj_status_t *tj_legalize_grad_take_backward(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call,
-                                            const tj_rx_expr_t **out_expr) {
+tj_status_t *tj_legalize_grad_take_backward(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   tj_arena_t *a = ctx->arena;
   const tj_sinfo_t *gs = tj_lg_arg_sinfo(a, call->call.args[0]), *xs = tj_lg_arg_sinfo(a, call->call.args[1]);
@@ -298,8 +299,8 @@ tj_status_t *tj_legalize_grad_take_backward(tj_lg_ctx_t *ctx, const tj_rx_expr_t
  * o = D - r with D = Div(v + pad_before, stride) and r < ceil(k / stride) the reduce
  * iter var; o is valid when lower <= o < out (lower = the first window reaching x). */
 typedef struct pg_axis {
-  const tj_tir_expr_t *v, *r;        /* block iter vars: the input position, the window */
-  int64_t in, k, s, pb, out;         /* extent, kernel, stride, padding before, output extent */
+  const tj_tir_expr_t *v, *r;         /* block iter vars: the input position, the window */
+  int64_t in, k, s, pb, pa, out;      /* extent, kernel, stride, padding before/after, output extent */
   const tj_tir_expr_t *d, *o, *lower; /* Div(v + pb, s), D - r, the lowest valid o */
 } pg_axis_t;
 
@@ -308,8 +309,8 @@ static void pg_axis_exprs(tj_arena_t *a, pg_axis_t *x) {
   x->d = tj_lg_div(a, tj_lg_add(a, x->v, tj_tir_i64(a, x->pb)), tj_tir_i64(a, x->s));
   x->o = tj_lg_sub(a, x->d, x->r);
   /* Select(v + pb < k, 0, Div(v + pb - k, s) + 1), simplified to v < k - pb */
-  const tj_tir_expr_t *first = tj_lg_add(a, tj_lg_div(a, tj_lg_sub(a, x->v, k_minus_pb), tj_tir_i64(a, x->s)),
-                                         tj_tir_i64(a, 1));
+  const tj_tir_expr_t *first =
+      tj_lg_add(a, tj_lg_div(a, tj_lg_sub(a, x->v, k_minus_pb), tj_tir_i64(a, x->s)), tj_tir_i64(a, 1));
   const tj_tir_expr_t *cond = tj_lg_bin(a, TJ_TIR_LT, x->v, k_minus_pb);
   x->lower = cond && first ? tj_tir_select(a, cond, tj_tir_i64(a, 0), first) : NULL;
 }
@@ -387,11 +388,55 @@ static bool pg_plan(const tj_rx_expr_t *call, const tj_sinfo_t *gs, const tj_sin
     int axis = i == 0 ? p->h_axis : p->w_axis;
     if (!tj_tir_is_const_int(xs->tensor.shape[axis], &x->in) || k[i] < 1 || s[i] < 1) return false;
     int64_t after = pad[i + 2] + (ceil_mode ? s[i] - 1 : 0);
-    *x = (pg_axis_t){.in = x->in, .k = k[i], .s = s[i], .pb = pad[i]};
+    *x = (pg_axis_t){.in = x->in, .k = k[i], .s = s[i], .pb = pad[i], .pa = after};
     x->out = (x->in - k[i] + pad[i] + after) / s[i] + 1;
     if (x->out < 1) return false;
   }
   return true;
+}
+
+/* The T_pool_grad stage over x's shape and the reduce iters wh, ww (extents
+ * ceil(k / s)); `term` gives what each (wh, ww) adds. */
+typedef const tj_tir_expr_t *(*pg_term_fn)(tj_arena_t *a, const pg_plan_t *p, const tj_buffer_t *g,
+                                           const tj_tir_expr_t *const *iv, const void *extra);
+
+static void pg_grad_stage(tj_lg_te_t *te, pg_plan_t *p, const tj_buffer_t *g, const tj_buffer_t *x,
+                          const tj_buffer_t *out, pg_term_fn term, const void *extra) {
+  tj_arena_t *a = te->arena;
+  int n = x->ndim;
+  const tj_tir_expr_t *ext[TJ_LG_MAX_ITERS];
+  tj_iter_kind_t kinds[TJ_LG_MAX_ITERS];
+  const char *names[TJ_LG_MAX_ITERS];
+  for (int i = 0; i < n; i++) {
+    ext[i] = x->shape[i];
+    kinds[i] = TJ_ITER_SPATIAL;
+    names[i] = tj_arena_printf(a, "ax%d", i);
+  }
+  for (int i = 0; i < 2; i++) {
+    ext[n + i] = tj_tir_i64(a, (p->ax[i].k + p->ax[i].s - 1) / p->ax[i].s);
+    kinds[n + i] = TJ_ITER_REDUCE;
+    names[n + i] = i == 0 ? "wh" : "ww";
+  }
+  tj_lg_stage_t st;
+  tj_lg_stage_begin(te, &st, "T_pool_grad", n + 2, ext, kinds, names);
+  if (te->failed || !out) {
+    te->failed = true;
+    return;
+  }
+  for (int i = 0; i < 2; i++) {
+    p->ax[i].v = st.iv[i == 0 ? p->h_axis : p->w_axis];
+    p->ax[i].r = st.iv[n + i];
+    pg_axis_exprs(a, &p->ax[i]);
+  }
+  const tj_tir_expr_t *acc = tj_lg_load(a, out, n, st.iv), *t = term(a, p, g, st.iv, extra);
+  tj_lg_stage_end(te, &st, tj_lg_store(a, out, n, st.iv, tj_lg_zero(a, out->dtype)),
+                  tj_lg_store(a, out, n, st.iv, acc && t ? tj_lg_bin(a, TJ_TIR_ADD, acc, t) : NULL));
+}
+
+static const tj_tir_expr_t *avg_term(tj_arena_t *a, const pg_plan_t *p, const tj_buffer_t *g,
+                                     const tj_tir_expr_t *const *iv, const void *extra) {
+  (void)extra;
+  return pg_avg_term(a, p, g, iv);
 }
 
 tj_status_t *tj_legalize_grad_avg_pool2d_backward(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call,
@@ -408,30 +453,180 @@ tj_status_t *tj_legalize_grad_avg_pool2d_backward(tj_lg_ctx_t *ctx, const tj_rx_
   const tj_buffer_t *g = tj_lg_placeholder(&te, call->call.args[0]), *x = tj_lg_placeholder(&te, call->call.args[1]);
   if (!g || !x) return tj_lg_te_finish(&te, "avg_pool2d_backward", NULL, out_expr);
   const tj_buffer_t *out = tj_lg_output(&te, "T_pool_grad", g->dtype, x->ndim, x->shape);
+  pg_grad_stage(&te, &p, g, x, out, avg_term, NULL);
+  return tj_lg_te_finish(&te, "avg_pool2d_backward", tj_lg_call_sinfo(call, xs), out_expr);
+}
+
+/* ---------------- max_pool2d_backward ---------------- */
+
+/* TOPI's pool_grad_impl (max): `pad_temp` (x padded with the dtype's lowest value,
+ * only when some padding is non-zero), `maxpool_grad_argmax` (per output window, the
+ * raveled padded position of its maximum, the first one on ties, and the maximum), then
+ * T_pool_grad adds out_grad[o] for each window o = D - r whose argmax is this cell.
+ * Raveled positions are in the simplifier's expanded form: sum of coefficient * var in
+ * dimension order, constant last. TVM's TIR reads argmax and out_grad at windows below
+ * 0 and past the output (it checks only the lower bound, and inside the same
+ * condition); tvmjit keeps that TIR and makes it safe when lowering it
+ * (transforms/tir/guard_loads.c: such reads give 0, which adds nothing). */
+
+typedef struct mp_plan {
+  pg_plan_t pg;
+  int64_t padded[TJ_LG_MAX_ITERS]; /* the padded shape */
+  const tj_buffer_t *argmax;       /* maxpool_grad_argmax_v0 */
+} mp_plan_t;
+
+/* sum_i coef_i * term_i + constant, with TVM's folding of 1 and 0 */
+static const tj_tir_expr_t *ravel_sum(tj_arena_t *a, int n, const tj_tir_expr_t *const *terms, const int64_t *coef,
+                                      int64_t constant) {
+  const tj_tir_expr_t *sum = NULL;
+  for (int i = 0; i < n; i++) {
+    const tj_tir_expr_t *t = tj_lg_mul(a, terms[i], tj_tir_i64(a, coef[i]));
+    sum = sum ? tj_lg_add(a, sum, t) : t;
+  }
+  return constant ? tj_lg_add(a, sum, tj_tir_i64(a, constant)) : sum;
+}
+
+static const tj_buffer_t *mp_pad(tj_lg_te_t *te, const mp_plan_t *p, const tj_buffer_t *x) {
+  tj_arena_t *a = te->arena;
   int n = x->ndim;
+  int64_t before[TJ_LG_MAX_ITERS] = {0}, after[TJ_LG_MAX_ITERS] = {0};
+  for (int i = 0; i < 2; i++) {
+    int axis = i == 0 ? p->pg.h_axis : p->pg.w_axis;
+    before[axis] = p->pg.ax[i].pb;
+    after[axis] = p->pg.ax[i].pa;
+  }
+  const tj_tir_expr_t *shape[TJ_LG_MAX_ITERS], *idx[TJ_LG_MAX_ITERS];
+  for (int d = 0; d < n; d++) shape[d] = tj_tir_i64(a, p->padded[d]);
+  const tj_buffer_t *pad = tj_lg_alloc(te, "pad_temp", x->dtype, n, shape);
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(te, &st, "pad_temp", n, shape, "ax");
+  if (te->failed || !pad) return NULL;
+  const tj_tir_expr_t *guard = NULL;
+  for (int d = 0; d < n; d++) {
+    const tj_tir_expr_t *v = st.iv[d], *t[2] = {NULL, NULL};
+    idx[d] = before[d] || after[d] ? tj_lg_sub(a, v, tj_tir_i64(a, before[d])) : v;
+    if (before[d] > 0) t[0] = tj_tir_binary(a, TJ_TIR_LE, tj_tir_i64(a, before[d]), v);
+    if (after[d] > 0) t[1] = tj_tir_binary(a, TJ_TIR_LT, v, tj_lg_add(a, x->shape[d], tj_tir_i64(a, before[d])));
+    for (int k = 0; k < 2; k++)
+      if (t[k]) guard = guard ? tj_tir_binary(a, TJ_TIR_AND, guard, t[k]) : t[k];
+  }
+  const tj_tir_expr_t *args[3] = {guard, tj_lg_load(a, x, n, idx), tj_lg_limit_value(a, x->dtype, false)};
+  const tj_tir_expr_t *value = guard ? tj_tir_call(a, x->dtype, "tir.if_then_else", 3, args) : args[1];
+  tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, pad, n, st.iv, value));
+  return pad;
+}
+
+/* The argmax reduction (TOPI's MakeArgmaxReducer) over the window (dh, dw). */
+static void mp_argmax(tj_lg_te_t *te, const mp_plan_t *p, const tj_buffer_t *px, const tj_buffer_t *const *outs,
+                      const tj_tir_expr_t *const *oshape) {
+  tj_arena_t *a = te->arena;
+  int n = px->ndim;
   const tj_tir_expr_t *ext[TJ_LG_MAX_ITERS];
   tj_iter_kind_t kinds[TJ_LG_MAX_ITERS];
   const char *names[TJ_LG_MAX_ITERS];
-  for (int i = 0; i < n; i++) {
-    ext[i] = x->shape[i];
-    kinds[i] = TJ_ITER_SPATIAL;
-    names[i] = tj_arena_printf(a, "ax%d", i);
-  }
-  for (int i = 0; i < 2; i++) {
-    ext[n + i] = tj_tir_i64(a, (p.ax[i].k + p.ax[i].s - 1) / p.ax[i].s);
-    kinds[n + i] = TJ_ITER_REDUCE;
-    names[n + i] = i == 0 ? "wh" : "ww";
-  }
+  for (int i = 0; i < n; i++) ext[i] = oshape[i], kinds[i] = TJ_ITER_SPATIAL, names[i] = tj_arena_printf(a, "ax%d", i);
+  for (int i = 0; i < 2; i++)
+    ext[n + i] = tj_tir_i64(a, p->pg.ax[i].k), kinds[n + i] = TJ_ITER_REDUCE, names[n + i] = i == 0 ? "dh" : "dw";
   tj_lg_stage_t st;
-  tj_lg_stage_begin(&te, &st, "T_pool_grad", n + 2, ext, kinds, names);
-  if (te.failed || !out) return tj_lg_te_finish(&te, "avg_pool2d_backward", NULL, out_expr);
-  for (int i = 0; i < 2; i++) {
-    p.ax[i].v = st.iv[i == 0 ? p.h_axis : p.w_axis];
-    p.ax[i].r = st.iv[n + i];
-    pg_axis_exprs(a, &p.ax[i]);
+  tj_lg_stage_begin(te, &st, "maxpool_grad_argmax", n + 2, ext, kinds, names);
+  if (te->failed) return;
+  /* window position and its ravel: dims in order, (o * s + d) on H and W */
+  const tj_tir_expr_t *win[TJ_LG_MAX_ITERS], *terms[TJ_LG_MAX_ITERS + 2], *cast_terms[TJ_LG_MAX_ITERS + 2];
+  int64_t coef[TJ_LG_MAX_ITERS + 2];
+  int nt = 0;
+  for (int d = 0; d < n; d++) {
+    int64_t stride = 1;
+    for (int e = d + 1; e < n; e++) stride *= p->padded[e];
+    int sp = d == p->pg.h_axis ? 0 : d == p->pg.w_axis ? 1 : -1;
+    win[d] = sp < 0 ? st.iv[d] : tj_lg_add(a, tj_lg_mul(a, st.iv[d], tj_tir_i64(a, p->pg.ax[sp].s)), st.iv[n + sp]);
+    terms[nt] = cast_terms[nt] = st.iv[d];
+    coef[nt++] = sp < 0 ? stride : stride * p->pg.ax[sp].s;
+    if (sp < 0) continue;
+    terms[nt] = st.iv[n + sp];
+    cast_terms[nt] = tj_tir_cast(a, TJ_I64, st.iv[n + sp]); /* TE's int32 reduce axes, cast where Simplify left them */
+    coef[nt++] = stride;
   }
-  const tj_tir_expr_t *acc = tj_lg_load(a, out, n, st.iv), *term = pg_avg_term(a, &p, g, st.iv);
-  tj_lg_stage_end(&te, &st, tj_lg_store(a, out, n, st.iv, tj_lg_zero(a, out->dtype)),
-                  tj_lg_store(a, out, n, st.iv, acc && term ? tj_lg_bin(a, TJ_TIR_ADD, acc, term) : NULL));
-  return tj_lg_te_finish(&te, "avg_pool2d_backward", tj_lg_call_sinfo(call, xs), out_expr);
+  const tj_tir_expr_t *idx = ravel_sum(a, nt, terms, coef, 0), *idx_cast = ravel_sum(a, nt, cast_terms, coef, 0);
+  const tj_tir_expr_t *val = tj_lg_load(a, px, n, win);
+  const tj_tir_expr_t *cur_i = tj_lg_load(a, outs[0], n, st.iv), *cur_v = tj_lg_load(a, outs[1], n, st.iv);
+  const tj_tir_expr_t *bigger = tj_tir_binary(a, TJ_TIR_GT, cur_v, val);
+  const tj_tir_expr_t *keep = tj_tir_binary(a, TJ_TIR_OR, bigger,
+                                            tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_EQ, cur_v, val),
+                                                          tj_tir_binary(a, TJ_TIR_LT, cur_i, idx)));
+  const tj_tir_expr_t *lv_i = tj_tir_var(a, "v_maxpool_grad_argmax_v0", TJ_I64);
+  const tj_tir_expr_t *lv_v = tj_tir_var(a, "v_maxpool_grad_argmax_v1", px->dtype);
+  const tj_tir_stmt_t *stores[2] = {tj_lg_store(a, outs[0], n, st.iv, lv_i), tj_lg_store(a, outs[1], n, st.iv, lv_v)};
+  const tj_tir_stmt_t *body = stores[0] && stores[1] ? tj_tir_seq(a, 2, stores) : NULL;
+  body = body ? tj_tir_let_stmt(a, lv_v, tj_tir_select(a, bigger, cur_v, val), body) : NULL;
+  body = body ? tj_tir_let_stmt(a, lv_i, tj_tir_select(a, keep, cur_i, idx_cast), body) : NULL;
+  const tj_tir_stmt_t *inits[2] = {tj_lg_store(a, outs[0], n, st.iv, tj_tir_i64(a, -1)),
+                                   tj_lg_store(a, outs[1], n, st.iv, tj_lg_limit_value(a, px->dtype, false))};
+  const tj_tir_stmt_t *init = inits[0] && inits[1] ? tj_tir_seq(a, 2, inits) : NULL;
+  tj_lg_stage_end(te, &st, init, body);
+}
+
+/* if_then_else(lower_h <= o_h and lower_w <= o_w and argmax[o] == ravel(x + pad), g[o], 0) */
+static const tj_tir_expr_t *max_term(tj_arena_t *a, const pg_plan_t *pg, const tj_buffer_t *g,
+                                     const tj_tir_expr_t *const *iv, const void *extra) {
+  const mp_plan_t *p = extra;
+  const tj_buffer_t *argmax = p->argmax;
+  int n = g->ndim;
+  const tj_tir_expr_t *o[TJ_LG_MAX_ITERS], *terms[TJ_LG_MAX_ITERS];
+  int64_t coef[TJ_LG_MAX_ITERS], constant = 0;
+  for (int d = 0; d < n; d++) {
+    int64_t stride = 1;
+    for (int e = d + 1; e < n; e++) stride *= p->padded[e];
+    int sp = d == pg->h_axis ? 0 : d == pg->w_axis ? 1 : -1;
+    o[d] = sp < 0 ? iv[d] : pg->ax[sp].o;
+    terms[d] = iv[d];
+    coef[d] = stride;
+    if (sp >= 0) constant += pg->ax[sp].pb * stride;
+  }
+  const tj_tir_expr_t *c1 = tj_lg_bin(a, TJ_TIR_LE, pg->ax[0].lower, pg->ax[0].o);
+  const tj_tir_expr_t *c2 = tj_lg_bin(a, TJ_TIR_LE, pg->ax[1].lower, pg->ax[1].o);
+  const tj_tir_expr_t *c3 =
+      tj_lg_bin(a, TJ_TIR_EQ, tj_lg_load(a, argmax, n, o), ravel_sum(a, n, terms, coef, constant));
+  const tj_tir_expr_t *cond = c1 && c2 && c3 ? tj_tir_binary(a, TJ_TIR_AND, tj_tir_binary(a, TJ_TIR_AND, c1, c2), c3)
+                                             : NULL;
+  const tj_tir_expr_t *args[3] = {cond, tj_lg_load(a, g, n, o), tj_lg_zero(a, g->dtype)};
+  return cond && args[1] ? tj_tir_call(a, g->dtype, "tir.if_then_else", 3, args) : NULL;
+}
+
+tj_status_t *tj_legalize_grad_max_pool2d_backward(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call,
+                                                  const tj_rx_expr_t **out_expr) {
+  *out_expr = NULL;
+  tj_arena_t *a = ctx->arena;
+  const tj_sinfo_t *gs = tj_lg_arg_sinfo(a, call->call.args[0]), *xs = tj_lg_arg_sinfo(a, call->call.args[1]);
+  struct {
+    mp_plan_t p;
+  } plan = {0};
+  if (!tj_lg_tensor_known(gs) || !tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) ||
+      !pg_plan(call, gs, xs, &plan.p.pg))
+    return NULL;
+  bool do_pad = false;
+  for (int d = 0; d < xs->tensor.ndim; d++) {
+    int sp = d == plan.p.pg.h_axis ? 0 : d == plan.p.pg.w_axis ? 1 : -1;
+    if (!tj_tir_is_const_int(xs->tensor.shape[d], &plan.p.padded[d])) return NULL; /* raveled positions are literals */
+    if (sp >= 0) plan.p.padded[d] += plan.p.pg.ax[sp].pb + plan.p.pg.ax[sp].pa;
+    if (sp >= 0 && (plan.p.pg.ax[sp].pb || plan.p.pg.ax[sp].pa)) do_pad = true;
+  }
+  tj_lg_te_t te;
+  tj_lg_te_init(&te, ctx);
+  const tj_buffer_t *g = tj_lg_placeholder(&te, call->call.args[0]), *x = tj_lg_placeholder(&te, call->call.args[1]);
+  if (!g || !x) return tj_lg_te_finish(&te, "max_pool2d_backward", NULL, out_expr);
+  int n = x->ndim;
+  const tj_buffer_t *out = tj_lg_output(&te, "T_pool_grad", g->dtype, n, x->shape);
+  const tj_buffer_t *px = do_pad ? mp_pad(&te, &plan.p, x) : x;
+  const tj_tir_expr_t *oshape[TJ_LG_MAX_ITERS];
+  for (int d = 0; d < n; d++) {
+    int sp = d == plan.p.pg.h_axis ? 0 : d == plan.p.pg.w_axis ? 1 : -1;
+    oshape[d] = sp < 0 ? x->shape[d] : tj_tir_i64(a, plan.p.pg.ax[sp].out);
+  }
+  const tj_buffer_t *outs[2] = {tj_lg_alloc(&te, "maxpool_grad_argmax_v0", TJ_I64, n, oshape),
+                                tj_lg_alloc(&te, "maxpool_grad_argmax_v1", x->dtype, n, oshape)};
+  if (te.failed || !px || !outs[0] || !outs[1]) return tj_lg_te_finish(&te, "max_pool2d_backward", NULL, out_expr);
+  mp_argmax(&te, &plan.p, px, outs, oshape);
+  plan.p.argmax = outs[0];
+  pg_grad_stage(&te, &plan.p.pg, g, x, out, max_term, &plan.p);
+  return tj_lg_te_finish(&te, "max_pool2d_backward", tj_lg_call_sinfo(call, xs), out_expr);
 }

@@ -21,6 +21,7 @@ static tj_status_t *mark_fp_contract(tj_arena_t *arena, const char *name, const 
 tj_status_t *tj_tir_lower_scheduled(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                     const tj_tir_schedule_options_t *schedule, const tj_prim_func_t **out_lowered) {
   const tj_prim_func_t *cur = f;
+  TJ_RETURN_IF_ERROR(tj_tir_guard_loads(arena, cur, name, &cur));
   TJ_RETURN_IF_ERROR(tj_tir_schedule(arena, cur, name, schedule, &cur, NULL));
   TJ_RETURN_IF_ERROR(tj_tir_schedule_reductions(arena, cur, name, &cur));
   if (schedule && schedule->enabled) TJ_RETURN_IF_ERROR(tj_tir_parallel_symbolic(arena, cur, name, &cur));

@@ -68,6 +68,11 @@ tj_status_t *tj_tir_lower_blocks(tj_arena_t *arena, const tj_prim_func_t *f, con
  * stays within one multiple of c fold (simplify_bounds.c). Exact. Run after LowerBlocks. */
 tj_status_t *tj_tir_simplify_bounds(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                     const tj_prim_func_t **out);
+/* Kernels that test a loaded value in an if_then_else condition (TOPI's max pool
+ * gradient) read out of bounds by design: their loads that cannot be proven in bounds
+ * read 0 outside (guard_loads.c). Other kernels come back unchanged. */
+tj_status_t *tj_tir_guard_loads(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                const tj_prim_func_t **out);
 tj_status_t *tj_tir_flatten_buffers(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
                                     const tj_prim_func_t **out);
 tj_status_t *tj_tir_vectorize_loops(tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
