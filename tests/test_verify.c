@@ -712,6 +712,46 @@ START_TEST(global_symbol_of_a_bare_function_is_not_checked) {
 }
 END_TEST
 
+/* The callee's buffer (n * 2,) with n passed in tir_vars: the argument must have the
+ * caller's n * 2 (in any spelling), not n * 3 or an unrelated m (TVM's later FValidate,
+ * #17285, rejects those too; tvmjit used to let a non-var dim through unchecked). */
+static tj_module_t *copy_call(const char *x_dim) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "@I.ir_module\n"
+           "class Module:\n"
+           "    @R.function\n"
+           "    def main(d: R.Tensor((\"n\",), \"float32\"), x: R.Tensor((%s,), \"float32\")):\n"
+           "        n = T.int64()\n"
+           "        m = T.int64()\n"
+           "        cls = Module\n"
+           "        y = R.call_tir(cls.copy, (x,), R.Tensor((n * 2,), dtype=\"float32\"), tir_vars=(n,))\n"
+           "        return y\n"
+           "    @T.prim_func\n"
+           "    def copy(var_x: T.handle, var_y: T.handle, n: T.int64):\n"
+           "        X = T.match_buffer(var_x, (n * 2,), dtype=\"float32\")\n"
+           "        Y = T.match_buffer(var_y, (n * 2,), dtype=\"float32\")\n"
+           "        for i in T.grid(n * 2):\n"
+           "            with T.block(\"block\"):\n"
+           "                vi = T.axis.remap(\"S\", [i])\n"
+           "                Y[vi] = X[vi]\n",
+           x_dim);
+  return parse_or_skip("copy.rx", text);
+}
+
+START_TEST(call_tir_dims_are_compared_with_tir_vars_substituted) {
+  tj_module_t *m = copy_call("\"n * 2\"");
+  if (!m) return;
+  assert_well_formed(m);
+  assert_well_formed(copy_call("\"2 * n\""));
+  assert_well_formed(copy_call("\"n + n\""));
+  assert_problems(copy_call("\"n * 3\""), "main: binding 'y': call_tir argument 0 ('x': float32[n * 3]) does not match "
+                                          "parameter 0 'var_x' of 'copy' (float32[n * 2])");
+  assert_problems(copy_call("\"m\""), "main: binding 'y': call_tir argument 0 ('x': float32[m]) does not match "
+                                      "parameter 0 'var_x' of 'copy' (float32[n * 2])");
+}
+END_TEST
+
 /* A block annotation naming a buffer of another function (a pass that replaced a buffer
  * but not the annotation) is a use out of scope. */
 START_TEST(annotation_buffer_must_be_in_scope) {
@@ -830,6 +870,7 @@ int main(void) {
   tcase_add_test(tc, tvmscript_float32_into_float16_parameter);
   tcase_add_test(tc, annotation_buffer_must_be_in_scope);
   tcase_add_test(tc, call_annotation_contradicting_inference);
+  tcase_add_test(tc, call_tir_dims_are_compared_with_tir_vars_substituted);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

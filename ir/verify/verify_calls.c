@@ -33,8 +33,23 @@ static void bind(binder_t *bd, const tj_tir_expr_t *var, const tj_tir_expr_t *va
   bd->n++;
 }
 
-/* Constant value of an index expression, callee vars read through the binder. */
-static bool eval_const(const tj_tir_expr_t *e, const binder_t *bd, int depth, int64_t *out) {
+/* Caller vars given trial values, to compare two symbolic caller expressions. */
+#define MAX_SAMPLE_VARS 8
+typedef struct sample {
+  const tj_tir_expr_t *vars[MAX_SAMPLE_VARS];
+  int64_t values[MAX_SAMPLE_VARS];
+  int n;
+} sample_t;
+
+static bool sample_value(const sample_t *smp, const tj_tir_expr_t *var, int64_t *out) {
+  for (int i = 0; smp && i < smp->n; i++)
+    if (smp->vars[i] == var) return *out = smp->values[i], true;
+  return false;
+}
+
+/* Value of an index expression: callee vars read through the binder, caller vars from
+ * the sample (NULL: none, so only constants evaluate). */
+static bool eval_const(const tj_tir_expr_t *e, const binder_t *bd, const sample_t *smp, int depth, int64_t *out) {
   if (!e || depth > 64) return false;
   int64_t a, b;
   switch (e->kind) {
@@ -43,15 +58,17 @@ static bool eval_const(const tj_tir_expr_t *e, const binder_t *bd, int depth, in
       return true;
     case TJ_TIR_VAR: {
       const tj_tir_expr_t *v = lookup(bd, e);
-      return v && eval_const(v, NULL, depth + 1, out); /* bound values are caller expressions */
+      if (v) return eval_const(v, NULL, smp, depth + 1, out); /* bound values are caller expressions */
+      return sample_value(smp, e, out);
     }
     case TJ_TIR_CAST:
-      return tj_dtype_is_int(e->dtype) && eval_const(e->unary.operand, bd, depth + 1, out);
+      return tj_dtype_is_int(e->dtype) && eval_const(e->unary.operand, bd, smp, depth + 1, out);
     default:
       break;
   }
   if (!tj_tir_kind_is_binary(e->kind) || tj_tir_kind_is_compare(e->kind)) return false;
-  if (!eval_const(e->binary.a, bd, depth + 1, &a) || !eval_const(e->binary.b, bd, depth + 1, &b)) return false;
+  if (!eval_const(e->binary.a, bd, smp, depth + 1, &a) || !eval_const(e->binary.b, bd, smp, depth + 1, &b))
+    return false;
   if (b == -1 && a == INT64_MIN) return false; /* the one overflowing division */
   switch (e->kind) {
     case TJ_TIR_ADD: return !__builtin_add_overflow(a, b, out);
@@ -88,15 +105,54 @@ static bool equal_through(const tj_tir_expr_t *p, const tj_tir_expr_t *a, const 
   return equal_through(p->binary.a, a->binary.a, bd, depth + 1) && equal_through(p->binary.b, a->binary.b, bd, depth + 1);
 }
 
-/* A callee dim against a caller dim: false only when they provably differ, or when a
- * callee var already bound to one symbolic value meets a different symbolic value. */
+/* Gathers the caller vars of e into smp; callee vars (callee_side) must be bound, as
+ * their caller values are what is compared. False when one is not, or too many vars. */
+static bool collect_vars(const tj_tir_expr_t *e, const binder_t *bd, bool callee_side, sample_t *smp, int depth) {
+  if (!e || depth > 64) return false;
+  int64_t ignored;
+  if (e->kind == TJ_TIR_VAR) {
+    const tj_tir_expr_t *v = callee_side ? lookup(bd, e) : NULL;
+    if (v) return collect_vars(v, NULL, false, smp, depth + 1);
+    if (callee_side) return false;
+    if (sample_value(smp, e, &ignored)) return true;
+    if (smp->n == MAX_SAMPLE_VARS || !tj_dtype_is_int(e->dtype)) return false;
+    smp->vars[smp->n++] = e;
+    return true;
+  }
+  if (e->kind == TJ_TIR_INT_IMM) return true;
+  if (e->kind == TJ_TIR_CAST) return collect_vars(e->unary.operand, bd, callee_side, smp, depth + 1);
+  if (!tj_tir_kind_is_binary(e->kind)) return false;
+  return collect_vars(e->binary.a, bd, callee_side, smp, depth + 1) &&
+         collect_vars(e->binary.b, bd, callee_side, smp, depth + 1);
+}
+
+/* Whether a callee dim, its vars replaced by their caller values (from the arguments'
+ * shapes and the tir_vars), differs from the caller's dim for some values of the caller's
+ * vars: `n * 2` against `n * 3` does, `n * 2` against `2 * n` does not. Tried at a few
+ * assignments of distinct primes; a dim the callee reads through an unbound var stays
+ * undecided (false). */
+static bool differs_for_some_values(const tj_tir_expr_t *p, const tj_tir_expr_t *a, const binder_t *bd) {
+  static const int64_t primes[] = {7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83};
+  sample_t smp = {.n = 0};
+  if (!collect_vars(p, bd, true, &smp, 0) || !collect_vars(a, NULL, false, &smp, 0)) return false;
+  for (int k = 0; k < 3; k++) {
+    for (int j = 0; j < smp.n; j++) smp.values[j] = primes[(k * 7 + j) % (int)(sizeof primes / sizeof primes[0])];
+    int64_t x, y;
+    if (eval_const(p, bd, &smp, 0, &x) && eval_const(a, NULL, &smp, 0, &y) && x != y) return true;
+  }
+  return false;
+}
+
+/* A callee dim against a caller dim: false when they provably differ, when a callee var
+ * already bound to one symbolic value meets a different symbolic value, or when the
+ * callee's dim with its vars substituted differs from the caller's for some values. */
 static bool dim_agrees(const tj_tir_expr_t *p, const tj_tir_expr_t *a, const binder_t *bd) {
   int64_t pv, av;
-  bool pk = eval_const(p, bd, 0, &pv), ak = eval_const(a, NULL, 0, &av);
+  bool pk = eval_const(p, bd, NULL, 0, &pv), ak = eval_const(a, NULL, NULL, 0, &av);
   if (pk && ak) return pv == av;
   if (equal_through(p, a, bd, 0)) return true;
   if (p && p->kind == TJ_TIR_VAR && lookup(bd, p) && !pk && !ak) return false;
-  return true; /* not provable either way: a runtime check would decide */
+  return !differs_for_some_values(p, a, bd); /* otherwise a runtime check would decide */
 }
 
 static void bind_dims(binder_t *bd, const tj_sinfo_t *s, const tj_buffer_t *b) {
