@@ -86,6 +86,7 @@ bool tj_attr_value_equal(const tj_attr_value_t *a, const tj_attr_value_t *b) {
     case TJ_ATTR_STR: return strcmp(a->s, b->s) == 0;
     case TJ_ATTR_DTYPE: return tj_dtype_eq(a->dtype, b->dtype);
     case TJ_ATTR_DICT: return tj_attrs_equal(a->dict, b->dict);
+    case TJ_ATTR_BUFFER: return a->buffer == b->buffer;
     case TJ_ATTR_LIST:
       if (a->list.n != b->list.n) return false;
       for (int i = 0; i < a->list.n; i++)

@@ -17,10 +17,13 @@ typedef enum tj_attr_kind {
   TJ_ATTR_LIST,     /* list or tuple */
   TJ_ATTR_DICT,     /* nested dict */
   TJ_ATTR_DTYPE,    /* a data type value, e.g. out_dtype="float16" stored as dtype */
+  TJ_ATTR_BUFFER,   /* a TIR buffer of the same PrimFunc, as in TVM's block attr
+                       {"layout_free_placeholders": [B]}; compared by correspondence */
 } tj_attr_kind_t;
 
 typedef struct tj_attr_value tj_attr_value_t;
 typedef struct tj_attrs tj_attrs_t;
+struct tj_buffer;
 
 struct tj_attr_value {
   tj_attr_kind_t kind;
@@ -34,6 +37,7 @@ struct tj_attr_value {
       const tj_attr_value_t *items;
     } list;
     const tj_attrs_t *dict;
+    const struct tj_buffer *buffer;
   };
 };
 

@@ -79,6 +79,12 @@ struct tj_op_def {
    * "any -> bool", ...) and a note on semantics users should know; NULL = not stated. */
   const char *dtypes;
   const char *notes;
+  /* TVM's parser gives a call in an annotated binding the annotation as struct info and
+   * never runs the op's inference. tvmjit does the same, for the ops that set this,
+   * when the inference rejects the arguments; it is set only where the legalization
+   * stays within every argument's bounds whatever their shapes. Other ops keep
+   * inference errors as parse errors (stricter than TVM, never out of bounds). */
+  bool annotation_skips_inference;
 };
 
 /* Every op of ir/op/table.def: `tj_op_<ident>` (tj_op_astype, tj_op_conv2d, ...). */
@@ -108,6 +114,11 @@ int tj_op_call_mp_policy(const tj_rx_expr_t *call);
 tj_status_t *tj_op_make_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, int n_args,
                              const tj_rx_expr_t *const *args, const tj_attrs_t *given,
                              const tj_rx_expr_t **out_call);
+/* The same call without its struct info (TVM's op constructors; the normalizer infers
+ * later): for a call whose binding is annotated, which TVM's parser never infers. */
+tj_status_t *tj_op_build_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, int n_args,
+                              const tj_rx_expr_t *const *args, const tj_attrs_t *given,
+                              const tj_rx_expr_t **out_call);
 
 /* Struct info of a call to an op (through the registry; call_tir gives out_sinfo). */
 tj_status_t *tj_op_infer_call(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out_sinfo);

@@ -153,6 +153,7 @@ static void attr_value_str(char *buf, size_t n, const tj_attr_value_t *v) {
     case TJ_ATTR_LIST: snprintf(buf, n, "a list of %d", v->list.n); break;
     case TJ_ATTR_DICT: snprintf(buf, n, "a dict of %d", v->dict ? v->dict->n : 0); break;
     case TJ_ATTR_DTYPE: snprintf(buf, n, "dtype %s", dts(v->dtype, d)); break;
+    case TJ_ATTR_BUFFER: snprintf(buf, n, "buffer '%s'", v->buffer->name); break;
   }
 }
 
@@ -185,6 +186,8 @@ static bool attr_value_eq(eq_t *q, const tj_attr_value_t *a, const tj_attr_value
     return true;
   }
   if (a->kind == TJ_ATTR_DICT && b->kind == TJ_ATTR_DICT) return attrs_eq(q, a->dict, b->dict);
+  if (a->kind == TJ_ATTR_BUFFER && b->kind == TJ_ATTR_BUFFER) /* a use: the buffers must correspond */
+    return use(q, a->buffer, b->buffer, "buffer", a->buffer->name, b->buffer->name);
   if (tj_attr_value_equal(a, b)) return true;
   char x[96], y[96];
   attr_value_str(x, sizeof x, a);
@@ -873,6 +876,8 @@ static uint64_t hash_attr_value(const tj_attr_value_t *v) {
     case TJ_ATTR_STR: return mix(h, hash_str(v->s));
     case TJ_ATTR_DTYPE: return mix(h, hash_dtype(v->dtype));
     case TJ_ATTR_DICT: return mix(h, hash_attrs(v->dict));
+    case TJ_ATTR_BUFFER: /* equal buffers may have other names: hash what a correspondence keeps */
+      return mix(mix(h, hash_dtype(v->buffer->dtype)), (uint64_t)v->buffer->ndim);
     case TJ_ATTR_LIST:
       h = mix(h, (uint64_t)v->list.n);
       for (int i = 0; i < v->list.n; i++) h = mix(h, hash_attr_value(&v->list.items[i]));

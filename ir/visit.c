@@ -274,6 +274,56 @@ static const tj_buffer_region_t *mutate_regions(tj_tir_mutator_t *m, int n, cons
   return any ? out : in;
 }
 
+static const tj_attrs_t *mutate_attrs(tj_tir_mutator_t *m, const tj_attrs_t *attrs, bool *changed);
+
+/* A buffer named in an annotation ({"layout_free_placeholders": [B]}) follows B's renames. */
+static tj_attr_value_t mutate_attr_value(tj_tir_mutator_t *m, const tj_attr_value_t *v, bool *changed) {
+  tj_attr_value_t r = *v;
+  if (v->kind == TJ_ATTR_BUFFER) {
+    r.buffer = tj_tir_mutate_buffer(m, v->buffer);
+    if (r.buffer != v->buffer) *changed = true;
+  } else if (v->kind == TJ_ATTR_DICT) {
+    r.dict = mutate_attrs(m, v->dict, changed);
+  } else if (v->kind == TJ_ATTR_LIST && v->list.n) {
+    tj_attr_value_t *items = TJ_ARENA_ARRAY(m->arena, tj_attr_value_t, v->list.n);
+    if (!items) return m->failed = true, r;
+    bool any = false;
+    for (int i = 0; i < v->list.n; i++) items[i] = mutate_attr_value(m, &v->list.items[i], &any);
+    if (any) r.list.items = items, *changed = true;
+  }
+  return r;
+}
+
+static bool attrs_name_buffers(const tj_attrs_t *attrs);
+
+static bool attr_names_buffers(const tj_attr_value_t *v) {
+  if (v->kind == TJ_ATTR_BUFFER) return true;
+  if (v->kind == TJ_ATTR_DICT) return attrs_name_buffers(v->dict);
+  for (int i = 0; v->kind == TJ_ATTR_LIST && i < v->list.n; i++)
+    if (attr_names_buffers(&v->list.items[i])) return true;
+  return false;
+}
+
+static bool attrs_name_buffers(const tj_attrs_t *attrs) {
+  for (int i = 0; attrs && i < attrs->n; i++)
+    if (attr_names_buffers(&attrs->values[i])) return true;
+  return false;
+}
+
+static const tj_attrs_t *mutate_attrs(tj_tir_mutator_t *m, const tj_attrs_t *attrs, bool *changed) {
+  if (!m->buffer || !attrs_name_buffers(attrs)) return attrs; /* the common case: nothing to map */
+  tj_attrs_t *out = TJ_ARENA_NEW(m->arena, tj_attrs_t);
+  tj_attr_value_t *values = TJ_ARENA_ARRAY(m->arena, tj_attr_value_t, attrs->n);
+  if (!out || !values) return m->failed = true, attrs;
+  bool any = false;
+  for (int i = 0; i < attrs->n; i++) values[i] = mutate_attr_value(m, &attrs->values[i], &any);
+  if (!any) return attrs;
+  *out = *attrs;
+  out->values = values;
+  *changed = true;
+  return out;
+}
+
 const tj_block_t *tj_tir_mutate_block(tj_tir_mutator_t *m, const tj_block_t *b) {
   bool changed = false;
   tj_block_t *nb = TJ_ARENA_NEW(m->arena, tj_block_t);
@@ -318,6 +368,7 @@ const tj_block_t *tj_tir_mutate_block(tj_tir_mutator_t *m, const tj_block_t *b) 
     }
     nb->match_buffers = mbs;
   }
+  nb->annotations = mutate_attrs(m, b->annotations, &changed);
   nb->init = b->init ? tj_tir_mutate_stmt(m, b->init) : NULL;
   nb->body = tj_tir_mutate_stmt(m, b->body);
   if (m->failed) return NULL;

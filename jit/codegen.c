@@ -261,6 +261,16 @@ static LLVMValueRef allow_contract(cg_t *c, tj_dtype_t d, LLVMValueRef v) {
   return v;
 }
 
+/* Default float mode: a float32/float64 division may become a multiply by the divisor's
+ * reciprocal (LLVM does it where one divisor serves several divisions: softmax's row sum
+ * divides a row of exps; a vector divide costs as much as ~10 multiplies). Within 1.5 ulp
+ * of the division; strict mode keeps the division. */
+static LLVMValueRef allow_reciprocal(cg_t *c, tj_dtype_t d, LLVMValueRef v) {
+  if (c->fp_contract && v && d.code == TJ_DT_FLOAT && d.bits >= 32 && LLVMCanValueUseFastMathFlags(v))
+    LLVMSetFastMathFlags(v, LLVMFastMathAllowReciprocal);
+  return v;
+}
+
 static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
   LLVMValueRef x = gen_expr(c, e->binary.a);
   LLVMValueRef y = x ? gen_expr(c, e->binary.b) : NULL;
@@ -278,7 +288,7 @@ static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
     case TJ_TIR_ADD: return f ? allow_contract(c, d, LLVMBuildFAdd(b, x, y, "")) : s ? LLVMBuildNSWAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
     case TJ_TIR_SUB: return f ? allow_contract(c, d, LLVMBuildFSub(b, x, y, "")) : s ? LLVMBuildNSWSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
     case TJ_TIR_MUL: return f ? allow_contract(c, d, LLVMBuildFMul(b, x, y, "")) : s ? LLVMBuildNSWMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
-    case TJ_TIR_DIV: return f ? LLVMBuildFDiv(b, x, y, "") : gen_trunc_int(c, true, d, x, y);
+    case TJ_TIR_DIV: return f ? allow_reciprocal(c, d, LLVMBuildFDiv(b, x, y, "")) : gen_trunc_int(c, true, d, x, y);
     case TJ_TIR_MOD: return f ? LLVMBuildFRem(b, x, y, "") : gen_trunc_int(c, false, d, x, y);
     case TJ_TIR_FLOOR_DIV: return f ? gen_floor_float(c, true, x, y) : gen_floor_int(c, true, d, x, y);
     case TJ_TIR_FLOOR_MOD: return f ? gen_floor_float(c, false, x, y) : gen_floor_int(c, false, d, x, y);
@@ -529,6 +539,10 @@ static LLVMValueRef gen_erf(cg_t *c, tj_dtype_t d, LLVMValueRef x) {
   return LLVMBuildFPTrunc(c->b, r, value_type(c, d), "");
 }
 
+/* float32 exp in the default float mode: tj_cg_fast_exp_f32 (strict mode keeps libm's
+ * expf, bit for bit what the interpreter computes). */
+static bool use_fast_exp(const cg_t *c, tj_dtype_t d) { return c->fp_contract && d.code == TJ_DT_FLOAT && d.bits == 32; }
+
 static LLVMValueRef gen_math(cg_t *c, const tj_tir_expr_t *e, const math_op_t *op) {
   if (e->call.n_args != op->n_args)
     return cg_fail(c, TJ_ERR_VERIFY, "%s takes %d argument(s), got %d", op->tir, op->n_args, e->call.n_args);
@@ -537,6 +551,7 @@ static LLVMValueRef gen_math(cg_t *c, const tj_tir_expr_t *e, const math_op_t *o
   for (int i = 0; i < op->n_args; i++)
     if (!(args[i] = gen_expr(c, e->call.args[i]))) return NULL;
   if (strcmp(op->tir, "tir.erf") == 0) return gen_erf(c, e->dtype, args[0]);
+  if (strcmp(op->tir, "tir.exp") == 0 && use_fast_exp(c, e->dtype)) return tj_cg_fast_exp_f32(c, args[0]);
   if (op->llvm) {
     LLVMValueRef r = float_intrinsic(c, op->llvm, value_type(c, e->dtype), args, op->n_args);
     if (r) return r;
@@ -560,7 +575,7 @@ static LLVMValueRef gen_float_special(cg_t *c, const tj_tir_expr_t *e) {
     return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), float_intrinsic(c, "llvm.sqrt", t, &x, 1), "");
   if (strcmp(op, "tir.sigmoid") == 0) {
     LLVMValueRef nx = LLVMBuildFNeg(b, x, "");
-    LLVMValueRef ex = float_intrinsic(c, "llvm.exp", t, &nx, 1);
+    LLVMValueRef ex = use_fast_exp(c, d) ? tj_cg_fast_exp_f32(c, nx) : float_intrinsic(c, "llvm.exp", t, &nx, 1);
     return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), ex, ""), "");
   }
   if (d.code != TJ_DT_FLOAT) return cg_fail(c, TJ_ERR_UNSUPPORTED, "%s on a non-float dtype", op);

@@ -25,7 +25,9 @@ typedef struct cg {
   LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_ptr, t_void;
   int n_parallel;   /* parallel loops outlined so far (names their body functions) */
   bool in_parallel; /* generating an outlined parallel body: nested parallel loops run serially */
-  bool fp_contract; /* function attr TJ_ATTR_FP_CONTRACT: float32/64 a*b+c may become one FMA */
+  /* function attr TJ_ATTR_FP_CONTRACT, set in the default float mode (not strict): float32/64
+   * a*b+c may become one FMA, and float32 exp is tj_cg_fast_exp_f32 instead of libm's expf */
+  bool fp_contract;
 } cg_t;
 
 /* codegen.c, for the other codegen files: */
@@ -35,6 +37,10 @@ LLVMValueRef tj_cg_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueRef v)
 bool tj_cg_bind(cg_t *c, const tj_tir_expr_t *var, LLVMValueRef v);
 /* The value bound to var, or NULL with c->err set. */
 LLVMValueRef tj_cg_lookup(cg_t *c, const tj_tir_expr_t *var);
+
+/* codegen_exp.c: e^x for a float32 scalar or vector, within 1.01 ulp (libm: 0.5), vectorized
+ * where llvm.exp is one libm call per lane. */
+LLVMValueRef tj_cg_fast_exp_f32(cg_t *c, LLVMValueRef x);
 
 /* codegen_parallel.c: a T.parallel loop outlined into a body function run by the
  * thread pool through TJ_KERNEL_HELPER_PARALLEL_FOR. */

@@ -254,7 +254,8 @@ typedef struct build {
   tj_jit_t *jit;
   const tj_module_t *mod;
   const char *function;
-  const tj_jit_options_t *opts; /* may be NULL */
+  const tj_jit_options_t *opts; /* may be NULL; the caller's, only while compiling */
+  bool borrow_constants;        /* opts->borrow_constants, kept for every instantiate */
   int opt_level;
   bool schedule;
   LLVMTargetMachineRef tm;
@@ -805,7 +806,7 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
   for (int i = 0; i < bd->n_values; i++) {
     TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
     tj_value_desc_t d = descs[i];
-    if (d.kind == TJ_VALUE_CONSTANT && !(bd->opts && bd->opts->borrow_constants)) {
+    if (d.kind == TJ_VALUE_CONSTANT && !bd->borrow_constants) {
       /* 64-byte aligned like every other tensor: bound weights are read by vector loads */
       void *copy = tj_aligned_alloc(d.nbytes ? d.nbytes : 1);
       if (!copy) return oom();
@@ -858,7 +859,7 @@ tj_status_t *tj_jit_compile_program(tj_jit_t *jit, const tj_module_t *m, const c
   if (!p) return oom();
   build_t *bd = &p->bd;
   *bd = (build_t){.jit = jit, .mod = m, .function = function, .opts = opts, .opt_level = opt_level_of(opts),
-                  .schedule = schedule_of(opts)};
+                  .schedule = schedule_of(opts), .borrow_constants = opts && opts->borrow_constants};
   bd->arena = tj_arena_create();
   tj_status_t *s = bd->arena ? tj_jit_target_machine(bd->opt_level, &bd->tm) : oom();
   if (!s) s = walk_function(bd, fn);

@@ -331,7 +331,8 @@ tj_status_t *tj_npy_load_bytes(const void *data, size_t len, const char *name, t
   npy_header_t hdr;
   TJ_RETURN_IF_ERROR(npy_parse_header((const char *)b + start, hlen, len - start - hlen, name, &hdr));
   tj_tensor_t *t;
-  TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", name));
+  /* not zeroed first: the copy fills every byte (hdr.nbytes is the tensor's size) */
+  TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", name));
   if (hdr.nbytes) memcpy(t->data, b + start + hlen, hdr.nbytes);
   *out_tensor = t;
   return NULL;
@@ -359,7 +360,8 @@ static tj_status_t *npy_load_stream(FILE *f, size_t total, const char *path, tj_
   tj_free(text);
   if (s) return s;
   tj_tensor_t *t;
-  TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", path));
+  /* not zeroed first: the read fills every byte, or the tensor is freed */
+  TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", path));
   s = npy_read_exact(f, t->data, hdr.nbytes, path);
   if (s) {
     tj_tensor_free(t);

@@ -24,6 +24,11 @@ bool tj_dtype_parse(const char *name, tj_dtype_t *out_dtype) {
   static const struct { const char *prefix; tj_dtype_code_t code; } prefixes[] = {
       {"float", TJ_DT_FLOAT}, {"uint", TJ_DT_UINT}, {"int", TJ_DT_INT}};
   if (strcmp(name, "bool") == 0) return *out_dtype = TJ_BOOL, true;
+  if (strncmp(name, "bfloat", 6) == 0) { /* TVM accepts only 16 bits, any lane count */
+    int bits, lanes;
+    if (!parse_bits_lanes(name + 6, &bits, &lanes) || bits != 16) return false;
+    return *out_dtype = tj_dtype_make(TJ_DT_BFLOAT, 16, lanes), true;
+  }
   if (strcmp(name, "handle") == 0) return *out_dtype = TJ_HANDLE, true;
   if (strcmp(name, "void") == 0 || name[0] == '\0') return *out_dtype = TJ_VOID, true;
   if (strncmp(name, "boolx", 5) == 0) {
@@ -55,6 +60,7 @@ const char *tj_dtype_str(tj_dtype_t d, char *buf) {
     case TJ_DT_INT: base = "int"; break;
     case TJ_DT_UINT: base = "uint"; break;
     case TJ_DT_FLOAT: base = "float"; break;
+    case TJ_DT_BFLOAT: base = "bfloat"; break;
     case TJ_DT_HANDLE: snprintf(buf, TJ_DTYPE_BUFSIZE, "handle"); return buf;
     case TJ_DT_BOOL:
       if (d.lanes > 1) snprintf(buf, TJ_DTYPE_BUFSIZE, "boolx%u", (unsigned)d.lanes);
@@ -133,4 +139,19 @@ uint16_t tj_float_to_half(float f) {
   uint32_t rem = absx & 0x1fff;
   if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
   return (uint16_t)(sign | h);
+}
+
+float tj_bfloat_to_float(uint16_t b) {
+  uint32_t bits = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint16_t tj_float_to_bfloat(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* NaN stays a quiet NaN */
+  uint32_t round = 0x7fffu + ((x >> 16) & 1u); /* ties go to the even result */
+  return (uint16_t)((x + round) >> 16);
 }

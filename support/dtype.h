@@ -1,5 +1,6 @@
-/* Scalar and vector data types with TVM's names: "float16", "int64", "bool",
- * "float32x16" (16 lanes), "handle", "void". */
+/* Scalar and vector data types with TVM's names: "float16", "bfloat16", "int64", "bool",
+ * "float32x16" (16 lanes), "handle", "void". bfloat16 has its own code (as in DLPack), so
+ * that code testing `tj_dtype_is_float` for IEEE arithmetic never mistakes it for float16. */
 #ifndef TJ_SUPPORT_DTYPE_H
 #define TJ_SUPPORT_DTYPE_H
 
@@ -13,7 +14,8 @@ typedef enum tj_dtype_code {
   TJ_DT_FLOAT = 2,
   TJ_DT_HANDLE = 3,
   TJ_DT_BOOL = 4,
-  TJ_DT_VOID = 5, /* also "unknown" in Relax struct info */
+  TJ_DT_VOID = 5,   /* also "unknown" in Relax struct info */
+  TJ_DT_BFLOAT = 6, /* "bfloat16": float32's exponent, 7 mantissa bits (TVM's kDLBfloat) */
 } tj_dtype_code_t;
 
 typedef struct tj_dtype {
@@ -36,6 +38,7 @@ static inline tj_dtype_t tj_dtype_make(tj_dtype_code_t code, int bits, int lanes
 #define TJ_BOOL tj_dtype_make(TJ_DT_BOOL, 1, 1)
 #define TJ_HANDLE tj_dtype_make(TJ_DT_HANDLE, 64, 1)
 #define TJ_VOID tj_dtype_make(TJ_DT_VOID, 0, 1)
+#define TJ_BF16 tj_dtype_make(TJ_DT_BFLOAT, 16, 1)
 
 /* Parses a TVM dtype name; returns false for an unknown name. */
 bool tj_dtype_parse(const char *name, tj_dtype_t *out_dtype);
@@ -54,5 +57,9 @@ tj_dtype_t tj_dtype_element(tj_dtype_t d);
  * the .npy tools. */
 float tj_half_to_float(uint16_t h);
 uint16_t tj_float_to_half(float f);
+/* bfloat16 is the upper half of a float32; narrowing rounds to nearest even and keeps
+ * NaNs quiet NaNs. */
+float tj_bfloat_to_float(uint16_t b);
+uint16_t tj_float_to_bfloat(float f);
 
 #endif

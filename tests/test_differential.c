@@ -37,6 +37,38 @@ START_TEST(nchw_conv_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* Matmuls at the schedule's edges (tests/models/gemv_gemm_kernels.rx: M = 1 with K odd
+ * and N not a multiple of the vector width, small M, float16, a fused bias add):
+ * JIT-compiled with the schedule, bit-exact against the interpreter. */
+START_TEST(matmul_kernels_match_the_interpreter) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  compare_pipeline_file("tests/models/gemv_gemm_kernels.rx", &t);
+  compare_pipeline_file("tests/models/matmul_kernels.rx", &t);
+  report("matmuls", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 13);
+  ck_assert_int_eq(t.exact, 13);
+  tj_jit_free(jit);
+}
+END_TEST
+
+/* Row reductions (softmax, layer_norm, row sum/max, an int32 sum) in the default float
+ * mode: the rows reduce in vector partial results and exp is a polynomial; within
+ * tolerance of the interpreter. */
+START_TEST(row_reductions_in_the_default_float_mode_match_the_interpreter) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  relaxed = true;
+  compare_pipeline_file("tests/models/row_reductions.rx", &t);
+  relaxed = false;
+  report("row reductions, default float mode", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 5);
+  tj_jit_free(jit);
+}
+END_TEST
+
 static void project_models(void) {
   ck_assert_ptr_null(tj_jit_create(&jit));
   tally_t t = {0};
@@ -75,6 +107,8 @@ int main(void) {
   tcase_add_test(tc, project_models_match_the_interpreter);
   tcase_add_test(tc, project_models_vectorized_match_the_interpreter);
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
+  tcase_add_test(tc, matmul_kernels_match_the_interpreter);
+  tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

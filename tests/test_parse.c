@@ -7,6 +7,7 @@
 #include "ir/text/parse.h"
 #include "ir/text/print.h"
 #include "ir/struct_equal.h"
+#include "ir/visit.h"
 #include "support/alloc.h"
 #include "support/arena.h"
 #include "testutil.h"
@@ -719,6 +720,103 @@ START_TEST(python_operators_on_relax_values_are_op_calls) {
 }
 END_TEST
 
+/* topi's batch_matmul names a buffer in a block attr: {"layout_free_placeholders": [B]}.
+ * The value is the buffer itself (not its name): it prints as the buffer, round-trips,
+ * compares by correspondence (renamed buffers are equal, another buffer is not) and
+ * follows a TIR mutator that replaces the buffer. */
+#define PLACEHOLDER_FN(which)                                                             \
+  "@T.prim_func\n"                                                                        \
+  "def f(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"float32\")):\n"               \
+  "    for i in range(4):\n"                                                              \
+  "        with T.block(\"b\"):\n"                                                         \
+  "            vi = T.axis.spatial(4, i)\n"                                                \
+  "            T.reads(A[vi])\n"                                                           \
+  "            T.writes(B[vi])\n"                                                          \
+  "            T.block_attr({\"layout_free_placeholders\": [" which "]})\n"                 \
+  "            B[vi] = A[vi]\n"
+
+/* The block named "b", under the implicit root block. */
+static const tj_block_t *only_block(const tj_module_t *m) {
+  const tj_tir_stmt_t *s = m->funcs[0].prim->body;
+  for (;;) {
+    if (s->kind == TJ_TIR_SEQ) s = s->seq.stmts[0];
+    else if (s->kind == TJ_TIR_FOR) s = s->loop.body;
+    else if (s->kind == TJ_TIR_BLOCK_REALIZE && strcmp(s->realize.block->name, "b") != 0) s = s->realize.block->body;
+    else break;
+  }
+  ck_assert_int_eq(s->kind, TJ_TIR_BLOCK_REALIZE);
+  return s->realize.block;
+}
+
+static const tj_buffer_t *rename_to_c(tj_tir_mutator_t *m, const tj_buffer_t *b) {
+  if (strcmp(b->name, "A") != 0) return NULL;
+  tj_buffer_t *c = tj_arena_memdup(m->arena, b, sizeof *b);
+  c->name = "C";
+  return c;
+}
+
+START_TEST(buffer_as_block_attr_value) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a, PLACEHOLDER_FN("A"));
+  const tj_block_t *b = only_block(m);
+  const tj_attr_value_t *v = tj_attrs_get(b->annotations, "layout_free_placeholders");
+  ck_assert_ptr_nonnull(v);
+  ck_assert_int_eq(v->kind, TJ_ATTR_LIST);
+  ck_assert_int_eq(v->list.items[0].kind, TJ_ATTR_BUFFER);
+  ck_assert_ptr_eq(v->list.items[0].buffer, m->funcs[0].prim->buffer_map[0]);
+  char *text = tj_print_module(m);
+  ck_assert_ptr_nonnull(strstr(text, "T.block_attr({\"layout_free_placeholders\": [A]})"));
+  tj_module_t *again = parse_ok(a, text);
+  tj_free(text);
+  char why[512];
+  ck_assert_msg(tj_struct_equal_module(m, again, why, sizeof why), "%s", why);
+  tj_module_t *other = parse_ok(a, PLACEHOLDER_FN("B"));
+  ck_assert(!tj_struct_equal_module(m, other, why, sizeof why));
+  ck_assert_msg(strstr(why, "layout_free_placeholders") != NULL, "%s", why);
+  tj_tir_mutator_t mut = {.arena = a, .buffer = rename_to_c};
+  const tj_block_t *renamed = tj_tir_mutate_block(&mut, b);
+  ck_assert(!mut.failed && renamed != b);
+  v = tj_attrs_get(renamed->annotations, "layout_free_placeholders");
+  ck_assert_str_eq(v->list.items[0].buffer->name, "C");
+  ck_assert_str_eq(renamed->reads[0].buffer->name, "C"); /* in step with the body */
+  tj_arena_free(a);
+}
+END_TEST
+
+/* `x.astype(d)` is TVM's ExprWithOp.astype (R.astype); bfloat16 is a dtype of its own
+ * that prints back as "bfloat16". */
+START_TEST(astype_method_and_bfloat16) {
+  tj_arena_t *a = tj_arena_create();
+  tj_module_t *m = parse_ok(a,
+      "@R.function\n"
+      "def f(x: R.Tensor((2,), \"float32\")):\n"
+      "    y = x.astype(\"bfloat16\")\n"
+      "    z = R.add(y, y).astype(dtype=\"float16\")\n"
+      "    return z\n");
+  const tj_rx_func_t *f = m->funcs[0].relax;
+  const tj_rx_expr_t *y = binding_value(f, 0, 0);
+  ck_assert(tj_rx_is_op_call(y, "relax.astype"));
+  ck_assert(tj_dtype_eq(y->sinfo->tensor.dtype, TJ_BF16));
+  ck_assert(tj_rx_is_op_call(binding_value(f, 0, 1), "relax.add")); /* the receiver, bound once */
+  ck_assert(tj_rx_is_op_call(binding_value(f, 0, 2), "relax.astype"));
+  ck_assert(tj_dtype_eq(binding_value(f, 0, 2)->sinfo->tensor.dtype, TJ_F16));
+  char *text = tj_print_module(m);
+  ck_assert_ptr_nonnull(strstr(text, "R.astype(x, dtype=\"bfloat16\")"));
+  ck_assert_ptr_nonnull(strstr(text, "R.Tensor((2,), dtype=\"bfloat16\")"));
+  tj_free(text);
+  tj_arena_free(a);
+  expect_error("@R.function\n"
+               "def f(x: R.Tensor((2,), \"float32\")):\n"
+               "    y = x.astype(\"float16\", \"float32\")\n"
+               "    return y\n",
+               "m.rx:3:9:", "astype takes one argument, the dtype");
+  expect_error("@R.function\n"
+               "def f(x: R.Tensor((2,), \"bfloat32\")):\n"
+               "    return x\n",
+               "m.rx:2:", "data type");
+}
+END_TEST
+
 /* `a = T.Var("a", "int64")` in a Relax body names the signature's symbolic var, as
  * `a = T.int64()` does; a different name is TVM's error. */
 START_TEST(tir_var_constructor_declares_a_symbolic_var) {
@@ -963,6 +1061,8 @@ int main(void) {
   tcase_add_test(tc, tvm_tir_const_makes_a_typed_literal);
   tcase_add_test(tc, tir_var_constructor_declares_a_symbolic_var);
   tcase_add_test(tc, python_operators_on_relax_values_are_op_calls);
+  tcase_add_test(tc, astype_method_and_bfloat16);
+  tcase_add_test(tc, buffer_as_block_attr_value);
   tcase_add_test(tc, relax_call_tir_inplace_and_match_cast);
   tcase_add_test(tc, relax_construct_errors_name_the_place);
   tcase_add_test(tc, relax_call_of_a_function_takes_the_callers_variables);

@@ -427,6 +427,39 @@ START_TEST(reductions_are_vectorized) {
 }
 END_TEST
 
+/* Row reductions (tests/models/row_reductions.rx) with reorder_reductions: each row in
+ * vector partial results (vectorized loops and local accumulators), within rounding of
+ * the IR's order; the int32 sum exactly; without reorder_reductions the same bits.
+ * softmax's and layer_norm's nests are fused row by row in both modes
+ * (schedule_row_fusion.c): the strict run checks that the fusion is exact. */
+START_TEST(row_reductions_vectorize_only_when_reordering_is_allowed) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/row_reductions.rx", "LegalizeOps");
+  static const char *const names[] = {"softmax", "layer_norm", "sum", "max", "sum1"};
+  for (int i = 0; i < 5; i++) {
+    const tj_prim_func_t *f = prim(m, names[i]), *g;
+    tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 512, .reorder_reductions = true};
+    tj_tir_schedule_stats_t st;
+    TU_OK(tj_tir_schedule(a, f, names[i], &o, &g, &st));
+    ck_assert_int_ge(st.reduction, 1);
+    /* softmax's four nests and layer_norm's two run row by row, in one parallel loop */
+    ck_assert_int_eq(st.row_groups, i < 2);
+    kinds_t k = kinds_of(g);
+    if (i < 2) ck_assert_int_le(k.parallel, 1);
+    /* their intermediates (exps, row max and sum; the statistics) are one row, per row */
+    if (i < 2) ck_assert_int_eq(g->body->realize.block->n_alloc_buffers, 0);
+    ck_assert_msg(k.allocates >= 4 && k.vectorized >= 4, "%s: %d allocates, %d vectorized loops", names[i],
+                  k.allocates, k.vectorized);
+    if (i == 4) assert_same_bits(names[i], f, g);
+    else max_diff(f, g, 1e-5);
+    o.reorder_reductions = false;
+    TU_OK(tj_tir_schedule(a, f, names[i], &o, &g, &st));
+    assert_same_bits(names[i], f, g);
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 /* A decomposed batch_norm behind a conv: the nests that expand its parameters sit
  * between the conv and its elementwise chain; they run first, so the whole chain
  * (subtract, divide, multiply, add) becomes the conv's epilogue. Same bits. */
@@ -447,9 +480,8 @@ END_TEST
 
 /* Linear layers (tests/models/matmul_kernels.rx): the conv rule schedules each matmul,
  * with a register tile several vectors wide where the width allows; the bits match. */
-START_TEST(matmuls_compute_the_same_bits) {
-  tj_arena_t *a = tj_arena_create();
-  const tj_module_t *m = load(a, "tests/models/matmul_kernels.rx", "default");
+static int check_matmul_bits(tj_arena_t *a, const char *file) {
+  const tj_module_t *m = load(a, file, "default");
   int prims = 0;
   const int bits[] = {512, 256};
   for (int i = 0; i < m->n_funcs; i++) {
@@ -462,7 +494,14 @@ START_TEST(matmuls_compute_the_same_bits) {
       assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
     }
   }
-  ck_assert_int_eq(prims, 3);
+  return prims;
+}
+
+START_TEST(matmuls_compute_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  ck_assert_int_eq(check_matmul_bits(a, "tests/models/matmul_kernels.rx"), 3);
+  /* GEMV column blocks, small M, float16, rows not a multiple of the tile */
+  ck_assert_int_eq(check_matmul_bits(a, "tests/models/gemv_gemm_kernels.rx"), 10);
   tj_arena_free(a);
 }
 END_TEST
@@ -483,6 +522,7 @@ int main(void) {
   tcase_add_test(tc, batch_norm_chain_fuses_into_the_conv);
   tcase_add_test(tc, matmuls_compute_the_same_bits);
   tcase_add_test(tc, reductions_are_vectorized);
+  tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

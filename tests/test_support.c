@@ -48,7 +48,8 @@ END_TEST
 
 START_TEST(dtype_names_round_trip) {
   const char *names[] = {"float16", "float32", "float64", "int8", "int16", "int32", "int64",
-                         "uint8", "uint16", "uint32", "uint64", "bool", "float32x16", "handle"};
+                         "uint8", "uint16", "uint32", "uint64", "bool", "float32x16", "handle", "bfloat16",
+                         "bfloat16x8"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     tj_dtype_t d;
     char buf[TJ_DTYPE_BUFSIZE];
@@ -59,6 +60,8 @@ START_TEST(dtype_names_round_trip) {
   ck_assert(!tj_dtype_parse("float17", &d));
   ck_assert(!tj_dtype_parse("int", &d));
   ck_assert(!tj_dtype_parse("float32x", &d));
+  ck_assert(!tj_dtype_parse("bfloat32", &d)); /* TVM has only 16-bit bfloat */
+  ck_assert(tj_dtype_parse("bfloat16", &d) && !tj_dtype_is_float(d) && tj_dtype_bytes(d) == 2);
   ck_assert_int_eq(tj_dtype_bytes(TJ_F16), 2);
   ck_assert_int_eq(tj_dtype_bytes(TJ_BOOL), 1);
 }
@@ -77,6 +80,27 @@ START_TEST(half_conversion_matches_ieee) {
   ck_assert_uint_eq(tj_float_to_half(1.0f + 3.0f / 2048), 0x3c02);
   ck_assert_uint_eq(tj_float_to_half(5.960464477539063e-08f), 0x0001); /* smallest subnormal */
   ck_assert_uint_eq(tj_float_to_half(2.98023223876953125e-08f), 0x0000); /* half of it: tie to 0 */
+}
+END_TEST
+
+/* bfloat16 = the top 16 bits of a float32; expected bits derived by hand. */
+START_TEST(bfloat_conversion_rounds_to_nearest_even) {
+  for (uint32_t b = 0; b < 0x10000; b++) { /* every non-NaN bfloat16 survives the trip */
+    float f = tj_bfloat_to_float((uint16_t)b);
+    if (!isnan(f)) ck_assert_uint_eq(tj_float_to_bfloat(f), b);
+  }
+  ck_assert(tj_bfloat_to_float(0x3f80) == 1.0f);
+  ck_assert(tj_bfloat_to_float(0xc040) == -3.0f);
+  ck_assert_uint_eq(tj_float_to_bfloat(1.0f + 1.0f / 256), 0x3f80);   /* tie, even below */
+  ck_assert_uint_eq(tj_float_to_bfloat(1.0f + 3.0f / 256), 0x3f82);   /* tie, even above */
+  ck_assert_uint_eq(tj_float_to_bfloat(1.0f + 1.0f / 256 + 1.0f / 65536), 0x3f81); /* past the tie: up */
+  ck_assert_uint_eq(tj_float_to_bfloat(3.4028235e38f), 0x7f80);       /* FLT_MAX rounds to inf */
+  ck_assert_uint_eq(tj_float_to_bfloat(-INFINITY), 0xff80);
+  ck_assert(isnan(tj_bfloat_to_float(tj_float_to_bfloat(NAN))));
+  uint32_t snan_bits = 0x7f800001u; /* a NaN whose payload is all in the low half */
+  float snan;
+  memcpy(&snan, &snan_bits, sizeof snan);
+  ck_assert(isnan(tj_bfloat_to_float(tj_float_to_bfloat(snan))));
 }
 END_TEST
 
@@ -130,6 +154,7 @@ int main(void) {
   tcase_add_test(tc, arena_allocates_zeroed_aligned_memory);
   tcase_add_test(tc, dtype_names_round_trip);
   tcase_add_test(tc, half_conversion_matches_ieee);
+  tcase_add_test(tc, bfloat_conversion_rounds_to_nearest_even);
   tcase_add_test(tc, strbuf_builds_strings);
   tcase_add_test(tc, large_aligned_blocks_are_reused);
   suite_add_tcase(s, tc);

@@ -342,6 +342,15 @@ START_TEST(declared_tensor_return_must_agree_in_dtype) {
   assert_problems(module2(NULL, NULL, NULL, NULL, f),
                   "main: return value: struct info float16[16, 32] is not compatible with the declared return type "
                   "float32[16, 32]");
+  /* Another rank or shape is TVM's run-time check, not a static problem
+   * (tvmscript_parser__test_context_aware_parsing returns (2, 4) as `-> R.Tensor((10,))`). */
+  const int64_t d10[] = {10};
+  f->ret_sinfo = T(TJ_F16, 1, d10);
+  assert_well_formed(module2(NULL, NULL, NULL, NULL, f));
+  f->ret_sinfo = T(TJ_F32, 1, d10); /* but not with another dtype as well */
+  assert_problems(module2(NULL, NULL, NULL, NULL, f),
+                  "main: return value: struct info float16[16, 32] is not compatible with the declared return type "
+                  "float32[10]");
 }
 END_TEST
 
@@ -703,6 +712,31 @@ START_TEST(global_symbol_of_a_bare_function_is_not_checked) {
 }
 END_TEST
 
+/* A block annotation naming a buffer of another function (a pass that replaced a buffer
+ * but not the annotation) is a use out of scope. */
+START_TEST(annotation_buffer_must_be_in_scope) {
+  const char *fn = "@T.prim_func\n"
+                   "def f(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"float32\")):\n"
+                   "    for i in range(4):\n"
+                   "        with T.block(\"b\"):\n"
+                   "            vi = T.axis.spatial(4, i)\n"
+                   "            T.reads(A[vi])\n"
+                   "            T.writes(B[vi])\n"
+                   "            T.block_attr({\"layout_free_placeholders\": [A]})\n"
+                   "            B[vi] = A[vi]\n";
+  tj_module_t *m = parse_or_skip("f.rx", fn), *other = parse_or_skip("g.rx", fn);
+  if (!m || !other) return;
+  assert_well_formed(m);
+  const tj_tir_stmt_t *s = m->funcs[0].prim->body;
+  while (s->kind != TJ_TIR_BLOCK_REALIZE || strcmp(s->realize.block->name, "b") != 0)
+    s = s->kind == TJ_TIR_SEQ ? s->seq.stmts[0] : s->kind == TJ_TIR_FOR ? s->loop.body : s->realize.block->body;
+  tj_attr_value_t *v = (tj_attr_value_t *)tj_attrs_get(s->realize.block->annotations, "layout_free_placeholders");
+  ((tj_attr_value_t *)v->list.items)[0].buffer = other->funcs[0].prim->buffer_map[0];
+  assert_problems(m, "f: block 'b': buffer 'A' is used in a block annotation but is not a parameter or an "
+                     "allocation in scope");
+}
+END_TEST
+
 #define SHAPE4 "(T.int64(16), T.int64(32), T.int64(32), T.int64(16))"
 #define RELU_FN(name, in_dt, out_dt, value)                                                      \
   "    @T.prim_func(private=True)\n"                                                             \
@@ -794,6 +828,7 @@ int main(void) {
   tcase_add_test(tc, seed_model_is_well_formed);
   tcase_add_test(tc, global_symbol_of_a_bare_function_is_not_checked);
   tcase_add_test(tc, tvmscript_float32_into_float16_parameter);
+  tcase_add_test(tc, annotation_buffer_must_be_in_scope);
   tcase_add_test(tc, call_annotation_contradicting_inference);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

@@ -42,6 +42,8 @@ bool cli_check_output_path(const char *path);
 
 /* Monotonic clock in milliseconds, for latency reports. */
 double cli_now_ms(void);
+/* CPU time of the whole process (every thread) in milliseconds. */
+double cli_cpu_ms(void);
 /* qsort comparator for doubles (ascending), for medians. */
 int cli_compare_double(const void *x, const void *y);
 

@@ -12,11 +12,12 @@
 
 typedef struct bench_args {
   cli_model_args_t m; /* model, inputs, passes, threads: shared with run */
-  int warmup, runs, json, no_cache, profile;
+  int warmup, runs, json, no_cache, profile, verbose;
 } bench_args_t;
 
 typedef struct bench_result {
   double compile_ms, min_ms, median_ms, max_ms, mean_ms;
+  double compile_cpu_ms, params_ms; /* cli_loaded_t's */
   double flops; /* per call; < 0 when unknown */
   long peak_rss_kib;
   char jit[512]; /* the module report's "jit: ..." line: kernels compiled or from the cache */
@@ -45,6 +46,7 @@ static int parse_bench_args(int argc, char **argv, bench_args_t *a) {
       a->runs = (int)n;
     } else if (cli_flag(argv[i], "no-cache", "bench", &rc)) a->no_cache = 1;
     else if (cli_flag(argv[i], "profile", "bench", &rc)) a->profile = 1;
+    else if (cli_flag(argv[i], "verbose", "bench", &rc)) a->verbose = 1;
     else if (cli_flag(argv[i], "json", "bench", &rc)) a->json = 1;
     else if ((rc = cli_model_positional("bench", &a->m, argv[i])) != CLI_OK) return rc;
     if (rc != CLI_OK) return rc;
@@ -159,7 +161,8 @@ static void print_json(const bench_args_t *a, const tvmjit_function_t *fn, const
   if (a->m.threads) printf("%d", a->m.threads);
   else printf("null");
   printf(", \"strict_float\": %s", a->m.strict_float ? "true" : "false");
-  printf(", \"warmup\": %d, \"runs\": %d, \"compile_ms\": %.3f, \"jit\": ", a->warmup, a->runs, r->compile_ms);
+  printf(", \"warmup\": %d, \"runs\": %d, \"compile_ms\": %.3f, \"compile_cpu_ms\": %.3f, \"params_ms\": %.3f, \"jit\": ",
+         a->warmup, a->runs, r->compile_ms, r->compile_cpu_ms, r->params_ms);
   json_string(r->jit);
   printf(", \"latency_ms\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f, \"mean\": %.6f}", r->min_ms,
          r->median_ms, r->max_ms, r->mean_ms);
@@ -179,7 +182,9 @@ static void print_text(const bench_args_t *a, const bench_result_t *r) {
   if (a->m.threads) snprintf(threads, sizeof threads, "%d", a->m.threads);
   printf("model %s (%s), passes %s, mixed precision %s, threads %s\n", a->m.model, a->m.function, a->m.passes,
          a->m.mixed_precision ? a->m.mixed_precision : "off", threads);
-  printf("compile: %.1f ms (parse, passes and JIT)\n", r->compile_ms);
+  printf("compile: %.1f ms (parse, passes and JIT; %.1f ms CPU)", r->compile_ms, r->compile_cpu_ms);
+  if (a->m.bind_params) printf(", of which %.1f ms reading --params", r->params_ms);
+  printf("\n");
   if (r->jit[0]) printf("  %s\n", r->jit);
   printf("latency over %d runs after %d warm-up: min %.3f ms, median %.3f ms, max %.3f ms\n", a->runs, a->warmup,
          r->min_ms, r->median_ms, r->max_ms);
@@ -231,10 +236,14 @@ static int run_bench(int argc, char **argv) {
   tvmjit_instance_options_t iopts;
   tvmjit_module_options_t mopts;
   cli_model_options(&a.m, a.no_cache, &iopts, &mopts);
+  mopts.time_passes = a.verbose;
   cli_loaded_t l;
   bench_result_t r = {0};
   rc = cli_load(&a.m, &iopts, &mopts, false, &l);
   r.compile_ms = l.compile_ms;
+  r.compile_cpu_ms = l.compile_cpu_ms;
+  r.params_ms = l.params_ms;
+  if (rc == CLI_OK && a.verbose) fputs(tvmjit_module_report(l.mod), stderr);
   if (rc == CLI_OK) {
     /* Compile time depends on the kernel cache: keep the line that says what it did. */
     const char *jit = strstr(tvmjit_module_report(l.mod), "jit: ");
@@ -275,9 +284,12 @@ const cli_command_t cli_cmd_bench = {
     "  --warmup N                  untimed calls first (default 3)\n"
     "  --runs N                    timed calls (default 20)\n"
     "  --profile                   also time every kernel call and print each one's median\n"
+    "  --verbose                   compile phases on stderr: each pass's time, then the JIT's\n"
+    "                              (lower, codegen, optimize, emit, link)\n"
     "  --json                      one JSON object on stdout: model, passes, threads,\n"
     "                              strict_float,\n"
-    "                              compile_ms, jit (kernels compiled / from the cache),\n"
+    "                              compile_ms, compile_cpu_ms, params_ms (reading --params\n"
+    "                              for --bind-params), jit (kernels compiled / from the cache),\n"
     "                              latency_ms {min, median, max, mean}, flops,\n"
     "                              gflops_median, gflops_best, profile (with --profile:\n"
     "                              [{kernel, median_ms}] per call), peak_rss_kib, samples_ms\n"

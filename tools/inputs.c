@@ -305,7 +305,9 @@ static tvmjit_status_t *load_bound(const cli_model_args_t *a, const tvmjit_modul
   int n = 0, n_bound = 0;
   char **names = NULL;
   tvmjit_tensor_t **tensors = NULL;
+  double t0 = cli_now_ms();
   tvmjit_status_t *st = tvmjit_npz_load(a->params, &n, &names, &tensors);
+  out->params_ms = cli_now_ms() - t0;
   if (st) return st;
   for (int k = 0; k < n; k++)
     if (!given_by_input(a, names[k])) { /* swapped to the front: every entry is still freed once */
@@ -333,10 +335,11 @@ int cli_load(const cli_model_args_t *a, const tvmjit_instance_options_t *iopts, 
     return CLI_USAGE;
   }
   tvmjit_status_t *st = tvmjit_instance_create(iopts, &out->inst);
-  double t0 = cli_now_ms();
+  double t0 = cli_now_ms(), cpu0 = cli_cpu_ms();
   if (!st) st = a->bind_params ? load_bound(a, mopts, out) : tvmjit_module_load_file(out->inst, a->model, mopts, &out->mod);
   if (!st) st = tvmjit_module_get_function(out->mod, a->function, &out->fn);
   out->compile_ms = cli_now_ms() - t0;
+  out->compile_cpu_ms = cli_cpu_ms() - cpu0;
   if (print_messages) cli_print_messages(out->mod ? tvmjit_module_messages(out->mod) : "");
   if (!st) return CLI_OK;
   /* A bad --passes / --mixed-precision value is a usage error. */

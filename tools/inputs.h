@@ -48,6 +48,9 @@ typedef struct cli_loaded {
   tvmjit_module_t *mod;
   tvmjit_function_t *fn;
   double compile_ms; /* loading the model and compiling the function */
+  /* of which: process CPU time (steadier than wall time on a shared machine), and
+   * reading the --params archive for --bind-params (0 without) */
+  double compile_cpu_ms, params_ms;
   /* --bind-params: the --params archive, borrowed by the module until cli_unload */
   int bound_count;
   char **bound_names;

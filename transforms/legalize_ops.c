@@ -44,9 +44,37 @@ struct tj_lg_pass {
   const tj_module_t *mod; /* the module being built: input functions + added PrimFuncs */
   const tj_legalize_options_t *opts;
   tj_status_t *error;
+  /* hash[i] is the struct hash of hashed[i], the PrimFunc at funcs[i] when it was
+   * computed: adding a function compares its hash with every PrimFunc's, and hashing
+   * them all again per add was quadratic (44% of MobileNetV2's load). */
+  const tj_prim_func_t **hashed;
+  uint64_t *hash;
+  int cap_hashed;
+  tj_rx_mutator_t *mutator; /* the function being rewritten: where tj_lg_emit emits */
 };
 
 /* ---------------- module functions ---------------- */
+
+/* The struct hash of funcs[i] (a PrimFunc), computed once per function. */
+static uint64_t func_hash(tj_lg_pass_t *p, int i) {
+  const tj_prim_func_t *f = p->mod->funcs[i].prim;
+  if (i < p->cap_hashed && p->hashed[i] == f) return p->hash[i];
+  uint64_t h = tj_struct_hash_prim_func(f);
+  if (i >= p->cap_hashed) { /* grow; on OOM just do not remember */
+    int cap = p->cap_hashed ? p->cap_hashed : 64;
+    while (cap <= i) cap *= 2;
+    const tj_prim_func_t **fs = TJ_ARENA_ARRAY(p->arena, const tj_prim_func_t *, cap);
+    uint64_t *hs = TJ_ARENA_ARRAY(p->arena, uint64_t, cap);
+    if (!fs || !hs) return h;
+    memset(fs, 0, sizeof *fs * (size_t)cap);
+    if (p->cap_hashed) memcpy(fs, p->hashed, sizeof *fs * (size_t)p->cap_hashed);
+    if (p->cap_hashed) memcpy(hs, p->hash, sizeof *hs * (size_t)p->cap_hashed);
+    p->hashed = fs, p->hash = hs, p->cap_hashed = cap;
+  }
+  p->hashed[i] = f;
+  p->hash[i] = h;
+  return h;
+}
 
 tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const tj_prim_func_t *f,
                                 const tj_rx_expr_t **out_gvar) {
@@ -54,7 +82,7 @@ tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const t
   uint64_t h = tj_struct_hash_prim_func(f);
   for (int i = 0; i < p->mod->n_funcs; i++) {
     const tj_func_entry_t *e = &p->mod->funcs[i];
-    if (!e->is_prim || tj_struct_hash_prim_func(e->prim) != h) continue;
+    if (!e->is_prim || func_hash(p, i) != h) continue;
     if (tj_struct_equal_prim_func(e->prim, f, NULL, 0)) {
       *out_gvar = tj_rx_global_var(p->arena, e->name);
       return *out_gvar ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory");
@@ -66,6 +94,25 @@ tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const t
   *out_gvar = m ? tj_rx_global_var(p->arena, name) : NULL;
   if (!*out_gvar) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory adding '%s'", name_hint);
   p->mod = m;
+  return NULL;
+}
+
+/* Bindings a legalization emits before its result (TVM's bb.emit / bb.match_cast in
+ * a FLegalize) go into the block being rebuilt, ahead of the binding of the call. */
+tj_status_t *tj_lg_emit(tj_lg_ctx_t *ctx, const tj_rx_expr_t *value, const tj_sinfo_t *match_cast,
+                        const tj_rx_expr_t **out_var) {
+  tj_rx_mutator_t *m = ctx->pass->mutator;
+  if (!m) return tj_status_new(TJ_ERR_INTERNAL, "LegalizeOps: a legalization emitted outside a function");
+  const tj_rx_expr_t *var = NULL;
+  if (!match_cast) {
+    var = tj_rx_emit_fresh(m, value);
+  } else {
+    int k = m->n_fresh++;
+    var = tj_rx_new_var(m, k == 0 ? "lv" : tj_arena_printf(m->arena, "lv%d", k), match_cast);
+    if (var && !tj_rx_emit(m, var, value, match_cast)) var = NULL;
+  }
+  if (!var) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "LegalizeOps: out of memory emitting a binding");
+  *out_var = var;
   return NULL;
 }
 
@@ -223,7 +270,9 @@ tj_status_t *tj_legalize_ops_with(const tj_pass_context_t *ctx, const tj_module_
     rw.post = legalize_post;
     rw.binding = legalize_binding;
     rw.ctx = &p;
+    p.mutator = &rw;
     const tj_rx_func_t *nf = tj_rx_mutate_func(&rw, e->relax);
+    p.mutator = NULL;
     if (rw.error) return rw.error;
     if (nf == e->relax) continue;
     tj_func_entry_t ne = *e;

@@ -61,6 +61,7 @@ static const char *attr_kind_name(tj_attr_kind_t k) {
     case TJ_ATTR_LIST: return "a list";
     case TJ_ATTR_DICT: return "a dict";
     case TJ_ATTR_DTYPE: return "a dtype";
+    case TJ_ATTR_BUFFER: return "a buffer";
   }
   return "?";
 }

@@ -75,5 +75,18 @@ bool tj_op_layout_is(const char *layout, const char *letters);
 /* Where `letter` sits in `layout` (it must be there: check with tj_op_layout_is). */
 int tj_op_layout_pos(const char *layout, char letter);
 
+/* Attr normalisation shared with the gradient ops (ir/op/grad.c): Pool2DAttrs as the
+ * 2-d pools keep them (pooling.c), NLLLossAttrs as nll_loss does (nn_loss.c); `op`
+ * names the op in messages. */
+tj_status_t *tj_op_normalize_pool2d_attrs(const char *op, tj_arena_t *arena, const tj_attrs_t *given,
+                                          const tj_attrs_t **out);
+tj_status_t *tj_op_normalize_nll_attrs(const char *op, tj_arena_t *arena, const tj_attrs_t *given,
+                                       const tj_attrs_t **out);
+/* ScatterCollectiveAttrs and their inference, shared by R.ccl.scatter_from_worker0
+ * and R.dist.redistribute_replica_to_shard (ccl.c). */
+tj_status_t *tj_op_normalize_scatter_attrs(const char *op, bool axis_required, tj_arena_t *arena,
+                                           const tj_attrs_t *given, const tj_attrs_t **out);
+tj_status_t *tj_op_infer_scatter(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, bool check_axis0,
+                                 const tj_sinfo_t **out);
 
 #endif

@@ -55,8 +55,8 @@ const tj_op_def_t tj_op_cross_entropy_with_logits = {
  * (-100). */
 static const char *const nll_attrs[] = {"reduction", "ignore_index", NULL};
 
-static tj_status_t *normalize_nll(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
-  const char *op = "nll_loss";
+tj_status_t *tj_op_normalize_nll_attrs(const char *op, tj_arena_t *arena, const tj_attrs_t *given,
+                                       const tj_attrs_t **out) {
   TJ_RETURN_IF_ERROR(tj_op_check_attr_names(op, given, nll_attrs));
   const char *reduction;
   int64_t ignore_index;
@@ -68,6 +68,10 @@ static tj_status_t *normalize_nll(tj_arena_t *arena, const tj_attrs_t *given, co
   tj_attr_builder_add(&b, "reduction", tj_attr_str(tj_arena_strdup(arena, reduction)));
   tj_attr_builder_add(&b, "ignore_index", tj_attr_int(ignore_index));
   return tj_attr_builder_finish(arena, &b, out);
+}
+
+static tj_status_t *normalize_nll(tj_arena_t *arena, const tj_attrs_t *given, const tj_attrs_t **out) {
+  return tj_op_normalize_nll_attrs("nll_loss", arena, given, out);
 }
 
 static tj_status_t *dim_mismatch(const char *what, const tj_tir_expr_t *a, const tj_tir_expr_t *b) {
@@ -164,4 +168,8 @@ const tj_op_def_t tj_op_nll_loss = {
     .positional_attrs = nll_attrs, .dtypes = "float, int targets",
     .notes = "mean = sum(loss) / sum(weights of the kept targets): 0/0 when every target is ignored; class "
              "indices are not bounds-checked (as TVM)",
+    /* TVM's test_nll_loss annotates a call whose weights have 4 classes for 3-class
+     * predictions; the TIR indexes weights only by class (data: clamped when lowered)
+     * and the legalization checks that predictions and targets agree. */
+    .annotation_skips_inference = true,
 };

@@ -134,6 +134,12 @@ static tj_status_t *normalize_pool(const pool_kind_t *k, tj_arena_t *arena, cons
   return tj_attr_builder_finish(arena, &b, out);
 }
 
+tj_status_t *tj_op_normalize_pool2d_attrs(const char *op, tj_arena_t *arena, const tj_attrs_t *given,
+                                          const tj_attrs_t **out) {
+  const pool_kind_t k = {op, 2, "NCHW"};
+  return normalize_pool(&k, arena, given, out);
+}
+
 /* floor((in + pads - dil*(k-1) - 1 [+ stride-1]) / stride) + 1 */
 static const tj_tir_expr_t *pool_out_dim(tj_arena_t *a, const tj_tir_expr_t *in, int64_t k, int64_t pads, int64_t dil,
                                          int64_t stride, bool ceil_mode) {

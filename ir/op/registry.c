@@ -87,17 +87,19 @@ static const char *short_name(const tj_op_def_t *def) {
   return dot ? dot + 1 : def->name;
 }
 
+static tj_status_t *check_arg_count(const tj_op_def_t *def, int n) {
+  if (n >= def->min_args && n <= def->max_args) return NULL;
+  if (def->min_args == def->max_args)
+    return tj_op_error("%s: takes %d arguments, got %d", short_name(def), def->min_args, n);
+  return tj_op_error("%s: takes %d to %d arguments, got %d", short_name(def), def->min_args, def->max_args, n);
+}
+
 tj_status_t *tj_op_infer_call(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out_sinfo) {
   if (call->kind != TJ_RX_CALL || call->call.callee->kind != TJ_RX_OP)
     return tj_status_new(TJ_ERR_INTERNAL, "tj_op_infer_call: not a call to an op");
   const tj_op_def_t *def = tj_op_lookup(call->call.callee->op.name);
   if (!def) return tj_status_new(TJ_ERR_UNSUPPORTED, "operator '%s' is not supported", call->call.callee->op.name);
-  if (call->call.n_args < def->min_args || call->call.n_args > def->max_args) {
-    if (def->min_args == def->max_args)
-      return tj_op_error("%s: takes %d arguments, got %d", short_name(def), def->min_args, call->call.n_args);
-    return tj_op_error("%s: takes %d to %d arguments, got %d", short_name(def), def->min_args, def->max_args,
-                       call->call.n_args);
-  }
+  TJ_RETURN_IF_ERROR(check_arg_count(def, call->call.n_args));
   return def->infer(ctx, call, out_sinfo);
 }
 
@@ -116,9 +118,9 @@ static const tj_rx_expr_t *with_leaf_sinfo(tj_arena_t *arena, const tj_rx_expr_t
   }
 }
 
-tj_status_t *tj_op_make_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, int n_args,
-                             const tj_rx_expr_t *const *args, const tj_attrs_t *given,
-                             const tj_rx_expr_t **out_call) {
+tj_status_t *tj_op_build_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, int n_args,
+                              const tj_rx_expr_t *const *args, const tj_attrs_t *given,
+                              const tj_rx_expr_t **out_call) {
   tj_arena_t *arena = ctx->arena;
   const tj_attrs_t *attrs = NULL;
   if (def->normalize_attrs) {
@@ -139,8 +141,19 @@ tj_status_t *tj_op_make_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, 
   }
   if (def->canonicalize_args && n_args >= def->min_args && n_args <= def->max_args)
     TJ_RETURN_IF_ERROR(def->canonicalize_args(ctx, n_args, fixed));
+  TJ_RETURN_IF_ERROR(check_arg_count(def, n_args));
   const tj_rx_expr_t *call = tj_rx_call(arena, tj_rx_op(arena, def->name), n_args, fixed, attrs, 0, NULL);
   if (!call) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory building a call");
+  *out_call = call;
+  return NULL;
+}
+
+tj_status_t *tj_op_make_call(const tj_infer_ctx_t *ctx, const tj_op_def_t *def, int n_args,
+                             const tj_rx_expr_t *const *args, const tj_attrs_t *given,
+                             const tj_rx_expr_t **out_call) {
+  const tj_rx_expr_t *call = NULL;
+  TJ_RETURN_IF_ERROR(tj_op_build_call(ctx, def, n_args, args, given, &call));
+  tj_arena_t *arena = ctx->arena;
   const tj_sinfo_t *sinfo = NULL;
   TJ_RETURN_IF_ERROR(tj_op_infer_call(ctx, call, &sinfo));
   const tj_rx_expr_t *out = tj_rx_with_sinfo(arena, call, sinfo);

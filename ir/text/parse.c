@@ -120,6 +120,10 @@ tj_attr_value_t tj_val_to_attr(tj_pctx_t *c, const tj_val_t *v) {
       a.kind = TJ_ATTR_DICT;
       a.dict = tj_val_to_attrs(c, v);
       return a;
+    case V_BUFFER: /* T.block_attr({"layout_free_placeholders": [B]}) */
+      a.kind = TJ_ATTR_BUFFER;
+      a.buffer = v->buf;
+      return a;
     default: break;
   }
   tj_parse_fail(c->src, v->pos, "%s cannot be an attribute value", tj_val_kind_name(v->kind));

@@ -21,6 +21,7 @@ typedef struct tj_rxfn {
   tj_ptrvec_t outputs;  /* names declared by R.output, with the index of their last binding */
   int stmt_index;       /* index of the statement being read in the dataflow body */
   int n_fresh;
+  const tj_py_t *annotated_value; /* the op call of the binding being read, when annotated */
 } rxfn_t;
 
 typedef struct dfout {
@@ -391,9 +392,33 @@ static const tj_rx_expr_t *push_binding(tj_pctx_t *c, tj_src_pos_t pos, const ch
   return var;
 }
 
+/* TVM's parser gives an annotated call its annotation as struct info and never runs
+ * the op's inference (ir_builder's Emit: UpdateStructInfo when the value has none, and
+ * the normalizer infers only calls without struct info), so `gv: R.Tensor((), ...) =
+ * R.nn.nll_loss(p, t, w)` parses even where the inference would reject the weights'
+ * length. For the ops whose def sets annotation_skips_inference (call_op leaves their
+ * annotated calls uninferred), tvmjit infers as usual and, when the inference rejects
+ * the arguments (INVALID_ARGUMENT), takes the annotation instead, as TVM does; the call
+ * is then lowered from its arguments' shapes. Other failures, and annotations of
+ * another kind or R.Object, stay errors. Returns the call carrying its inferred struct
+ * info or the annotation, or NULL when not an uninferred annotated call. */
+static const tj_rx_expr_t *annotated_call(tj_pctx_t *c, tj_src_pos_t pos, const tj_rx_expr_t *value,
+                                          const tj_sinfo_t *ann) {
+  if (!ann || ann->kind != TJ_SINFO_TENSOR || value->kind != TJ_RX_CALL || value->sinfo) return NULL;
+  const tj_sinfo_t *s = NULL;
+  tj_status_t *st = tj_rx_infer_sinfo(&c->rxfn->ictx, value, &s);
+  if (!st) return TJ_CHK(c, tj_rx_with_sinfo(c->arena, value, s));
+  if (tj_status_code(st) != TJ_ERR_INVALID_ARGUMENT) check_status(c, pos, st);
+  tj_status_free(st);
+  return TJ_CHK(c, tj_rx_with_sinfo(c->arena, value, ann));
+}
+
 /* Emits `name = value` in the open block and binds the name; returns the var. */
 static const tj_rx_expr_t *emit(tj_pctx_t *c, tj_src_pos_t pos, const char *name, const tj_rx_expr_t *value,
                                 const tj_sinfo_t *ann, bool bind_name) {
+  const tj_rx_expr_t *checked = annotated_call(c, pos, value, ann);
+  if (checked && checked->sinfo == ann) return push_binding(c, pos, name, ann, checked, NULL, bind_name);
+  if (checked) value = checked;
   const tj_sinfo_t *s = infer(c, pos, value);
   if (ann) {
     /* Only a different kind (Tensor annotated as Shape, ...) is a parse error: dtype and
@@ -818,6 +843,8 @@ static tj_val_t call_assert_op(tj_pctx_t *c, const tj_py_t *call) {
 
 static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   const tj_op_def_t *def = tj_op_lookup_script(name);
+  bool annotated = c->rxfn->annotated_value == call, nested = false;
+  c->rxfn->annotated_value = NULL;
   const tj_rx_expr_t *args[16] = {0};
   int n_args = 0;
   const tj_attrs_t *attrs = NULL;
@@ -828,6 +855,7 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
     if (i < max_args) {
       if (n_args >= 16) tj_parse_fail(c->src, call->items[i]->pos, "too many arguments");
       const tj_rx_expr_t *a = (v.kind == V_SEQ && v.n && all_prim(&v)) ? shape_expr_of(c, &v) : as_rx(c, &v);
+      nested |= a->kind != TJ_RX_TUPLE && !is_leaf(a);
       args[n_args++] = leaf(c, v.pos, a);
       continue;
     }
@@ -853,6 +881,7 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
         tj_parse_fail(c->src, call->items2[i]->pos, "argument '%s' given out of order", call->kw[i]);
       const tj_rx_expr_t *a = (v.kind == V_SEQ && v.n && all_prim(&v)) ? shape_expr_of(c, &v) : as_rx(c, &v);
       while (n_args < arg_index) args[n_args++] = NULL;
+      nested |= a->kind != TJ_RX_TUPLE && !is_leaf(a);
       args[arg_index] = leaf(c, v.pos, a);
       if (arg_index == n_args) n_args++;
       continue;
@@ -861,6 +890,12 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   }
   if (def) {
     const tj_rx_expr_t *out = NULL;
+    /* An annotated binding's call is inferred by emit (annotated_call), unless an
+     * argument was a nested call, which TVM's normalizer rebuilds and infers. */
+    if (annotated && !nested && def->annotation_skips_inference) {
+      check_status(c, call->pos, tj_op_build_call(&c->rxfn->ictx, def, n_args, args, attrs, &out));
+      return rx_val(call->pos, out);
+    }
     check_status(c, call->pos, tj_op_make_call(&c->rxfn->ictx, def, n_args, args, attrs, &out));
     return rx_val(call->pos, out);
   }
@@ -938,7 +973,26 @@ static tj_val_t call_r(tj_pctx_t *c, const tj_py_t *call, const char *name) {
   return call_op(c, call, name);
 }
 
+/* `x.astype("float16")` on a Relax value is TVM's ExprWithOp.astype, i.e. R.astype(x, ...).
+ * Returns false when `e` is not such a method call. The receiver is evaluated once (its
+ * nested calls emit bindings). */
+static bool eval_method_call(tj_pctx_t *c, const tj_py_t *e, tj_val_t *out) {
+  if (!e->a || e->a->kind != PY_ATTR || strcmp(e->a->s, "astype") != 0) return false;
+  tj_val_t receiver = eval(c, e->a->a);
+  if (receiver.kind != V_RX) return false;
+  if (e->n + e->n2 != 1 || (e->n2 && strcmp(e->kw[0], "dtype") != 0))
+    tj_parse_fail(c->src, e->pos, "astype takes one argument, the dtype: x.astype(\"float16\")");
+  tj_val_t dtype = eval(c, e->n ? e->items[0] : e->items2[0]);
+  const tj_attrs_t *attrs = TJ_CHK(c, tj_attrs_set(c->arena, NULL, "dtype", tj_val_to_attr(c, &dtype)));
+  const tj_rx_expr_t *arg = leaf(c, receiver.pos, receiver.rx), *call = NULL;
+  check_status(c, e->pos, tj_op_make_call(&c->rxfn->ictx, tj_op_lookup_script("R.astype"), 1, &arg, attrs, &call));
+  *out = rx_val(e->pos, call);
+  return true;
+}
+
 static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *e) {
+  tj_val_t method;
+  if (eval_method_call(c, e, &method)) return method;
   const char *name = tj_py_dotted(c->src, e->a);
   if (name && (!strncmp(name, "T.", 2))) return tj_tir_eval(c, e);
   if (is_sinfo_name(name)) {
@@ -1168,7 +1222,9 @@ static void parse_binding(tj_pctx_t *c, const tj_py_t *s) {
     parse_match_cast(c, s, name, value, ann);
     return;
   }
+  c->rxfn->annotated_value = ann && ann->kind == TJ_SINFO_TENSOR && value->kind == PY_CALL ? value : NULL;
   tj_val_t v = eval(c, value);
+  c->rxfn->annotated_value = NULL;
   if (v.kind == V_SINFO) tj_parse_fail(c->src, value->pos, "a struct info is not a value");
   if (v.kind == V_MODULE) tj_parse_fail(c->src, value->pos, "the module is not a value");
   if (v.kind == V_PRIM) { /* a TIR expression is no Relax expr: TVM's bind_assign_value names it, emits nothing */

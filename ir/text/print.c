@@ -706,6 +706,7 @@ static void attr_value(pr_t *p, const tj_attr_value_t *v, bool tir_style) {
     case TJ_ATTR_STR: out_str_literal(p, v->s); return;
     case TJ_ATTR_DTYPE: outf(p, "\"%s\"", dtype_name(v->dtype, buf)); return;
     case TJ_ATTR_DICT: attr_dict(p, v->dict, tir_style); return;
+    case TJ_ATTR_BUFFER: buffer_ref(p, v->buffer); return;
     case TJ_ATTR_LIST:
       out(p, "[");
       for (int i = 0; i < v->list.n; i++) {

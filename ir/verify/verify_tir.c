@@ -180,6 +180,15 @@ static void check_iter_bindings(tir_ctx_t *c, const tj_tir_stmt_t *s, const tj_b
   }
 }
 
+/* A buffer an annotation names ({"layout_free_placeholders": [B]}) must be in scope like
+ * any use: a pass that renamed B without the annotation leaves a dangling reference. */
+static void check_annotation_buffers(tir_ctx_t *c, const tj_attr_value_t *v) {
+  if (v->kind == TJ_ATTR_BUFFER) check_buffer_use(c, v->buffer, -1, "block annotation");
+  for (int i = 0; v->kind == TJ_ATTR_LIST && i < v->list.n; i++) check_annotation_buffers(c, &v->list.items[i]);
+  for (int i = 0; v->kind == TJ_ATTR_DICT && v->dict && i < v->dict->n; i++)
+    check_annotation_buffers(c, &v->dict->values[i]);
+}
+
 static void check_block(tir_ctx_t *c, const tj_tir_stmt_t *s) {
   const tj_block_t *b = s->realize.block;
   if (!b) {
@@ -203,6 +212,7 @@ static void check_block(tir_ctx_t *c, const tj_tir_stmt_t *s) {
   }
   for (int i = 0; i < b->n_reads; i++) check_region(c, &b->reads[i], "T.reads region");
   for (int i = 0; i < b->n_writes; i++) check_region(c, &b->writes[i], "T.writes region");
+  for (int i = 0; b->annotations && i < b->annotations->n; i++) check_annotation_buffers(c, &b->annotations->values[i]);
   const tj_block_t *outer_body_of = c->body_of;
   c->body_of = b;
   if (b->init) check_stmt(c, b->init);

@@ -53,8 +53,10 @@ static const tj_buffer_t *emit_dilate(tj_lg_te_t *te, const tj_buffer_t *x, cons
   tj_arena_t *a = te->arena;
   const tj_tir_expr_t *shape[4] = {x->shape[0], x->shape[1], NULL, NULL};
   for (int d = 2; d < 4; d++)
-    shape[d] = tj_lg_add(a, tj_lg_mul(a, tj_lg_sub(a, x->shape[d], tj_tir_i64(a, 1)), tj_tir_i64(a, p->stride[d - 2])),
-                         tj_tir_i64(a, 1));
+    /* topi.nn.dilate simplifies its shape: (h - 1) * s + 1 is h * s - (s - 1) */
+    shape[d] = tj_lg_simplify(
+        a, tj_lg_add(a, tj_lg_mul(a, tj_lg_sub(a, x->shape[d], tj_tir_i64(a, 1)), tj_tir_i64(a, p->stride[d - 2])),
+                     tj_tir_i64(a, 1)));
   const tj_buffer_t *out = tj_lg_alloc(te, "data_dilate", x->dtype, 4, shape);
   tj_lg_stage_t st;
   tj_lg_stage_spatial(te, &st, "data_dilate", 4, shape, "i");
@@ -80,7 +82,7 @@ static const tj_buffer_t *emit_pad(tj_lg_te_t *te, const tj_buffer_t *x, const t
     const tj_tir_expr_t *k1 = tj_lg_sub(a, w->shape[d], tj_tir_i64(a, 1));
     before[d] = tj_lg_sub(a, k1, tj_tir_i64(a, p->pad[d - 2]));
     after[d] = tj_lg_add(a, tj_lg_sub(a, k1, tj_tir_i64(a, p->pad[d])), tj_tir_i64(a, p->opad[d - 2]));
-    shape[d] = tj_lg_add(a, tj_lg_add(a, x->shape[d], before[d]), after[d]);
+    shape[d] = tj_lg_simplify(a, tj_lg_add(a, tj_lg_add(a, x->shape[d], before[d]), after[d])); /* topi.nn.pad's */
   }
   const tj_buffer_t *out = tj_lg_alloc(te, "data_pad", x->dtype, 4, shape);
   tj_lg_stage_t st;
@@ -106,9 +108,12 @@ static const tj_tir_expr_t *flipped(tj_arena_t *a, const tj_tir_expr_t *k, const
   return tj_lg_sub(a, tj_lg_sub(a, k, v), tj_tir_i64(a, 1));
 }
 
-static const tj_buffer_t *emit_kernel(tj_lg_te_t *te, const tj_buffer_t *w, bool grouped) {
+/* kernel_transform is (out_c, in_c, kh, kw) with in_c read off the data (topi's
+ * conv2d_transpose_nchw_preprocess), which differs from the weight's dim 0 only
+ * in name when the shapes are symbolic. */
+static const tj_buffer_t *emit_kernel(tj_lg_te_t *te, const tj_buffer_t *w, const tj_buffer_t *x, bool grouped) {
   tj_arena_t *a = te->arena;
-  const tj_tir_expr_t *shape[4] = {w->shape[1], w->shape[0], w->shape[2], w->shape[3]};
+  const tj_tir_expr_t *shape[4] = {w->shape[1], grouped ? w->shape[0] : x->shape[1], w->shape[2], w->shape[3]};
   const tj_buffer_t *out = tj_lg_alloc(te, "kernel_transform", w->dtype, 4, shape);
   const char *names[4] = {grouped ? "i" : "o", grouped ? "o" : "i", "h", "w"};
   tj_iter_kind_t kinds[4] = {TJ_ITER_SPATIAL, TJ_ITER_SPATIAL, TJ_ITER_SPATIAL, TJ_ITER_SPATIAL};
@@ -169,7 +174,7 @@ tj_status_t *tj_legalize_conv2d_transpose(tj_lg_ctx_t *ctx, const tj_rx_expr_t *
   for (int d = 0; d < 4; d++) oshape[d] = tj_lg_shape_expr(&te, call->sinfo->tensor.shape[d]);
   const tj_buffer_t *out = tj_lg_output(&te, "compute", p.out_dtype, 4, oshape);
   const tj_buffer_t *pad = emit_pad(&te, emit_dilate(&te, x, &p), w, &p);
-  const tj_buffer_t *kt = emit_kernel(&te, w, p.groups > 1);
+  const tj_buffer_t *kt = emit_kernel(&te, w, x, p.groups > 1);
   if (!out || !pad || !kt) return tj_lg_te_finish(&te, "conv2d_transpose", NULL, out_expr);
   emit_compute(&te, pad, kt, out, &p, c_static / p.groups, og);
   return tj_lg_te_finish(&te, "conv2d_transpose", te.failed ? NULL : call->sinfo, out_expr);
@@ -186,7 +191,8 @@ static const tj_buffer_t *emit_dilate_pad_1d(tj_lg_te_t *te, const tj_buffer_t *
   tj_arena_t *a = te->arena;
   const tj_tir_expr_t *dshape[3] = {
       x->shape[0], x->shape[1],
-      tj_lg_add(a, tj_lg_mul(a, tj_lg_sub(a, x->shape[2], tj_tir_i64(a, 1)), tj_tir_i64(a, s)), tj_tir_i64(a, 1))};
+      tj_lg_simplify(a, tj_lg_add(a, tj_lg_mul(a, tj_lg_sub(a, x->shape[2], tj_tir_i64(a, 1)), tj_tir_i64(a, s)),
+                                  tj_tir_i64(a, 1)))};
   const tj_buffer_t *dil = tj_lg_alloc(te, "data_dilate", x->dtype, 3, dshape);
   tj_lg_stage_t st;
   tj_lg_stage_spatial(te, &st, "data_dilate", 3, dshape, "i");
@@ -200,7 +206,8 @@ static const tj_buffer_t *emit_dilate_pad_1d(tj_lg_te_t *te, const tj_buffer_t *
   const tj_tir_expr_t *k1 = tj_lg_sub(a, w->shape[2], tj_tir_i64(a, 1));
   const tj_tir_expr_t *before = tj_lg_sub(a, k1, tj_tir_i64(a, pad[0]));
   const tj_tir_expr_t *after = tj_lg_add(a, tj_lg_sub(a, k1, tj_tir_i64(a, pad[1])), tj_tir_i64(a, opad));
-  const tj_tir_expr_t *pshape[3] = {x->shape[0], x->shape[1], tj_lg_add(a, tj_lg_add(a, dshape[2], before), after)};
+  const tj_tir_expr_t *pshape[3] = {x->shape[0], x->shape[1],
+                                    tj_lg_simplify(a, tj_lg_add(a, tj_lg_add(a, dshape[2], before), after))};
   const tj_buffer_t *out = tj_lg_alloc(te, "data_pad", x->dtype, 3, pshape);
   tj_lg_stage_spatial(te, &st, "data_pad", 3, pshape, "i");
   if (te->failed || !out) return NULL;

@@ -78,6 +78,12 @@ tj_status_t *tj_legalize_ops_with(const struct tj_pass_context *ctx, const tj_mo
 tj_status_t *tj_lg_add_function(tj_lg_ctx_t *ctx, const char *name_hint, const tj_prim_func_t *f,
                                 const tj_rx_expr_t **out_gvar);
 
+/* Emits `value` as a binding ahead of the call being legalized (TVM's bb.emit in a
+ * legalization; with match_cast non-NULL, bb.match_cast to that struct info, whose
+ * symbolic vars the binding defines). *out_var is the bound var. */
+tj_status_t *tj_lg_emit(tj_lg_ctx_t *ctx, const tj_rx_expr_t *value, const tj_sinfo_t *match_cast,
+                        const tj_rx_expr_t **out_var);
+
 /* ---------------- the call_te builder ---------------- */
 
 typedef struct tj_lg_te {
@@ -174,6 +180,11 @@ const tj_tir_expr_t *tj_lg_call1(tj_arena_t *a, const char *op, const tj_tir_exp
 const tj_tir_expr_t *tj_lg_load(tj_arena_t *a, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx);
 const tj_tir_stmt_t *tj_lg_store(tj_arena_t *a, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx,
                                  const tj_tir_expr_t *value);
+/* TVM's Analyzer::Simplify as create_prim_func applies it (canonical_simplify.c):
+ * index arithmetic in canonical sum form (`(h - 1) * 3 + 1` is `h * 3 - 2`),
+ * comparisons with merged constant offsets; float arithmetic is kept as written.
+ * Returns e itself when nothing changes or the expression is too large. */
+const tj_tir_expr_t *tj_lg_simplify(tj_arena_t *a, const tj_tir_expr_t *e);
 /* Zero of a dtype as a literal. */
 const tj_tir_expr_t *tj_lg_zero(tj_arena_t *a, tj_dtype_t dtype);
 /* T.max_value (highest) or T.min_value of the dtype: where max / min reductions start. */

@@ -3,7 +3,7 @@
  *
  * reshape reads x at unravel(ravel(out index)), with the index expressions in
  * the canonical form TVM's simplifier leaves them (it does not use iterator
- * bounds here): see unravel_dim. Symbolic shapes keep `flat // P % s`. */
+ * bounds here): see unravel_dim. Symbolic shapes keep `flat // c // b % a`. */
 #include "transforms/legalize/legalize.h"
 
 tj_status_t *tj_legalize_permute_dims(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
@@ -125,11 +125,13 @@ static void symbolic_unravel(tj_arena_t *a, const tj_tir_expr_t *const *iv, int 
     for (int j = i + 1; j < no; j++) term = mul_flat(a, term, oshape[j]);
     flat = tj_lg_add(a, flat, term);
   }
+  /* topi's UnravelIndex divides step by step (flat // c // b % a); the simplifier
+   * leaves divisions by symbolic extents nested */
+  const tj_tir_expr_t *cur = flat;
   for (int d = x->ndim - 1; d >= 0; d--) {
-    const tj_tir_expr_t *P = tj_tir_i64(a, 1);
-    for (int j = d + 1; j < x->ndim; j++) P = tj_lg_mul(a, P, x->shape[j]);
     const tj_tir_expr_t *s = x->shape[d];
-    idx[d] = is_const(s, 1) ? tj_tir_i64(a, 0) : tj_lg_floormod(a, tj_lg_floordiv(a, flat, P), s);
+    idx[d] = is_const(s, 1) ? tj_tir_i64(a, 0) : tj_lg_floormod(a, cur, s);
+    cur = tj_lg_floordiv(a, cur, s);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/struct_equal.h"
 #include "transforms/legalize/legalize.h"
 
 /* ---------------- relu ----------------
@@ -557,21 +558,55 @@ static const tj_buffer_t *bn_stage(bn_ctx_t *b, const char *name, const tj_buffe
   case BN_ADD_B: v = tj_lg_bin(a, TJ_TIR_ADD, xv, tj_lg_load(a, y, nd, bi)); break;
   case BN_SQRT: v = tj_lg_call1(a, "tir.sqrt", xv); break;
   case BN_RESHAPE: {
-    /* (C,) read at (v_axis + v_axis+1 + ...) % C, the canonical reshape index */
-    int64_t cv;
-    if (tj_tir_is_const_int(b->cshape[0], &cv) && cv == 1) {
-      v = tj_lg_load(a, x, 1, (const tj_tir_expr_t *[]){tj_tir_i64(a, 0)});
-      break;
-    }
-    const tj_tir_expr_t *sum = NULL;
-    for (int d = b->axis; d < nd; d++) sum = sum ? tj_tir_binary(a, TJ_TIR_ADD, sum, st.iv[d]) : st.iv[d];
-    const tj_tir_expr_t *i0 = tj_tir_binary(a, TJ_TIR_FLOOR_MOD, sum, b->cshape[0]);
+    /* topi.reshape of (C,) to (1, .., C, .., 1): ravel the output index over that
+     * shape, unravel it over (C,) (one floormod); the block's simplification turns
+     * it into TVM's canonical form, `(v1 + v2 + v3) % 3` or `(v0 * h + v1 + ..) % h` */
+    const tj_tir_expr_t *flat = st.iv[0];
+    for (int d = 1; d < nd; d++) flat = tj_lg_add(a, tj_lg_mul(a, flat, shape[d]), st.iv[d]);
+    const tj_tir_expr_t *i0 = tj_lg_floormod(a, flat, x->shape[0]);
     v = tj_lg_load(a, x, 1, &i0);
     break;
   }
   }
   tj_lg_stage_end(b->te, &st, NULL, tj_lg_store(a, dst, nd, st.iv, v));
   return dst;
+}
+
+/* topi's BroadcastShape for one dim: equal extents stay, an extent 1 yields to the
+ * other, two symbolic extents that differ give max(x, y), a symbolic one yields to a
+ * literal. Works on either side's vars (Relax shape or PrimFunc buffer). */
+static const tj_tir_expr_t *bn_broadcast_dim(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  int64_t vx, vy;
+  bool sx = tj_tir_is_const_int(x, &vx), sy = tj_tir_is_const_int(y, &vy);
+  if (tj_struct_equal_tir_expr_ex(x, y, TJ_SEQ_INT_VALUES)) return x;
+  if (sx && vx == 1) return y;
+  if (sy && vy == 1) return x;
+  if (!sx && !sy) return tj_tir_binary(a, TJ_TIR_MAX, x, y);
+  return sx ? x : y;
+}
+
+/* src[i] or src[0] when src's single dim is a literal 1 broadcast against `out`. */
+static const tj_tir_expr_t *bn_broadcast_load(tj_arena_t *a, const tj_buffer_t *src, const tj_tir_expr_t *out,
+                                              const tj_tir_expr_t *iv) {
+  int64_t v;
+  bool one = tj_tir_is_const_int(src->shape[0], &v) && v == 1;
+  bool keep = !one || tj_struct_equal_tir_expr_ex(src->shape[0], out, TJ_SEQ_INT_VALUES);
+  const tj_tir_expr_t *idx = keep ? iv : tj_tir_i64(a, 0);
+  return tj_lg_load(a, src, 1, &idx);
+}
+
+/* The moving-statistic update's T_add: x + y broadcast into `dst` (1-d). */
+static void bn_broadcast_add(bn_ctx_t *b, const char *name, const tj_buffer_t *dst, const tj_buffer_t *x,
+                             const tj_buffer_t *y) {
+  tj_lg_stage_t st;
+  tj_lg_stage_spatial(b->te, &st, name, 1, dst ? dst->shape : NULL, "ax");
+  if (b->te->failed || !x || !y || !dst) {
+    b->te->failed = true;
+    return;
+  }
+  const tj_tir_expr_t *v = tj_lg_bin(b->a, TJ_TIR_ADD, bn_broadcast_load(b->a, x, dst->shape[0], st.iv[0]),
+                                     bn_broadcast_load(b->a, y, dst->shape[0], st.iv[0]));
+  tj_lg_stage_end(b->te, &st, NULL, tj_lg_store(b->a, dst, 1, st.iv, v));
 }
 
 tj_status_t *tj_legalize_batch_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
@@ -605,12 +640,22 @@ tj_status_t *tj_legalize_batch_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
   b.cshape[0] = x->shape[b.axis];
   for (int d = 0; d < n; d++) b.pshape[d] = d == b.axis ? x->shape[d] : tj_tir_i64(a, 1);
   const tj_buffer_t *out0 = tj_lg_output(&te, "T_add", b.dt, n, x->shape);
-  const tj_buffer_t *out1 = tj_lg_output(&te, "T_add_1", b.dt, 1, b.cshape);
-  const tj_buffer_t *out2 = tj_lg_output(&te, "T_add_2", b.dt, 1, b.cshape);
+  /* The moving statistics broadcast against the batch ones (TVM's out_sinfo is the
+   * TE output shape: T.max(c, h) when a symbolic moving dim differs from the axis). */
+  const tj_tir_expr_t *rx_axis = xs->tensor.shape[b.axis];
+  const tj_tir_expr_t *rx_mdim[2], *mdim[2];
+  for (int i = 0; i < 2; i++) {
+    rx_mdim[i] = bn_broadcast_dim(a, tj_lg_arg_sinfo(a, call->call.args[3 + i])->tensor.shape[0], rx_axis);
+    mdim[i] = bn_broadcast_dim(a, in[3 + i]->shape[0], b.cshape[0]);
+  }
+  const tj_buffer_t *out1 = tj_lg_output(&te, "T_add_1", b.dt, 1, &mdim[0]);
+  const tj_buffer_t *out2 = tj_lg_output(&te, "T_add_2", b.dt, 1, &mdim[1]);
   /* 1/N with N the product of the reduced extents (a reciprocal literal when static) */
-  const tj_tir_expr_t *count = tj_lg_const(a, b.dt, 1);
+  /* TOPI multiplies the int64 extents first and the division casts the product. */
+  const tj_tir_expr_t *count = tj_tir_i64(a, 1);
   for (int d = 0; d < n; d++)
-    if (d != b.axis) count = tj_lg_mul(a, count, tj_lg_cast(a, b.dt, x->shape[d]));
+    if (d != b.axis) count = tj_lg_mul(a, count, x->shape[d]);
+  count = tj_lg_cast(a, b.dt, count);
   const tj_tir_expr_t *one_m = tj_tir_float(a, b.dt, 1.0 - momentum), *mom = tj_tir_float(a, b.dt, momentum);
   const tj_tir_expr_t *const *xsh = x->shape;
 
@@ -651,11 +696,12 @@ tj_status_t *tj_legalize_batch_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
     bn_stage(&b, "T_add_1", out0, n, xsh, BN_ADD_B, normed, be, NULL, "ax");
   }
   /* moving mean */
-  const tj_buffer_t *m2 = bn_stage(&b, "T_multiply_2", NULL, 1, b.cshape, BN_C_MUL, in[3], NULL, one_m, "ax");
+  const tj_buffer_t *m2 = bn_stage(&b, "T_multiply_2", NULL, 1, in[3]->shape, BN_C_MUL, in[3], NULL, one_m, "ax");
   const tj_buffer_t *m3 = bn_stage(&b, "T_multiply_3", NULL, 1, b.cshape, BN_C_MUL, mean, NULL, mom, "ax");
-  bn_stage(&b, "T_add_2", out1, 1, b.cshape, BN_ADD, m2, m3, NULL, "ax");
-  /* moving var (the biased batch variance computed again) */
-  const tj_buffer_t *m4 = bn_stage(&b, "T_multiply_4", NULL, 1, b.cshape, BN_C_MUL, in[4], NULL, one_m, "ax");
+  bn_broadcast_add(&b, "T_add_2", out1, m2, m3);
+  /* moving var (the biased batch variance computed again); TOPI builds its first
+   * product (T_multiply_4) before the variance stages */
+  const tj_buffer_t *m4 = bn_stage(&b, "T_multiply_4", NULL, 1, in[4]->shape, BN_C_MUL, in[4], NULL, one_m, "ax");
   const tj_buffer_t *s3 = bn_stage(&b, "T_subtract_3", NULL, n, xsh, BN_SUB_B, x, mean_r, NULL, "ax");
   const tj_buffer_t *s4 = bn_stage(&b, "T_subtract_4", NULL, n, xsh, BN_SUB_B, x, mean_r, NULL, "ax");
   const tj_buffer_t *m5 = bn_stage(&b, "T_multiply_5", NULL, n, xsh, BN_MUL, s3, s4, NULL, "ax");
@@ -668,9 +714,9 @@ tj_status_t *tj_legalize_batch_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
     tj_lg_stage_end(&te, &st, NULL, tj_lg_store(a, var2, 1, st.iv, div_extent(a, tj_lg_load(a, r1, 1, st.iv), count)));
   }
   const tj_buffer_t *m6 = bn_stage(&b, "T_multiply_6", NULL, 1, b.cshape, BN_C_MUL, var2, NULL, mom, "ax");
-  bn_stage(&b, "T_add_3", out2, 1, b.cshape, BN_ADD, m4, m6, NULL, "ax");
+  bn_broadcast_add(&b, "T_add_3", out2, m4, m6);
   const tj_sinfo_t *fields[3] = {tj_sinfo_tensor(a, b.dt, n, xs->tensor.shape),
-                                 tj_lg_arg_sinfo(a, call->call.args[3]), tj_lg_arg_sinfo(a, call->call.args[4])};
-  const tj_sinfo_t *out_sinfo = tj_lg_call_sinfo(call, tj_sinfo_tuple(a, 3, fields));
+                                 tj_sinfo_tensor(a, b.dt, 1, &rx_mdim[0]), tj_sinfo_tensor(a, b.dt, 1, &rx_mdim[1])};
+  const tj_sinfo_t *out_sinfo = tj_sinfo_tuple(a, 3, fields);
   return tj_lg_te_finish(&te, "batch_norm", te.failed ? NULL : out_sinfo, out_expr);
 }

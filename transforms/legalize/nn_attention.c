@@ -2,8 +2,8 @@
  * or `attention_bias` with a bias. In BNSH after transposes and reshapes to (B*N, S, H):
  *
  *   T_transpose, T_reshape (q); T_transpose_1, T_reshape_1 (k);
- *   T_batch_matmul_NT (q k^T; TVM also attaches the block attr
- *     layout_free_placeholders naming k, which tvmjit attrs cannot hold: omitted);
+ *   T_batch_matmul_NT (q k^T; as topi's batch_matmul, the block attr
+ *     {"layout_free_placeholders": [T_reshape_1]} names its second operand);
  *   T_multiply (* scale) or T_divide (/ sqrt(float(H)));
  *   with bias: T_reshape_2 (to (B, N, Sq, Skv)), T_add (broadcast bias), T_reshape_3;
  *   causal_mask: trilu (scores where j <= i + offset, else 0), trilu_red (row max),
@@ -11,7 +11,7 @@
  *     offset 0 for "TopLeft", |Sq - Skv| for "BottomRight";
  *   no mask: topi softmax (T_softmax_maxelem, T_softmax_exp, T_softmax_expsum,
  *     T_softmax_norm);
- *   T_transpose_2, T_reshape_4 (v); T_batch_matmul_NN (P v); T_reshape_5 (to
+ *   T_transpose_2, T_reshape_4 (v); T_batch_matmul_NN (P v; the same block attr, naming T_reshape_4); T_reshape_5 (to
  *   (B, N, Sq, Hv)); T_transpose_3 (back to BSNH, the output buffer T_transpose).
  *
  * Everything runs in the input dtype (no f32 upcast, as TVM). The reshape indices are
@@ -117,6 +117,13 @@ static void batch_matmul(att_t *s, const char *name, const tj_buffer_t *out, con
   tj_lg_stage_t st;
   tj_lg_stage_begin(&s->te, &st, name, 4, ext, kinds, names);
   if (s->te.failed) return;
+  tj_attr_value_t placeholder = {.kind = TJ_ATTR_BUFFER, .buffer = y};
+  tj_attr_value_t list = {.kind = TJ_ATTR_LIST, .list = {1, tj_arena_memdup(a, &placeholder, sizeof placeholder)}};
+  st.annotations = list.list.items ? tj_attrs_set(a, NULL, "layout_free_placeholders", list) : NULL;
+  if (!st.annotations) {
+    s->te.failed = true;
+    return;
+  }
   const tj_tir_expr_t *xi[3] = {st.iv[0], st.iv[1], st.iv[3]};
   const tj_tir_expr_t *yi[3] = {st.iv[0], nt ? st.iv[2] : st.iv[3], nt ? st.iv[3] : st.iv[2]};
   const tj_tir_expr_t *acc = tj_lg_load(a, out, 3, st.iv);

@@ -17,6 +17,7 @@
  * nll_loss_1 directly. */
 #include <string.h>
 
+#include "ir/struct_equal.h"
 #include "transforms/legalize/legalize.h"
 
 /* A known 0-d shape (NULL would mean "unknown"). */
@@ -152,6 +153,15 @@ static const tj_buffer_t *ones(tj_lg_te_t *te, tj_dtype_t dt, const tj_tir_expr_
   return buf;
 }
 
+/* The TIR reads predictions at the targets' positions (n, d..): they must be the same
+ * dims. An annotated call may skip the inference that checks it (the op's
+ * annotation_skips_inference), so the legalization checks it again. */
+static bool same_positions(const tj_sinfo_t *ps, const tj_sinfo_t *ts) {
+  for (int i = 0; i < ts->tensor.ndim; i++)
+    if (!tj_struct_equal_tir_expr(ps->tensor.shape[i == 0 ? 0 : i + 1], ts->tensor.shape[i])) return false;
+  return true;
+}
+
 tj_status_t *tj_legalize_nll_loss(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const tj_rx_expr_t **out_expr) {
   *out_expr = NULL;
   int nargs = call->call.n_args;
@@ -162,7 +172,7 @@ tj_status_t *tj_legalize_nll_loss(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, co
     if (!tj_lg_tensor_known(tj_lg_arg_sinfo(a, call->call.args[i]))) return NULL;
   const tj_sinfo_t *ps = tj_lg_arg_sinfo(a, call->call.args[0]), *ts = tj_lg_arg_sinfo(a, call->call.args[1]);
   if (ps->tensor.ndim < 1 || ts->tensor.ndim != (ps->tensor.ndim == 1 ? 0 : ps->tensor.ndim - 1) ||
-      !tj_dtype_is_int(ts->tensor.dtype))
+      !tj_dtype_is_int(ts->tensor.dtype) || !same_positions(ps, ts))
     return NULL;
   const char *reduction = tj_attrs_get_str(call->call.attrs, "reduction", "mean");
   bool mean = strcmp(reduction, "mean") == 0, sum = strcmp(reduction, "sum") == 0;

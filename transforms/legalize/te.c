@@ -145,7 +145,8 @@ void tj_lg_stage_begin(tj_lg_te_t *te, tj_lg_stage_t *st, const char *name, int 
   }
   st->n_iters = n;
   for (int i = 0; i < n; i++) {
-    st->extent[i] = extents[i];
+    /* create_prim_func simplifies iteration domains (Analyzer::Simplify) */
+    st->extent[i] = extents[i] ? tj_lg_simplify(te->arena, extents[i]) : NULL;
     st->kind[i] = kinds[i];
     st->loop[i] = tj_tir_var(te->arena, loop_names[i], TJ_I64);
     char *ivname = tj_arena_printf(te->arena, "v_%s", loop_names[i]);
@@ -290,12 +291,26 @@ static tj_buffer_region_t *make_regions(tj_arena_t *a, const access_list_t *l, c
   return r;
 }
 
+/* create_prim_func simplifies the stored value (a compute body, a reduction's
+ * update) with Analyzer::Simplify. */
+static const tj_tir_stmt_t *simplify_store(tj_arena_t *a, const tj_tir_stmt_t *s) {
+  if (s->kind != TJ_TIR_BUFFER_STORE) return s;
+  const tj_tir_expr_t *v = tj_lg_simplify(a, s->store.value);
+  if (v == s->store.value) return s;
+  return tj_tir_store(a, s->store.buffer, s->store.n_indices, s->store.indices, v);
+}
+
 void tj_lg_stage_end(tj_lg_te_t *te, tj_lg_stage_t *st, const tj_tir_stmt_t *init, const tj_tir_stmt_t *body) {
   if (te->failed || !body) {
     te->failed = true;
     return;
   }
   tj_arena_t *a = te->arena;
+  body = simplify_store(a, body);
+  if (!body) {
+    te->failed = true;
+    return;
+  }
   tj_block_t *blk = tj_block_new(a, st->name);
   tj_iter_var_t *ivs = TJ_ARENA_ARRAY(a, tj_iter_var_t, st->n_iters + 1);
   if (!blk || !ivs) {

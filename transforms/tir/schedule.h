@@ -4,6 +4,12 @@
  * parallel / vectorized / unrolled with local buffers. Rules, tried in this order on
  * each nest (one file each):
  *
+ *   rows (schedule_row_fusion.c)  consecutive nests over the same rows with a row
+ *                                reduction among them (softmax, layer_norm), every
+ *                                written buffer accessed at its own row: one parallel loop
+ *                                over the rows, each nest at one row through the
+ *                                injective or row reduction rule, intermediates that only
+ *                                the group uses shrunk to one row per row.
  *   full reduction (schedule_full_reduction.c)  a reduction to one element (R.sum(x)):
  *                                P parallel chunks of V-lane partial results over a flat
  *                                view of the input, combined in order at the end.
@@ -34,8 +40,9 @@
  * Every output element is computed by the same operations in the same order as in the
  * original function (reductions start from the init value and take their terms in the
  * original loop order), so results are bit-identical; only the order across
- * independent elements changes. Two exceptions: reorder_reductions lets a
- * float32/float64 conv take its terms in another order, and a full reduction combines
+ * independent elements changes. Three exceptions: reorder_reductions lets a
+ * float32/float64 conv take its terms in another order and a row reduction take them in
+ * vector partial results (schedule_row_vector.c), and a full reduction combines
  * partial results (float sums round differently, within float tolerance). A nest no rule matches
  * stays as it is. */
 #ifndef TJ_TRANSFORMS_TIR_SCHEDULE_H
@@ -70,6 +77,7 @@ typedef struct tj_tir_schedule_stats {
   int reordered; /* convs whose reduction loops were reordered (reorder_reductions) */
   int transpose_tiles; /* injective nests run in tiles because they read an input transposed */
   int moved;           /* small nests run as plain loops before a producer whose epilogue they split */
+  int row_groups;      /* runs of nests over the same rows run row by row (schedule_row_fusion.c) */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */

@@ -63,6 +63,9 @@ typedef struct conv {
   const tj_buffer_t *acc;
   int vec_iter, tile_iter; /* iter var indices (tile_iter -1: none) */
   int64_t lanes, tile;
+  /* When lanes spans several hardware vectors (a matmul tile): the vector each op works
+   * on, lanes / vec_unit of them unrolled; 0 = one vector of `lanes`. */
+  int64_t vec_unit;
   repack_t repacks[MAX_REPACK];
   int n_repacks;
   /* Widened: float16 values computed in float32 registers (see widen()). */
@@ -111,6 +114,54 @@ static int64_t largest_divisor(int64_t n, int64_t at_most) {
  * 13.2-15.2 -> 10.6-11.5 ms (the FFN pair); bits unchanged (k stays in order). */
 #define MATMUL_VECTORS 4
 #define MATMUL_TILE 4
+
+/* A matrix-vector product (fewer rows than MATMUL_TILE: M = 1 in a batch-1 linear
+ * layer) does one multiply-add per weight element: it is bound by streaming the weight,
+ * not by the FMA units. Each parallel block spans the narrowest column range that reads
+ * at least GEMV_MIN_RUN_BYTES of each weight row per k (a run the hardware prefetcher
+ * follows), at most GEMV_VECTORS vectors for all its rows. Hand-written variants, 1
+ * thread, Intel Xeon, kernel medians, weight in L3 / after a 192 MB sweep:
+ *   MobileNetV2's classifier 1x1280 by 1280x1000: 40 columns per block (the matmul tile)
+ *   0.25 / 0.66-0.73 ms, 50: 0.25-0.28 / 0.67-0.78, 100: 0.20-0.21 / 0.41-0.50, 200-250
+ *   (16 vectors): 0.27-0.30 / 0.40-0.47;
+ *   1x768 by 768x768: 64 columns 0.052 / 0.16, 128: 0.061-0.068 / 0.17, 256: 0.069-0.076
+ *   / 0.16-0.19.
+ * The block count is kept even (or at least GEMV_MIN_BLOCKS) so two threads split the
+ * columns evenly. */
+#define GEMV_VECTORS 8
+#define GEMV_MIN_RUN_BYTES 256
+#define GEMV_MIN_BLOCKS 8
+
+static int64_t gemv_lanes(const conv_t *k, int64_t ev, int64_t rows) {
+  int64_t hw = tj_sched_lanes(k->c, k->st->store.buffer->dtype);
+  int64_t bytes = (int64_t)tj_dtype_bytes(k->st->store.buffer->dtype);
+  int64_t cap = hw * GEMV_VECTORS / (rows > 0 ? rows : 1), widest = k->lanes;
+  for (int64_t w = k->lanes; w <= cap && w <= ev; w += k->lanes) {
+    if (ev % w || (ev / w % 2 && ev / w < GEMV_MIN_BLOCKS)) continue;
+    if (w * bytes >= GEMV_MIN_RUN_BYTES) return w;
+    widest = w;
+  }
+  return widest;
+}
+
+/* The GEMM register tile: GEMM_TILE_ROWS rows x GEMM_TILE_VECTORS hardware vectors
+ * (24 accumulators, 3 weight vectors and a broadcast in AVX-512's 32 registers), as
+ * oneDNN's AVX-512 sgemm kernel: 3 weight loads and 8 broadcasts per 24 FMAs, half the
+ * weight traffic per FMA of the 4 x 4 tile (the weight panel streams from L2).
+ * Taken when the rows and columns divide evenly with full vectors; otherwise the
+ * 4 x 4 tile below. */
+#define GEMM_TILE_ROWS 8
+#define GEMM_TILE_VECTORS 3
+
+static bool gemm_tile(conv_t *k, int64_t ev, int64_t rows, int64_t *tile_max) {
+  int64_t hw = tj_sched_lanes(k->c, k->st->store.buffer->dtype);
+  if (k->c->opts->vector_bits < 512 || k->lanes != hw || rows % GEMM_TILE_ROWS || ev % (hw * GEMM_TILE_VECTORS))
+    return false;
+  k->vec_unit = hw;
+  k->lanes = hw * GEMM_TILE_VECTORS;
+  *tile_max = GEMM_TILE_ROWS;
+  return true;
+}
 
 static bool matmul_like(const conv_t *k) {
   const tj_tir_expr_t *vvar = k->b->iter_vars[k->vec_iter].var;
@@ -202,11 +253,14 @@ static bool match(conv_t *k) {
   int64_t tile_max = k->c->opts->conv_tile > 0          ? k->c->opts->conv_tile
                      : k->c->opts->vector_bits >= 512 ? DEFAULT_TILE_WIDE
                                                       : DEFAULT_TILE;
-  if (matmul_like(k)) {
+  int64_t rows = k->tile_iter < 0 ? 1 : k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
+  if (matmul_like(k) && rows < MATMUL_TILE) {
+    k->lanes = gemv_lanes(k, ev, rows);
+  } else if (matmul_like(k) && !gemm_tile(k, ev, rows, &tile_max)) {
     int64_t wide = largest_divisor(ev, k->lanes * MATMUL_VECTORS);
     if (wide % k->lanes == 0) k->lanes = wide, tile_max = MATMUL_TILE;
   }
-  k->tile = k->tile_iter < 0 ? 1 : largest_divisor(k->nest.extent[k->nest.loop_of_iter[k->tile_iter]], tile_max);
+  k->tile = largest_divisor(rows, tile_max);
   return true;
 }
 
@@ -349,10 +403,22 @@ static const tj_tir_stmt_t *repack_nest(conv_t *k, const repack_t *r) {
   const tj_tir_stmt_t *s = v ? tj_tir_store(c->arena, r->to, nd + 1, vars, v) : NULL;
   int64_t elems = 0;
   tj_buffer_static_size(r->to, &elems);
-  for (int q = nd; q >= 0 && s; q--) {
+  /* Loops in to's order, except for a weight packed along its own last dim (a matmul's
+   * [K, N] -> [N/L, K, L]): there the block loop goes inside, so each source row is read
+   * once, contiguously, and written to N/L streams. Block-outer order walked all K rows
+   * (12 KB apart for N = 3072, a new page each) once per block: 48 x 768 pages per call. */
+  int order[TJ_SCHED_MAX_NEST + 1];
+  bool rows_outer = r->perm[nd - 1] == nd - 1 && nd >= 2;
+  for (int q = 0; q <= nd; q++) order[q] = q;
+  if (rows_outer) {
+    for (int q = 0; q + 1 < nd; q++) order[q] = q + 1;
+    order[nd - 1] = 0;
+  }
+  for (int i = nd; i >= 0 && s; i--) {
+    int q = order[i];
     int64_t e;
     tj_tir_is_const_int(r->to->shape[q], &e);
-    bool par = q == 0 && e > 1 && elems >= REPACK_PARALLEL_MIN_ELEMS;
+    bool par = i == 0 && e > 1 && elems >= REPACK_PARALLEL_MIN_ELEMS;
     tj_for_kind_t kind = par ? TJ_FOR_PARALLEL : q == nd ? TJ_FOR_VECTORIZED : TJ_FOR_SERIAL;
     s = tj_sched_loop(c, vars[q], e, kind, s);
   }
@@ -446,11 +512,24 @@ static void element_values(conv_t *k, const tj_tir_expr_t *const *outer, const t
 typedef const tj_tir_stmt_t *(*tile_body_fn)(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi,
                                              void *arg);
 
+/* With vec_unit: for xi in unroll(T): for vi in unroll(L / U): for fi in vectorized(U):
+ * make(xi, vi * U + fi). One LLVM vector per hardware register: a 48-lane vector (three
+ * zmm) is legalized through shuffles and spills (a 128x768x768 matmul with an 8 x 48
+ * tile took 160 ms instead of 1). */
 static const tj_tir_stmt_t *tile_loops(conv_t *k, tile_body_fn body, void *arg) {
   tj_sched_ctx_t *c = k->c;
   const tj_tir_expr_t *xi = tj_sched_var(c, "xi"), *fi = tj_sched_var(c, "fi");
   if (!xi || !fi) return NULL;
-  const tj_tir_stmt_t *s = tj_sched_loop(c, fi, k->lanes, TJ_FOR_VECTORIZED, body(k, xi, fi, arg));
+  const tj_tir_stmt_t *s;
+  if (k->vec_unit > 0 && k->vec_unit < k->lanes) {
+    const tj_tir_expr_t *vi = tj_sched_var(c, "vi");
+    const tj_tir_expr_t *lane = tj_sched_add(c, tj_sched_mul(c, vi, k->vec_unit), fi);
+    if (!lane) return NULL;
+    s = tj_sched_loop(c, fi, k->vec_unit, TJ_FOR_VECTORIZED, body(k, xi, lane, arg));
+    s = tj_sched_loop(c, vi, k->lanes / k->vec_unit, TJ_FOR_UNROLLED, s);
+  } else {
+    s = tj_sched_loop(c, fi, k->lanes, TJ_FOR_VECTORIZED, body(k, xi, fi, arg));
+  }
   return tj_sched_loop(c, xi, k->tile, k->tile > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
 }
 

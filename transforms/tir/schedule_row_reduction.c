@@ -44,6 +44,22 @@ static bool stores_index_rows(const tj_block_t *b, int n_spatial, const tj_tir_s
   return r.ok;
 }
 
+static bool block_var_store(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  const tj_block_t *b = ((rows_ctx_t *)v->ctx)->block;
+  if (s->kind == TJ_TIR_BUFFER_STORE)
+    for (int i = 0; i < s->store.n_indices; i++)
+      for (int k = 0; k < b->n_iter_vars; k++)
+        if (tj_tir_expr_uses_var(s->store.indices[i], b->iter_vars[k].var)) ((rows_ctx_t *)v->ctx)->ok = false;
+  return true;
+}
+
+static bool stores_fixed(const tj_block_t *b, const tj_tir_stmt_t *s) {
+  rows_ctx_t r = {b, 0, true};
+  tj_tir_visitor_t v = {.stmt = block_var_store, .ctx = &r};
+  tj_tir_visit_stmt(&v, s);
+  return r.ok;
+}
+
 static bool load_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
   if (e->kind == TJ_TIR_BUFFER_LOAD) *(bool *)v->ctx = true;
   return true;
@@ -63,9 +79,13 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
   int ns = nest.n - nest.n_reduce;
   for (int l = 0; l < nest.n; l++)
     if ((b->iter_vars[nest.iter_of_loop[l]].kind == TJ_ITER_REDUCE) != (l >= ns)) return 0;
-  if (ns == 0 || !b->init) return 0;
+  if (!b->init) return 0;
   if (!tj_sched_pure_update(b, b->body) || !tj_sched_pure_update(b, b->init)) return 0;
-  if (!stores_index_rows(b, ns, b->body) || !stores_index_rows(b, ns, b->init)) return 0;
+  /* ns == 0: one row of a row-fused group (schedule_row_fusion.c), its row bound:
+   * every store goes to one element, which no block var indexes */
+  if (ns > 0 ? !stores_index_rows(b, ns, b->body) || !stores_index_rows(b, ns, b->init)
+             : !stores_fixed(b, b->body) || !stores_fixed(b, b->init))
+    return 0;
   /* The init reads no buffer (it runs once per row, before the body). */
   if (has_load(b->init)) return 0;
   const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
@@ -81,7 +101,7 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
     if (l >= ns) reduce_vars[l] = tj_sched_var(c, "r");
     vals[nest.iter_of_loop[l]] = tj_sched_cast_like(c, var, l < ns ? spatial[l] : reduce_vars[l]);
   }
-  const tj_tir_stmt_t *body = tj_sched_subst_stmt(c, b, b->body, vals);
+  const tj_tir_stmt_t *update = tj_sched_subst_stmt(c, b, b->body, vals), *body = update;
   for (int l = nest.n - 1; l >= ns; l--) body = tj_sched_loop(c, reduce_vars[l], nest.extent[l], TJ_FOR_SERIAL, body);
   /* The init uses no reduce var: bind them to their minimum (0) to be safe. */
   for (int l = ns; l < nest.n; l++) {
@@ -91,7 +111,15 @@ int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
   const tj_tir_stmt_t *init = tj_sched_subst_stmt(c, b, b->init, vals);
   if (!body || !init) return c->oom = true, 1;
   const tj_tir_stmt_t *pair[2] = {init, body};
-  const tj_tir_stmt_t *row = tj_tir_seq(c->arena, 2, pair);
+  const tj_tir_stmt_t *row = nest.n_reduce == 1 ? tj_sched_row_reduce_vector(c, init, update, reduce_vars[ns], nest.extent[ns]) : NULL;
+  if (c->oom) return 1;
+  if (!row) row = tj_tir_seq(c->arena, 2, pair);
+  if (ns == 0) {
+    if (!row) return c->oom = true, 1;
+    c->stats.reduction++;
+    *out = row;
+    return 1;
+  }
   for (int l = ns - 1; l >= nf; l--) row = tj_sched_loop(c, spatial[l], nest.extent[l], TJ_FOR_SERIAL, row);
   int64_t rows = 1;
   for (int l = 0; l < nf; l++) rows *= nest.extent[l];

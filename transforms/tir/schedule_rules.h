@@ -44,8 +44,15 @@ typedef int (*tj_sched_rule_fn)(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **
 int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+int tj_sched_rule_row_fusion(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_full_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_column_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+
+/* One row of a row reduction, `init` then `body` for r in [0, K), with its terms in
+ * vector partial results (schedule_row_vector.c); NULL when the options do not allow
+ * reordering or the body is not a plain accumulation (ctx->oom on allocation failure). */
+const tj_tir_stmt_t *tj_sched_row_reduce_vector(tj_sched_ctx_t *c, const tj_tir_stmt_t *init,
+                                                const tj_tir_stmt_t *body, const tj_tir_expr_t *r, int64_t K);
 
 /* The injective nest stmts[i] scheduled (with its epilogue), or with `retarget` its
  * values converted to retarget's dtype and stored there instead (no epilogue). NULL
