@@ -175,6 +175,15 @@ static const tj_sinfo_t *ret_after_mutation(const tj_sinfo_t *old_ret, const tj_
   return tj_sinfo_is_base_of(body, old_ret) && !tj_sinfo_is_base_of(old_ret, body) ? old_ret : body;
 }
 
+/* The body's struct info as the function's return: without the vars only the body defines. */
+static const tj_sinfo_t *erase_to_params(tj_rx_mutator_t *m, int n, const tj_rx_expr_t *const *params,
+                                         const tj_sinfo_t *body) {
+  const tj_sinfo_t **ps = TJ_ARENA_ARRAY(m->arena, const tj_sinfo_t *, n + 1);
+  if (!ps) return NULL;
+  for (int i = 0; i < n; i++) ps[i] = params[i]->sinfo;
+  return tj_sinfo_erase_to_params(m->arena, body, n, ps);
+}
+
 const tj_rx_func_t *tj_rx_mutate_func(tj_rx_mutator_t *m, const tj_rx_func_t *f) {
   const tj_rx_expr_t *body = tj_rx_mutate_expr(m, f->body);
   const tj_rx_expr_t **params = TJ_ARENA_ARRAY(m->arena, const tj_rx_expr_t *, f->n_params + 1);
@@ -189,6 +198,8 @@ const tj_rx_func_t *tj_rx_mutate_func(tj_rx_mutator_t *m, const tj_rx_func_t *f)
   nf->params = params;
   nf->body = body;
   nf->ret_sinfo = ret_after_mutation(f->ret_sinfo, body->sinfo);
+  if (nf->ret_sinfo == body->sinfo && !(nf->ret_sinfo = erase_to_params(m, f->n_params, params, body->sinfo)))
+    return tj_rx_mutator_oom(m);
   return nf;
 }
 

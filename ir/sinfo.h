@@ -42,6 +42,13 @@ const tj_sinfo_t *tj_sinfo_derive_call_ret(tj_arena_t *a, const tj_sinfo_t *func
 
 /* Two TIR dims/values equal: constants by value, otherwise same structure with the
  * same variables. */
+/* s with every symbolic variable the parameters' struct info does not define erased to
+ * unknown: TVM's Function takes its body's struct info as return only so (EraseToWellDefined;
+ * a var that a match_cast in the body binds is not in scope outside). s itself when
+ * nothing is erased; NULL when out of memory. */
+const tj_sinfo_t *tj_sinfo_erase_to_params(tj_arena_t *a, const tj_sinfo_t *s, int n_params,
+                                           const tj_sinfo_t *const *param_sinfo);
+
 bool tj_sinfo_prim_expr_equal(const tj_tir_expr_t *a, const tj_tir_expr_t *b);
 
 /* Short forms for messages: "float16[16, 32, 32, 16]", "float32[n, 4]", "float16[?]"

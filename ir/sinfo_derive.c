@@ -123,3 +123,14 @@ const tj_sinfo_t *tj_sinfo_derive_call_ret(tj_arena_t *a, const tj_sinfo_t *func
   /* unchanged (e.g. static shapes): the callee's own node, shared as before */
   return r && tj_sinfo_equal_static(r, func->func.ret) ? func->func.ret : r;
 }
+
+const tj_sinfo_t *tj_sinfo_erase_to_params(tj_arena_t *a, const tj_sinfo_t *s, int n_params,
+                                           const tj_sinfo_t *const *param_sinfo) {
+  if (!s) return NULL;
+  var_map_t m = {0};
+  for (int i = 0; i < n_params; i++) match_sinfo(&m, param_sinfo[i], param_sinfo[i]);
+  bool oom = false;
+  const tj_sinfo_t *r = rewrite_sinfo(a, &m, s, &oom);
+  if (oom) return NULL;
+  return r && tj_sinfo_equal_static(r, s) ? s : r;
+}

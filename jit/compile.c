@@ -565,6 +565,13 @@ static const char *external_symbol(const tj_rx_expr_t *v) {
 static tj_status_t *unsupported_call(const char *binding, const tj_rx_expr_t *v) {
   const char *symbol = external_symbol(v);
   const char *op = v->call.callee->kind == TJ_RX_OP ? op_display_name(v->call.callee->op.name) : "call_packed";
+  /* LegalizeOps emits this for R.dynamic_strided_slice and DecomposeOpsForInference for
+   * R.tensor_to_shape: a later shape is read from a tensor's values at run time. */
+  if (symbol && strcmp(symbol, "vm.builtin.tensor_to_shape") == 0)
+    return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': the shape of a later tensor is read from tensor values at "
+                         "run time (vm.builtin.tensor_to_shape, from R.dynamic_strided_slice or R.tensor_to_shape); "
+                         "tvmjit's runtime needs every shape known from main's inputs and cannot run data-dependent "
+                         "shapes yet", binding);
   if (symbol)
     return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': R.%s calls the external function '%s', which tvmjit does "
                          "not provide (it runs PrimFuncs of the module through R.call_tir only)", binding, op, symbol);

@@ -8,12 +8,16 @@
  *
  * expand(p) is R.expand_dims(p, axis=[every axis but `axis`]), and eps an R.const of the
  * data's dtype, as TVM builds them; the intermediate calls are bound to fresh vars lv,
- * lv1, ... as TVM's BlockBuilder normalises them. */
+ * lv1, ... as TVM's BlockBuilder normalises them.
+ *
+ * Every R.tensor_to_shape becomes vm.builtin.tensor_to_shape, a match_cast to fresh
+ * shape vars and an R.shape of those vars (see decompose_tensor_to_shape). */
 #include <string.h>
 
 #include "ir/op.h"
 #include "ir/op/common.h"
 #include "ir/rx_mutator.h"
+#include "transforms/tensor_to_shape.h"
 #include "transforms/transforms.h"
 
 /* A call of op `name`, bound to a fresh var (NULL on error, recorded in m). */
@@ -97,10 +101,23 @@ static const tj_rx_expr_t *decompose_batch_norm(tj_rx_mutator_t *m, const tj_rx_
   return tuple ? tj_rx_with_inferred(m, tuple) : tj_rx_mutator_oom(m);
 }
 
+/* R.tensor_to_shape(t) becomes vm.builtin.tensor_to_shape with the call's struct info,
+ * matched to fresh vars x, x, ... and the call is replaced by R.shape([x, x, ...]): reshape
+ * and the like need the shape as expressions (TVM's TensorToShape). */
+static const tj_rx_expr_t *decompose_tensor_to_shape(tj_rx_mutator_t *m, const tj_rx_expr_t *call) {
+  const tj_sinfo_t *s = call->sinfo;
+  if (!s || s->kind != TJ_SINFO_SHAPE || s->shape.ndim < 0) return call;
+  const tj_tir_expr_t *const *vars = NULL;
+  if (!tj_emit_tensor_to_shape(m, call->call.args[0], s, "x", &vars)) return NULL;
+  const tj_rx_expr_t *shape = tj_rx_shape_expr(m->arena, s->shape.ndim, vars);
+  return shape ? tj_rx_with_inferred(m, shape) : tj_rx_mutator_oom(m);
+}
+
 static const tj_rx_expr_t *decompose_post(tj_rx_mutator_t *m, const tj_rx_expr_t *e) {
-  if (e->kind != TJ_RX_CALL || e->call.callee->kind != TJ_RX_OP || strcmp(e->call.callee->op.name, "relax.nn.batch_norm") != 0)
-    return e;
-  return decompose_batch_norm(m, e);
+  if (e->kind != TJ_RX_CALL || e->call.callee->kind != TJ_RX_OP) return e;
+  if (strcmp(e->call.callee->op.name, "relax.nn.batch_norm") == 0) return decompose_batch_norm(m, e);
+  if (strcmp(e->call.callee->op.name, "relax.tensor_to_shape") == 0) return decompose_tensor_to_shape(m, e);
+  return e;
 }
 
 typedef struct decompose_state {

@@ -178,12 +178,12 @@ static const tj_rx_expr_t *attach_target(tj_lg_pass_t *p, const tj_rx_expr_t *ca
   return tj_rx_make_call_tir(p->arena, gvar, v.n_args, v.args, v.out_sinfo, v.tir_vars);
 }
 
-static const tj_rx_expr_t *legalize_call(tj_lg_pass_t *p, const tj_rx_expr_t *call) {
+static const tj_rx_expr_t *legalize_call(tj_lg_pass_t *p, tj_rx_mutator_t *builder, const tj_rx_expr_t *call) {
   for (int round = 0; round < MAX_RELEGALIZE; round++) {
     if (call->kind != TJ_RX_CALL || call->call.callee->kind != TJ_RX_OP) return call;
     tj_legalize_fn fn = find_legalizer(p, call->call.callee->op.name);
     if (!fn || !all_shapes_known(p->arena, call)) return call;
-    tj_lg_ctx_t ctx = {p->arena, p};
+    tj_lg_ctx_t ctx = {p->arena, p, builder};
     const tj_rx_expr_t *out = NULL;
     tj_status_t *s = fn(&ctx, call, &out);
     if (s) {
@@ -204,7 +204,7 @@ static const tj_rx_expr_t *legalize_call(tj_lg_pass_t *p, const tj_rx_expr_t *ca
 static const tj_rx_expr_t *legalize_post(tj_rx_mutator_t *m, const tj_rx_expr_t *e) {
   tj_lg_pass_t *p = m->ctx;
   if (e->kind != TJ_RX_CALL) return e;
-  const tj_rx_expr_t *r = legalize_call(p, e);
+  const tj_rx_expr_t *r = legalize_call(p, m, e);
   if (!r && p->error) {
     tj_rx_mutator_fail(m, p->error);
     p->error = NULL;

@@ -37,9 +37,15 @@
 /* State of the pass that legalizers may use: the arena and the module being built. */
 typedef struct tj_lg_pass tj_lg_pass_t;
 
+struct tj_rx_mutator;
+
 typedef struct tj_lg_pass_view {
   tj_arena_t *arena;
   tj_lg_pass_t *pass;
+  /* The block builder: a legalization that needs bindings before its result (TVM's
+   * bb.emit / bb.match_cast, as dynamic_strided_slice's shape function) emits them here.
+   * NULL where nothing may be emitted. */
+  struct tj_rx_mutator *builder;
 } tj_lg_ctx_t;
 
 /* A legalizer: *out_expr = replacement, or NULL to keep the call unchanged. */

@@ -2,6 +2,7 @@
  * the PrimFunc with TVM's create_prim_func structure (see legalize.h). */
 #include <string.h>
 
+#include "ir/struct_equal.h"
 #include "ir/visit.h"
 #include "transforms/legalize/legalize.h"
 
@@ -174,12 +175,23 @@ void tj_lg_stage_spatial(tj_lg_te_t *te, tj_lg_stage_t *st, const char *name, in
 }
 
 /* Buffer accesses of a block body in first-use order, as TVM's block completion
- * collects them: each buffer once, as the point region of its first access. */
+ * collects them: each buffer once, as the point region of its first access. Accesses
+ * that differ only in constant indices (`begin[0]`, ..., `begin[3]`) give the hull of
+ * those constants (`begin[0:4]`), as TVM's region union does. */
+#define MAX_ACCESSES (TJ_LG_MAX_PARAMS + TJ_LG_MAX_STMTS)
+
+typedef struct access {
+  const tj_buffer_t *buf;
+  int ndim;
+  const tj_tir_expr_t *const *idx; /* the first access */
+  bool hull;                       /* lo/hi hold the hull of constant indices */
+  bool mixed;                      /* a later access differs in a non-constant index */
+  int64_t lo[TJ_LG_MAX_ITERS], hi[TJ_LG_MAX_ITERS];
+} access_t;
+
 typedef struct access_list {
   int n;
-  const tj_buffer_t *buf[TJ_LG_MAX_PARAMS + TJ_LG_MAX_STMTS];
-  int ndim[TJ_LG_MAX_PARAMS + TJ_LG_MAX_STMTS];
-  const tj_tir_expr_t *const *idx[TJ_LG_MAX_PARAMS + TJ_LG_MAX_STMTS];
+  access_t a[MAX_ACCESSES];
 } access_list_t;
 
 typedef struct access_ctx {
@@ -187,17 +199,46 @@ typedef struct access_ctx {
   bool overflow;
 } access_ctx_t;
 
+static void first_access(access_t *x, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx) {
+  memset(x, 0, sizeof *x);
+  x->buf = b;
+  x->ndim = n;
+  x->idx = idx;
+  for (int d = 0; d < n && n <= TJ_LG_MAX_ITERS; d++)
+    if (tj_tir_is_const_int(idx[d], &x->lo[d])) x->hi[d] = x->lo[d];
+}
+
+/* Widens x by a repeated access, where only constant indices differ. */
+static void repeat_access(access_t *x, int n, const tj_tir_expr_t *const *idx) {
+  if (x->mixed || n != x->ndim || n > TJ_LG_MAX_ITERS) return;
+  int64_t c, first;
+  for (int d = 0; d < n; d++) {
+    if (tj_struct_equal_tir_expr(x->idx[d], idx[d])) continue;
+    if (!tj_tir_is_const_int(x->idx[d], &first) || !tj_tir_is_const_int(idx[d], &c)) {
+      x->mixed = true;
+      x->hull = false;
+      return;
+    }
+  }
+  for (int d = 0; d < n; d++)
+    if (tj_tir_is_const_int(idx[d], &c) && tj_tir_is_const_int(x->idx[d], &first)) {
+      if (c < x->lo[d]) x->lo[d] = c, x->hull = true;
+      if (c > x->hi[d]) x->hi[d] = c, x->hull = true;
+    }
+}
+
 static void note_access(access_ctx_t *c, access_list_t *l, const tj_buffer_t *b, int n,
                         const tj_tir_expr_t *const *idx) {
   for (int i = 0; i < l->n; i++)
-    if (l->buf[i] == b) return;
-  if (l->n == (int)(sizeof l->buf / sizeof l->buf[0])) {
+    if (l->a[i].buf == b) {
+      repeat_access(&l->a[i], n, idx);
+      return;
+    }
+  if (l->n == MAX_ACCESSES) {
     c->overflow = true;
     return;
   }
-  l->buf[l->n] = b;
-  l->ndim[l->n] = n;
-  l->idx[l->n++] = idx;
+  first_access(&l->a[l->n++], b, n, idx);
 }
 
 static bool access_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
@@ -213,25 +254,37 @@ static bool access_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
   return true;
 }
 
+/* One dim of an access's region: its hull when widened, else the point of the first access. */
+static bool region_dim(tj_arena_t *a, const access_t *x, int d, tj_range_t *out) {
+  const tj_tir_expr_t *first = x->idx[d];
+  int64_t c;
+  if (x->hull && tj_tir_is_const_int(first, &c) && x->lo[d] != x->hi[d]) {
+    out->min = tj_tir_int(a, first->dtype, x->lo[d]);
+    out->extent = tj_tir_int(a, first->dtype, x->hi[d] - x->lo[d] + 1);
+  } else {
+    out->min = first;
+    out->extent = tj_tir_int(a, first->dtype, 1);
+  }
+  return out->min && out->extent;
+}
+
 static tj_buffer_region_t *make_regions(tj_arena_t *a, const access_list_t *l, const access_list_t *exclude,
                                         int *out_n) {
   tj_buffer_region_t *r = TJ_ARENA_ARRAY(a, tj_buffer_region_t, l->n + 1);
   if (!r) return NULL;
   int n = 0;
   for (int i = 0; i < l->n; i++) {
+    const access_t *x = &l->a[i];
     bool skip = false;
     for (int j = 0; exclude && j < exclude->n; j++)
-      if (exclude->buf[j] == l->buf[i]) skip = true;
+      if (exclude->a[j].buf == x->buf) skip = true;
     if (skip) continue;
-    tj_range_t *ranges = TJ_ARENA_ARRAY(a, tj_range_t, l->ndim[i] + 1);
+    tj_range_t *ranges = TJ_ARENA_ARRAY(a, tj_range_t, x->ndim + 1);
     if (!ranges) return NULL;
-    for (int d = 0; d < l->ndim[i]; d++) {
-      ranges[d].min = l->idx[i][d];
-      ranges[d].extent = tj_tir_int(a, l->idx[i][d]->dtype, 1);
-      if (!ranges[d].extent) return NULL;
-    }
-    r[n].buffer = l->buf[i];
-    r[n].ndim = l->ndim[i];
+    for (int d = 0; d < x->ndim; d++)
+      if (!region_dim(a, x, d, &ranges[d])) return NULL;
+    r[n].buffer = x->buf;
+    r[n].ndim = x->ndim;
     r[n++].ranges = ranges;
   }
   *out_n = n;
