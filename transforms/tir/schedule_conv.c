@@ -79,6 +79,9 @@ typedef struct conv {
   const tj_tir_expr_t *cur_fv, *cur_fi;  /* its vector block and lane */
   int inner_reduce; /* reduce iter var moved innermost (reorder_reductions), or -1 */
   bool channel_blocks; /* the vector dim's blocks (fv) outermost in the parallel loop */
+  /* The one repack is of a [K, N] weight and fv is the only outer iteration: each
+   * parallel iteration copies its own panel [1, K, W] (see panel_fill). */
+  bool panel;
 } conv_t;
 
 static bool is_f16(tj_dtype_t d) { return d.code == TJ_DT_FLOAT && d.bits == 16 && d.lanes == 1; }
@@ -364,7 +367,8 @@ static const tj_tir_expr_t *repack_expr(tj_tir_mutator_t *m, const tj_tir_expr_t
     if (e->load.buffer != r->from) continue;
     int nd = r->from->ndim;
     const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
-    idx[0] = tj_sched_cast_like(k->c, e->load.indices[r->perm[nd - 1]], k->cur_fv);
+    idx[0] = k->panel ? tj_tir_int(k->c->arena, e->load.indices[r->perm[nd - 1]]->dtype, 0)
+                      : tj_sched_cast_like(k->c, e->load.indices[r->perm[nd - 1]], k->cur_fv);
     idx[nd] = tj_sched_cast_like(k->c, e->load.indices[r->perm[nd - 1]], k->cur_fi);
     for (int q = 0; q + 1 < nd; q++)
       if (!(idx[1 + q] = tj_tir_mutate_expr(m, e->load.indices[r->perm[q]]))) return NULL;
@@ -655,6 +659,38 @@ static const tj_tir_stmt_t *write_back_loops(conv_t *k, tile_arg_t *arg) {
   return tj_sched_loop(c, fi, k->lanes, TJ_FOR_UNROLLED, s);
 }
 
+/* A matmul's packed weight copied per parallel iteration: the block's panel
+ * to[0, k, j] = from[k, fv * W + j] (K x W, in L2), then the row blocks read it. The
+ * whole-weight repack wrote and re-read the packed copy through memory (9.4 MB each way
+ * for BERT's FFN). */
+static bool panel_applies(conv_t *k) {
+  if (!k->channel_blocks || k->n_repacks != 1 || k->tile_iter < 0) return false;
+  const repack_t *r = &k->repacks[0];
+  bool is_outer[TJ_SCHED_MAX_NEST];
+  return r->from->ndim == 2 && r->perm[1] == 1 && outer_iters(k, is_outer) == 1;
+}
+
+static const tj_tir_stmt_t *with_panel(conv_t *k, const tj_tir_expr_t *fv, const tj_tir_stmt_t *body) {
+  tj_sched_ctx_t *c = k->c;
+  const repack_t *r = &k->repacks[0];
+  const tj_tir_expr_t *pk = tj_sched_var(c, "pk"), *pj = tj_sched_var(c, "pj");
+  if (!pk || !pj || !body) return NULL;
+  const tj_tir_expr_t *src[2] = {pk, tj_sched_add(c, tj_sched_mul(c, fv, k->lanes), pj)};
+  const tj_tir_expr_t *dst[3] = {tj_tir_i64(c->arena, 0), pk, pj};
+  const tj_tir_expr_t *v = src[1] ? tj_tir_load(c->arena, r->from, 2, src) : NULL;
+  if (v && !tj_dtype_eq(v->dtype, r->to->dtype)) v = tj_tir_cast(c->arena, r->to->dtype, v);
+  const tj_tir_stmt_t *st = v && dst[0] ? tj_tir_store(c->arena, r->to, 3, dst, v) : NULL;
+  int64_t rows;
+  tj_tir_is_const_int(r->to->shape[1], &rows);
+  st = tj_sched_loop(c, pj, k->lanes, TJ_FOR_VECTORIZED, st);
+  st = tj_sched_loop(c, pk, rows, TJ_FOR_SERIAL, st);
+  const tj_tir_stmt_t *two[2] = {st, body};
+  const tj_tir_stmt_t *s = st ? tj_tir_seq(c->arena, 2, two) : NULL;
+  s = s ? tj_tir_allocate(c->arena, r->to, s) : NULL;
+  if (!s) c->oom = true;
+  return s;
+}
+
 static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   const tj_sched_nest_t *nest = &k->nest;
@@ -719,9 +755,10 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   else
     s = s ? tj_tir_let_stmt(c->arena, xo, tj_tir_i64(c->arena, 0), s) : NULL;
   if (k->windowed) s = with_window(k, start, s);
+  if (k->panel) s = with_panel(k, fv, s);
   s = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
   /* Repacks first, each buffer allocated around everything. */
-  if (k->n_repacks && s) {
+  if (k->n_repacks && !k->panel && s) {
     const tj_tir_stmt_t *seq[MAX_REPACK + 1];
     for (int i = 0; i < k->n_repacks; i++) seq[i] = repack_nest(k, &k->repacks[i]);
     seq[k->n_repacks] = s;
@@ -785,6 +822,13 @@ static bool conv_matches(tj_sched_ctx_t *c, int i, conv_t *k) {
 static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *used) {
   plan_repacks(k, k->st->store.value);
   if (c->oom) return NULL;
+  if (panel_applies(k)) {
+    repack_t *r = &k->repacks[0];
+    const tj_tir_expr_t *shape[3] = {tj_tir_i64(c->arena, 1), r->to->shape[1], r->to->shape[2]};
+    r->to = tj_buffer_new(c->arena, r->to->name, r->to->dtype, 3, shape, NULL);
+    if (!r->to) return (void)(c->oom = true), NULL;
+    k->panel = true;
+  }
   tj_sched_epilogue_t ep;
   tj_sched_collect_epilogue(c, i, i + 1, k->st->store.buffer, &ep);
   const tj_tir_stmt_t *r = tj_sched_with_before(c, &ep, build(k, &ep));
