@@ -252,6 +252,55 @@ START_TEST(borrowed_constants_are_used_in_place) {
 }
 END_TEST
 
+/* A disk cache that never hits and counts what it is offered. */
+static bool counting_load(void *ctx, const tj_jit_cache_lookup_t *lk, tj_jit_object_t *out) {
+  (void)lk, (void)out;
+  ((int *)ctx)[0]++;
+  return false;
+}
+static void counting_store(void *ctx, const tj_jit_cache_lookup_t *lk, const tj_jit_object_t *obj) {
+  (void)lk;
+  ck_assert_ptr_nonnull(obj->bytes);
+  ((int *)ctx)[1]++;
+}
+
+/* Kernels missing from both caches are compiled after main's walk, together, on
+ * several threads: each distinct kernel once, each offered to the cache once, and the
+ * executable calls the right code. */
+START_TEST(kernels_compiled_together_on_two_threads) {
+  setenv("TVMJIT_COMPILE_THREADS", "2", 1);
+  tj_arena_t *a = tj_arena_create();
+  int counts[2] = {0, 0};
+  tj_jit_object_cache_t cache = {counting_load, counting_store, counts};
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_set_object_cache(jit, &cache);
+  tj_jit_stats_t st;
+  tj_jit_options_t opts = {.opt_level = 2, .stats = &st};
+  tj_executable_t *exe = NULL;
+  TU_OK(tj_jit_compile_module(jit, relu_add_module(a, "relu", "add", true), "main", &opts, &exe));
+  ck_assert_int_eq(st.kernels_requested, 2);
+  ck_assert_int_eq(st.kernels_compiled, 2);
+  ck_assert_int_eq(counts[0], 2);
+  ck_assert_int_eq(counts[1], 2);
+  int64_t shape[2] = {4, 8};
+  unsigned seed = 7;
+  tj_tensor_t *x = random_half_tensor(2, shape, -2, 2, &seed), *y = random_half_tensor(2, shape, -2, 2, &seed);
+  const tj_tensor_t *in[2] = {x, y};
+  tj_tensor_t *out[1] = {NULL};
+  TU_OK(tj_executable_run(exe, 2, in, 1, out));
+  const uint16_t *xs = x->data, *ys = y->data, *os = out[0]->data;
+  for (int i = 0; i < 32; i++) ck_assert_uint_eq(os[i], ref_add(ref_relu(ref_relu(xs[i])), ys[i]));
+  tj_tensor_free(out[0]);
+  tj_tensor_free(x);
+  tj_tensor_free(y);
+  tj_executable_free(exe);
+  tj_jit_free(jit);
+  tj_arena_free(a);
+  unsetenv("TVMJIT_COMPILE_THREADS");
+}
+END_TEST
+
 START_TEST(unlowered_op_binding_is_unsupported_with_the_fix) {
   tj_arena_t *a = tj_arena_create();
   const tj_sinfo_t *si = tensor_sinfo(a, TJ_F16, 4, 8);
@@ -446,6 +495,7 @@ int main(void) {
   tcase_add_test(tc, identical_prim_funcs_compile_once_per_jit);
   tcase_add_test(tc, object_cache_slot_serves_a_fresh_jit);
   tcase_add_test(tc, borrowed_constants_are_used_in_place);
+  tcase_add_test(tc, kernels_compiled_together_on_two_threads);
   tcase_add_test(tc, unlowered_op_binding_is_unsupported_with_the_fix);
   tcase_add_test(tc, symbolic_shape_is_unsupported);
   tcase_add_test(tc, seed_network_is_bit_exact_against_f16_reference);
