@@ -954,8 +954,11 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
   for (int i = 0; i < bd->n_values; i++) {
     TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
     tj_value_desc_t d = descs[i];
-    if (d.kind == TJ_VALUE_CONSTANT && !bd->borrow_constants) {
-      /* 64-byte aligned like every other tensor: bound weights are read by vector loads */
+    /* Borrowed only when 64-byte aligned like every other tensor (bound weights are read
+     * by vector loads): the caller's tensors are, FoldConstant's results in the IR's
+     * arena are not and get an aligned copy, as every constant did before borrowing. */
+    bool borrow = bd->borrow_constants && (uintptr_t)d.const_data % 64 == 0;
+    if (d.kind == TJ_VALUE_CONSTANT && !borrow) {
       void *copy = tj_aligned_alloc(d.nbytes ? d.nbytes : 1);
       if (!copy) return oom();
       memcpy(copy, d.const_data, d.nbytes);

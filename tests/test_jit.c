@@ -226,14 +226,19 @@ static const void *constant_data_of(const tj_executable_t *exe) {
 }
 
 /* borrow_constants: the executable reads the module's constant in place (a bound
- * ResNet-18 would otherwise copy its 47 MB of weights at every load); without it, a copy. */
+ * ResNet-18 would otherwise copy its 47 MB of weights at every load) when it is 64-byte
+ * aligned, as the caller's tensors are; without the option, or unaligned, a copy. */
 START_TEST(borrowed_constants_are_used_in_place) {
   tj_arena_t *a = tj_arena_create();
   uint16_t c_data[32];
   for (int i = 0; i < 32; i++) c_data[i] = tj_float_to_half((float)i);
   tj_module_t *m = add_constant_module(a, c_data);
   const tj_rx_func_t *fn = tj_module_find_relax(m, "main");
-  const void *in_ir = fn->body->seq.blocks[0].bindings[0].value->call.args[1]->tuple.fields[1]->constant.data;
+  tj_rx_expr_t *c = (tj_rx_expr_t *)fn->body->seq.blocks[0].bindings[0].value->call.args[1]->tuple.fields[1];
+  uint16_t *aligned = tj_aligned_alloc(2 * sizeof c_data); /* room to move it off alignment */
+  memcpy(aligned, c_data, sizeof c_data);
+  c->constant.data = aligned; /* as BindParams points at the caller's tensor */
+  const void *in_ir = aligned;
   tj_jit_t *jit;
   TU_OK(tj_jit_create(&jit));
   tj_jit_options_t opts = {.opt_level = 2, .borrow_constants = true};
@@ -247,7 +252,16 @@ START_TEST(borrowed_constants_are_used_in_place) {
   ck_assert_ptr_ne(constant_data_of(exe), in_ir);
   ck_assert_int_eq(memcmp(constant_data_of(exe), c_data, sizeof c_data), 0);
   tj_executable_free(exe);
+  /* an unaligned constant (FoldConstant's, in the IR arena) is copied to aligned memory */
+  opts.borrow_constants = true;
+  c->constant.data = memmove((char *)aligned + 2, aligned, sizeof c_data);
+  TU_OK(tj_jit_compile_module(jit, m, "main", &opts, &exe));
+  ck_assert_ptr_ne(constant_data_of(exe), c->constant.data);
+  ck_assert_uint_eq((uintptr_t)constant_data_of(exe) % 64, 0);
+  ck_assert_int_eq(memcmp(constant_data_of(exe), c_data, sizeof c_data), 0);
+  tj_executable_free(exe);
   tj_jit_free(jit);
+  tj_aligned_free(aligned);
   tj_arena_free(a);
 }
 END_TEST
