@@ -1,6 +1,7 @@
 /* The compile driver: PrimFunc -> kernel (with the in-memory table), and a Relax
  * `main` made of call_tir bindings -> executable. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <xxhash.h>
@@ -87,48 +88,197 @@ static void say_debug(const tj_jit_options_t *opts, const char *fmt, const char 
   m->emit(m->ctx, TJ_JIT_MSG_DEBUG, buf);
 }
 
+/* The object cache hooks for this compile (none with opts->no_cache). */
+static tj_jit_object_cache_t cache_of(tj_jit_t *jit, const tj_jit_options_t *opts) {
+  pthread_mutex_lock(&jit->lock);
+  tj_jit_object_cache_t cache = jit->cache;
+  pthread_mutex_unlock(&jit->lock);
+  if (opts && opts->no_cache) memset(&cache, 0, sizeof cache);
+  return cache;
+}
+
+/* The object for a lowered kernel from the disk cache; false on a miss (or no cache). */
+static bool load_cached(tj_jit_t *jit, const char *name, const char *text, const tj_jit_options_t *opts,
+                        int opt_level, tj_jit_stats_t *acc, tj_jit_object_t *out) {
+  tj_jit_object_cache_t cache = cache_of(jit, opts);
+  if (!cache.load) return false;
+  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
+  tj_jit_cache_lookup_t lookup = {name, parts, tj_jit_cache_key_parts(text, opt_level, parts),
+                                  opts ? opts->messages : NULL};
+  tj_jit_object_t obj = {0};
+  if (cache.load(cache.ctx, &lookup, &obj) && obj.symbol && obj.bytes) {
+    tj_free(obj.canonical_text);
+    obj.canonical_text = tj_strdup(text);
+    if (obj.canonical_text) {
+      acc->kernels_loaded++;
+      *out = obj;
+      return true;
+    }
+  }
+  tj_jit_object_free(&obj);
+  return false;
+}
+
+/* Offers a freshly compiled object to the disk cache. */
+static void store_cached(tj_jit_t *jit, const char *name, const char *text, const tj_jit_options_t *opts,
+                         int opt_level, const tj_jit_object_t *obj) {
+  tj_jit_object_cache_t cache = cache_of(jit, opts);
+  if (!cache.store) return;
+  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
+  tj_jit_cache_lookup_t lookup = {name, parts, tj_jit_cache_key_parts(text, opt_level, parts),
+                                  opts ? opts->messages : NULL};
+  cache.store(cache.ctx, &lookup, obj);
+}
+
 /* The object for a lowered kernel: from the cache when it has it, else compiled (and
  * offered to the cache). */
 static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, const char *name, uint64_t hash,
                                   const char *text, const tj_jit_options_t *opts, int opt_level,
                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_object_t *out) {
-  pthread_mutex_lock(&jit->lock);
-  tj_jit_object_cache_t cache = jit->cache;
-  pthread_mutex_unlock(&jit->lock);
-  if (opts && opts->no_cache) memset(&cache, 0, sizeof cache);
-  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
-  tj_jit_cache_lookup_t lookup = {name, parts, 0, opts ? opts->messages : NULL};
-  if (cache.load || cache.store) lookup.n_parts = tj_jit_cache_key_parts(text, opt_level, parts);
-  if (cache.load) {
-    tj_jit_object_t obj = {0};
-    if (cache.load(cache.ctx, &lookup, &obj) && obj.symbol && obj.bytes) {
-      tj_free(obj.canonical_text);
-      obj.canonical_text = tj_strdup(text);
-      if (obj.canonical_text) {
-        acc->kernels_loaded++;
-        *out = obj;
-        return NULL;
-      }
-    }
-    tj_jit_object_free(&obj);
-  }
+  if (load_cached(jit, name, text, opts, opt_level, acc, out)) return NULL;
   char *symbol = make_symbol(name, hash);
   tj_status_t *s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, out, acc)
                           : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   tj_free(symbol);
   if (!s) acc->kernels_compiled++;
-  if (!s && cache.store) cache.store(cache.ctx, &lookup, out);
+  if (!s) store_cached(jit, name, text, opts, opt_level, out);
   return s;
 }
 
-/* Lower, look up the table, else compile with `tm` and add. Times go to `acc`. */
-/* Shape vars become trailing scalars (shape_params.h): *out_n_shape of them, described
- * in out_shape (room for TJ_TIR_MAX_SHAPE_PARAMS; both may be NULL). */
+/* Adds a kernel's object to the JIT (unless another thread added the same kernel
+ * meanwhile: its code is used) and to the table; takes the object's strings. */
+static tj_status_t *add_kernel(tj_jit_t *jit, tj_jit_object_t *obj, uint64_t hash, tj_jit_stats_t *acc,
+                               tj_jit_kernel_t *out) {
+  double t1 = tj_jit_now_ms();
+  pthread_mutex_lock(&jit->lock);
+  const tj_jit_entry_t *hit = find_entry(jit, hash, obj->canonical_text);
+  void (*fn)(void) = NULL;
+  tj_status_t *s = NULL;
+  if (!hit) s = tj_jit_add_object_locked(jit, obj, &fn);
+  if (!hit && !s) s = insert_entry(jit, obj, hash, fn, &hit);
+  if (!s) entry_to_kernel(hit, out);
+  pthread_mutex_unlock(&jit->lock);
+  acc->link_ms += tj_jit_now_ms() - t1;
+  return s;
+}
+
+/* ---------------- kernels compiled together ---------------- */
+
+/* A kernel that was in neither cache while main was walked: compiled with the others
+ * after the walk, on several threads (emit_parallel.c), then stored, added to the JIT
+ * and given to the slots that wait for it. */
+typedef struct pending_kernel {
+  tj_arena_t *arena; /* holds `lowered` */
+  const tj_prim_func_t *lowered;
+  const char *name;
+  uint64_t hash;
+  char *text, *symbol;
+  tj_jit_kernel_t k; /* once compiled */
+} pending_kernel_t;
+
+typedef struct kernel_queue {
+  pending_kernel_t *items;
+  int n, cap;
+} kernel_queue_t;
+
+static void queue_free(kernel_queue_t *q) {
+  for (int i = 0; i < q->n; i++) {
+    tj_arena_free(q->items[i].arena);
+    tj_free(q->items[i].text);
+    tj_free(q->items[i].symbol);
+  }
+  tj_free(q->items);
+  memset(q, 0, sizeof *q);
+}
+
+static int queue_find(const kernel_queue_t *q, uint64_t hash, const char *text) {
+  for (int i = 0; i < q->n; i++)
+    if (q->items[i].hash == hash && strcmp(q->items[i].text, text) == 0) return i;
+  return -1;
+}
+
+/* Takes the arena and the text on success. */
+static tj_status_t *queue_push(kernel_queue_t *q, tj_arena_t *arena, const tj_prim_func_t *low, const char *name,
+                               uint64_t hash, char *text, int *out_index) {
+  if (q->n == q->cap) {
+    int cap = q->cap ? q->cap * 2 : 16;
+    pending_kernel_t *p = tj_realloc(q->items, sizeof *p * (size_t)cap);
+    if (!p) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+    q->items = p;
+    q->cap = cap;
+  }
+  char *symbol = make_symbol(name, hash);
+  if (!symbol) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  q->items[q->n] = (pending_kernel_t){arena, low, name, hash, text, symbol, {0}};
+  *out_index = q->n++;
+  return NULL;
+}
+
+/* The kernel's ABI without compiling it: buffers first, then scalars (codegen.c). */
+static tj_jit_kernel_t abi_of(const tj_prim_func_t *low) {
+  tj_jit_kernel_t k = {0};
+  for (int i = 0; i < low->n_params; i++) (low->buffer_map && low->buffer_map[i]) ? k.n_buffers++ : k.n_scalars++;
+  return k;
+}
+
+static int longest_first(const void *a, const void *b) {
+  const tj_jit_job_t *x = a, *y = b;
+  return x->cost < y->cost ? 1 : x->cost > y->cost ? -1 : x->order - y->order;
+}
+
+static int by_queue_order(const void *a, const void *b) {
+  return ((const tj_jit_job_t *)a)->order - ((const tj_jit_job_t *)b)->order;
+}
+
+/* Compiles every queued kernel (in parallel), then in queue order offers each to the
+ * disk cache and adds it to the JIT. The first failure is returned. */
+static tj_status_t *compile_queue(tj_jit_t *jit, kernel_queue_t *q, const tj_jit_options_t *opts, int opt_level,
+                                  LLVMTargetMachineRef tm, tj_jit_stats_t *acc) {
+  if (!q->n) return NULL;
+  tj_jit_job_t *jobs = tj_calloc((size_t)q->n, sizeof *jobs);
+  if (!jobs) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "JIT compile: out of memory");
+  for (int i = 0; i < q->n; i++) jobs[i] = (tj_jit_job_t){.lowered = q->items[i].lowered, .symbol = q->items[i].symbol, .order = i,
+                            .cost = strlen(q->items[i].text)};
+  /* Longest first (text length: about the code's size), so no thread ends with a big
+   * kernel alone while the others wait. */
+  qsort(jobs, (size_t)q->n, sizeof *jobs, longest_first);
+  tj_jit_emit_parallel(jobs, q->n, opt_level, tm);
+  qsort(jobs, (size_t)q->n, sizeof *jobs, by_queue_order);
+  tj_status_t *s = NULL;
+  for (int i = 0; i < q->n; i++) {
+    pending_kernel_t *p = &q->items[i];
+    acc->codegen_ms += jobs[i].acc.codegen_ms;
+    acc->optimize_ms += jobs[i].acc.optimize_ms;
+    acc->emit_ms += jobs[i].acc.emit_ms;
+    if (!s && jobs[i].status) s = tj_status_annotate(jobs[i].status, "compiling PrimFunc '%s'", p->name);
+    else tj_status_free(jobs[i].status);
+    if (s) {
+      tj_jit_object_free(&jobs[i].obj);
+      continue;
+    }
+    acc->kernels_compiled++;
+    store_cached(jit, p->name, p->text, opts, opt_level, &jobs[i].obj);
+    s = add_kernel(jit, &jobs[i].obj, p->hash, acc, &p->k);
+    tj_jit_object_free(&jobs[i].obj);
+  }
+  tj_free(jobs);
+  return s;
+}
+
+/* ---------------- one kernel, lowered ---------------- */
+
+/* Lower, look up the table, else load from the disk cache or compile with `tm`, and
+ * add. With a queue, a kernel in neither cache is queued instead (*out_pending is its
+ * index, and `out` has its ABI but no code yet); else *out_pending is -1. Times go to
+ * `acc`. Shape vars become trailing scalars (shape_params.h): *out_n_shape of them,
+ * described in out_shape (room for TJ_TIR_MAX_SHAPE_PARAMS; both may be NULL). */
 static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const char *name,
                                    const tj_jit_options_t *opts, int opt_level, bool schedule,
-                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_kernel_t *out,
-                                   int *out_n_shape, tj_tir_shape_param_t *out_shape) {
+                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, kernel_queue_t *queue,
+                                   int *out_pending, tj_jit_kernel_t *out, int *out_n_shape,
+                                   tj_tir_shape_param_t *out_shape) {
   double t0 = tj_jit_now_ms();
+  if (out_pending) *out_pending = -1;
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   const tj_prim_func_t *low = NULL;
@@ -152,28 +302,28 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
   const tj_jit_entry_t *hit = find_entry(jit, hash, text);
   if (hit) entry_to_kernel(hit, out);
   pthread_mutex_unlock(&jit->lock);
-  if (hit) {
+  int queued = hit || !queue ? -1 : queue_find(queue, hash, text);
+  if (hit || queued >= 0) {
     say_debug(opts, "cache: %s: in-memory hit (compiled earlier by this process)", name);
+    if (queued >= 0) *out = abi_of(low), *out_pending = queued;
     tj_free(text);
     tj_arena_free(arena);
     return NULL;
   }
   tj_jit_object_t obj = {0};
-  s = obtain_object(jit, low, name, hash, text, opts, opt_level, tm, acc, &obj);
+  if (queue && !load_cached(jit, name, text, opts, opt_level, acc, &obj)) {
+    *out = abi_of(low);
+    s = queue_push(queue, arena, low, name, hash, text, out_pending);
+    if (!s) return NULL;
+    tj_free(text);
+    tj_arena_free(arena);
+    return s;
+  }
+  if (!queue) s = obtain_object(jit, low, name, hash, text, opts, opt_level, tm, acc, &obj);
   tj_free(text);
   tj_arena_free(arena);
-  if (s) return s;
-  double t1 = tj_jit_now_ms();
-  pthread_mutex_lock(&jit->lock);
-  /* Another thread may have compiled the same kernel meanwhile: use its code. */
-  hit = find_entry(jit, hash, obj.canonical_text);
-  void (*fn)(void) = NULL;
-  if (!hit) s = tj_jit_add_object_locked(jit, &obj, &fn);
-  if (!hit && !s) s = insert_entry(jit, &obj, hash, fn, &hit);
-  if (!s) entry_to_kernel(hit, out);
-  pthread_mutex_unlock(&jit->lock);
+  if (!s) s = add_kernel(jit, &obj, hash, acc, out);
   tj_jit_object_free(&obj);
-  acc->link_ms += tj_jit_now_ms() - t1;
   return s;
 }
 
@@ -195,7 +345,8 @@ tj_status_t *tj_jit_compile_prim_func(tj_jit_t *jit, const tj_prim_func_t *f, co
   TJ_RETURN_IF_ERROR(tj_jit_target_machine(opt_level_of(opts), &tm));
   tj_jit_stats_t acc = {0};
   tj_jit_kernel_t k;
-  tj_status_t *s = compile_kernel(jit, f, name, opts, opt_level_of(opts), schedule_of(opts), tm, &acc, &k, NULL, NULL);
+  tj_status_t *s =
+      compile_kernel(jit, f, name, opts, opt_level_of(opts), schedule_of(opts), tm, &acc, NULL, NULL, &k, NULL, NULL);
   LLVMDisposeTargetMachine(tm);
   if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", name);
   publish_stats(jit, opts, &acc, t0);
@@ -240,6 +391,7 @@ typedef struct kernel_slot {
   const tj_prim_func_t *prim;
   uint64_t struct_hash;
   tj_jit_kernel_t k;
+  int pending; /* >= 0: k's code is queue item `pending`, compiled after the walk */
   int n_shape; /* trailing scalars that are shape vars (shape_params.h) */
   tj_tir_shape_param_t shape[TJ_TIR_MAX_SHAPE_PARAMS];
   /* > 0: row-independent along its one shape var (row_split.h), compiled at
@@ -260,6 +412,7 @@ typedef struct build {
   bool schedule;
   LLVMTargetMachineRef tm;
   tj_jit_stats_t acc;
+  kernel_queue_t queue; /* kernels to compile once main is walked */
   tj_arena_t *arena; /* everything below */
   tj_value_desc_t *values;
   int n_values, cap_values;
@@ -406,8 +559,9 @@ static bool compile_chunks(build_t *bd, const tj_prim_func_t *f, const char *cal
   for (int i = first; i < N_CHUNKS && !s; i++) {
     const tj_prim_func_t *chunk = NULL;
     s = tj_tir_row_chunk(bd->arena, f, slot->shape[0].var, chunk_rows[i], &chunk);
+    /* compiled now, not queued: a chunk that does not compile falls back to the generic kernel */
     if (!s) s = compile_kernel(bd->jit, chunk, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc,
-                               &slot->chunk[slot->n_chunks], NULL, NULL);
+                               NULL, NULL, &slot->chunk[slot->n_chunks], NULL, NULL);
     slot->rows[slot->n_chunks++] = chunk_rows[i];
   }
   if (s) {
@@ -427,7 +581,7 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
   const tj_prim_func_t *f = tj_module_find_prim(bd->mod, callee);
   if (!f) return tj_status_new(TJ_ERR_NOT_FOUND, "PrimFunc '%s' is not in the module", callee);
   uint64_t h = tj_struct_hash_prim_func(f);
-  kernel_slot_t slot = {.name = callee, .prim = f, .struct_hash = h};
+  kernel_slot_t slot = {.name = callee, .prim = f, .struct_hash = h, .pending = -1};
   bool found = false;
   for (int i = 0; i < bd->n_kernels && !found; i++)
     if (bd->kernels[i].struct_hash == h && tj_struct_equal_prim_func(bd->kernels[i].prim, f, NULL, 0)) {
@@ -435,6 +589,7 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
       TJ_RETURN_IF_ERROR(tj_tir_expose_shape_params(bd->arena, f, callee, &(const tj_prim_func_t *){NULL},
                                                     &slot.n_shape, slot.shape));
       slot.k = bd->kernels[i].k;
+      slot.pending = bd->kernels[i].pending;
       slot.n_chunks = bd->kernels[i].n_chunks;
       memcpy(slot.chunk, bd->kernels[i].chunk, sizeof slot.chunk);
       memcpy(slot.rows, bd->kernels[i].rows, sizeof slot.rows);
@@ -442,8 +597,8 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
     }
   if (!found && !compile_chunks(bd, f, callee, &slot)) {
     tj_status_t *s =
-        compile_kernel(bd->jit, f, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &slot.k,
-                       &slot.n_shape, slot.shape);
+        compile_kernel(bd->jit, f, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &bd->queue,
+                       &slot.pending, &slot.k, &slot.n_shape, slot.shape);
     if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", callee);
   }
   if (!GROW(bd, kernels, n_kernels, cap_kernels)) return oom();
@@ -806,8 +961,11 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
   for (int i = 0; i < bd->n_values; i++) {
     TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
     tj_value_desc_t d = descs[i];
-    if (d.kind == TJ_VALUE_CONSTANT && !bd->borrow_constants) {
-      /* 64-byte aligned like every other tensor: bound weights are read by vector loads */
+    /* Borrowed only when 64-byte aligned like every other tensor (bound weights are read
+     * by vector loads): the caller's tensors are, FoldConstant's results in the IR's
+     * arena are not and get an aligned copy, as every constant did before borrowing. */
+    bool borrow = bd->borrow_constants && (uintptr_t)d.const_data % 64 == 0;
+    if (d.kind == TJ_VALUE_CONSTANT && !borrow) {
       void *copy = tj_aligned_alloc(d.nbytes ? d.nbytes : 1);
       if (!copy) return oom();
       memcpy(copy, d.const_data, d.nbytes);
@@ -843,6 +1001,18 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
   return tj_executable_plan_memory(exe);
 }
 
+/* Slots whose kernel was queued get its code (their ABI is already the kernel's). */
+static void take_queued_code(build_t *bd) {
+  for (int i = 0; i < bd->n_kernels; i++) {
+    kernel_slot_t *ks = &bd->kernels[i];
+    if (ks->pending < 0) continue;
+    const tj_jit_kernel_t *k = &bd->queue.items[ks->pending].k;
+    ks->k.symbol = k->symbol;
+    ks->k.fn = k->fn;
+    ks->pending = -1;
+  }
+}
+
 void tj_jit_program_free(tj_jit_program_t *p) {
   if (!p) return;
   tj_arena_free(p->bd.arena);
@@ -863,6 +1033,9 @@ tj_status_t *tj_jit_compile_program(tj_jit_t *jit, const tj_module_t *m, const c
   bd->arena = tj_arena_create();
   tj_status_t *s = bd->arena ? tj_jit_target_machine(bd->opt_level, &bd->tm) : oom();
   if (!s) s = walk_function(bd, fn);
+  if (!s) s = compile_queue(jit, &bd->queue, opts, bd->opt_level, bd->tm, &bd->acc);
+  if (!s) take_queued_code(bd);
+  queue_free(&bd->queue);
   if (bd->tm) LLVMDisposeTargetMachine(bd->tm);
   bd->tm = NULL;
   bd->opts = NULL; /* the caller's: not kept */

@@ -27,6 +27,24 @@ tj_status_t *tj_codegen_kernel(LLVMModuleRef mod, const tj_prim_func_t *lowered,
  * and per-phase times added into `acc` (may be NULL). */
 tj_status_t *tj_jit_emit_object_with(const tj_prim_func_t *lowered, const char *symbol, int opt_level,
                                      LLVMTargetMachineRef tm, tj_jit_object_t *out_obj, tj_jit_stats_t *acc);
+/* emit_parallel.c: kernels compiled together after a module's walk (compile.c). */
+typedef struct tj_jit_job {
+  const tj_prim_func_t *lowered; /* in: the lowered kernel */
+  const char *symbol;            /* in */
+  tj_jit_object_t obj;           /* out, when status is NULL */
+  tj_status_t *status;           /* out */
+  tj_jit_stats_t acc;            /* out: codegen, optimize and emit times */
+  int order;                     /* the caller's, e.g. its queue position */
+  size_t cost;                   /* the caller's estimate, e.g. to sort longest first */
+} tj_jit_job_t;
+enum { TJ_JIT_MAX_COMPILE_THREADS = 16 };
+/* Threads for n_jobs kernels: the online CPUs (TVMJIT_COMPILE_THREADS overrides), at
+ * most one per job. */
+int tj_jit_compile_threads(int n_jobs);
+/* Emits every job's object, on tj_jit_compile_threads(n) threads: the caller's with
+ * caller_tm, the others with target machines of their own. */
+void tj_jit_emit_parallel(tj_jit_job_t *jobs, int n, int opt_level, LLVMTargetMachineRef caller_tm);
+
 /* Monotonic clock in milliseconds. */
 double tj_jit_now_ms(void);
 

@@ -226,14 +226,19 @@ static const void *constant_data_of(const tj_executable_t *exe) {
 }
 
 /* borrow_constants: the executable reads the module's constant in place (a bound
- * ResNet-18 would otherwise copy its 47 MB of weights at every load); without it, a copy. */
+ * ResNet-18 would otherwise copy its 47 MB of weights at every load) when it is 64-byte
+ * aligned, as the caller's tensors are; without the option, or unaligned, a copy. */
 START_TEST(borrowed_constants_are_used_in_place) {
   tj_arena_t *a = tj_arena_create();
   uint16_t c_data[32];
   for (int i = 0; i < 32; i++) c_data[i] = tj_float_to_half((float)i);
   tj_module_t *m = add_constant_module(a, c_data);
   const tj_rx_func_t *fn = tj_module_find_relax(m, "main");
-  const void *in_ir = fn->body->seq.blocks[0].bindings[0].value->call.args[1]->tuple.fields[1]->constant.data;
+  tj_rx_expr_t *c = (tj_rx_expr_t *)fn->body->seq.blocks[0].bindings[0].value->call.args[1]->tuple.fields[1];
+  uint16_t *aligned = tj_aligned_alloc(2 * sizeof c_data); /* room to move it off alignment */
+  memcpy(aligned, c_data, sizeof c_data);
+  c->constant.data = aligned; /* as BindParams points at the caller's tensor */
+  const void *in_ir = aligned;
   tj_jit_t *jit;
   TU_OK(tj_jit_create(&jit));
   tj_jit_options_t opts = {.opt_level = 2, .borrow_constants = true};
@@ -247,8 +252,66 @@ START_TEST(borrowed_constants_are_used_in_place) {
   ck_assert_ptr_ne(constant_data_of(exe), in_ir);
   ck_assert_int_eq(memcmp(constant_data_of(exe), c_data, sizeof c_data), 0);
   tj_executable_free(exe);
+  /* an unaligned constant (FoldConstant's, in the IR arena) is copied to aligned memory */
+  opts.borrow_constants = true;
+  c->constant.data = memmove((char *)aligned + 2, aligned, sizeof c_data);
+  TU_OK(tj_jit_compile_module(jit, m, "main", &opts, &exe));
+  ck_assert_ptr_ne(constant_data_of(exe), c->constant.data);
+  ck_assert_uint_eq((uintptr_t)constant_data_of(exe) % 64, 0);
+  ck_assert_int_eq(memcmp(constant_data_of(exe), c_data, sizeof c_data), 0);
+  tj_executable_free(exe);
+  tj_jit_free(jit);
+  tj_aligned_free(aligned);
+  tj_arena_free(a);
+}
+END_TEST
+
+/* A disk cache that never hits and counts what it is offered. */
+static bool counting_load(void *ctx, const tj_jit_cache_lookup_t *lk, tj_jit_object_t *out) {
+  (void)lk, (void)out;
+  ((int *)ctx)[0]++;
+  return false;
+}
+static void counting_store(void *ctx, const tj_jit_cache_lookup_t *lk, const tj_jit_object_t *obj) {
+  (void)lk;
+  ck_assert_ptr_nonnull(obj->bytes);
+  ((int *)ctx)[1]++;
+}
+
+/* Kernels missing from both caches are compiled after main's walk, together, on
+ * several threads: each distinct kernel once, each offered to the cache once, and the
+ * executable calls the right code. */
+START_TEST(kernels_compiled_together_on_two_threads) {
+  setenv("TVMJIT_COMPILE_THREADS", "2", 1);
+  tj_arena_t *a = tj_arena_create();
+  int counts[2] = {0, 0};
+  tj_jit_object_cache_t cache = {counting_load, counting_store, counts};
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_set_object_cache(jit, &cache);
+  tj_jit_stats_t st;
+  tj_jit_options_t opts = {.opt_level = 2, .stats = &st};
+  tj_executable_t *exe = NULL;
+  TU_OK(tj_jit_compile_module(jit, relu_add_module(a, "relu", "add", true), "main", &opts, &exe));
+  ck_assert_int_eq(st.kernels_requested, 2);
+  ck_assert_int_eq(st.kernels_compiled, 2);
+  ck_assert_int_eq(counts[0], 2);
+  ck_assert_int_eq(counts[1], 2);
+  int64_t shape[2] = {4, 8};
+  unsigned seed = 7;
+  tj_tensor_t *x = random_half_tensor(2, shape, -2, 2, &seed), *y = random_half_tensor(2, shape, -2, 2, &seed);
+  const tj_tensor_t *in[2] = {x, y};
+  tj_tensor_t *out[1] = {NULL};
+  TU_OK(tj_executable_run(exe, 2, in, 1, out));
+  const uint16_t *xs = x->data, *ys = y->data, *os = out[0]->data;
+  for (int i = 0; i < 32; i++) ck_assert_uint_eq(os[i], ref_add(ref_relu(ref_relu(xs[i])), ys[i]));
+  tj_tensor_free(out[0]);
+  tj_tensor_free(x);
+  tj_tensor_free(y);
+  tj_executable_free(exe);
   tj_jit_free(jit);
   tj_arena_free(a);
+  unsetenv("TVMJIT_COMPILE_THREADS");
 }
 END_TEST
 
@@ -446,6 +509,7 @@ int main(void) {
   tcase_add_test(tc, identical_prim_funcs_compile_once_per_jit);
   tcase_add_test(tc, object_cache_slot_serves_a_fresh_jit);
   tcase_add_test(tc, borrowed_constants_are_used_in_place);
+  tcase_add_test(tc, kernels_compiled_together_on_two_threads);
   tcase_add_test(tc, unlowered_op_binding_is_unsupported_with_the_fix);
   tcase_add_test(tc, symbolic_shape_is_unsupported);
   tcase_add_test(tc, seed_network_is_bit_exact_against_f16_reference);
