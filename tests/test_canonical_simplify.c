@@ -88,6 +88,10 @@ START_TEST(floordiv_and_floormod_by_literals) {
   assert_simplifies_to(floordiv_(add(floordiv_(v3, c(5)), v2), c(4)), "(v3 // T.int64(5) + v2) // T.int64(4)");
   assert_simplifies_to(floormod_(add(mul(x, c(4)), c(6)), c(2)), "T.int64(0)");
   assert_simplifies_to(floormod_(floormod_(x, c(8)), c(4)), "x % T.int64(4)");
+  /* legalize_ops__test_group_norm's reshape back: a lone split keeps its factors */
+  const tj_tir_expr_t *carried = add(mul(v0, c(2)), floordiv_(x, c(2)));
+  assert_simplifies_to(floordiv_(carried, c(2)), "x // T.int64(4) + v0");
+  assert_simplifies_to(floormod_(carried, c(2)), "x % T.int64(4) // T.int64(2)");
 }
 END_TEST
 
@@ -95,6 +99,9 @@ END_TEST
 START_TEST(symbolic_products_and_divisors_are_atoms) {
   assert_simplifies_to(floormod_(add(add(add(mul(v0, h), v1), v2), v3), h), "(v0 * h + v1 + v2 + v3) % h");
   assert_simplifies_to(mul(mul(v0, h), c(2)), "v0 * h * T.int64(2)");
+  /* MulAndNormalize: literal factors gathered at the end (group_norm_symbolic) */
+  assert_simplifies_to(mul(v0, mul(h, c(4))), "v0 * h * T.int64(4)");
+  assert_simplifies_to(mul(add(mul(v0, c(4)), v1), h), "(v0 * T.int64(4) + v1) * h");
   assert_simplifies_to(floordiv_(add(x, c(0)), h), "x // h");
 }
 END_TEST

@@ -52,4 +52,33 @@ ref = (x - m) / np.sqrt(v + 1e-5) * a['gamma'].reshape(1, -1, 1, 1) + a['beta'].
 o = np.load('$TMP/bno$1$2.npy'); assert o.shape == x.shape, o.shape
 np.testing.assert_allclose(o, ref, rtol=1e-4, atol=1e-4)"
 done
+# concat of (a, b0), (a, b1), (a, b2) along the symbolic axis 1.
+for sz in "2 1 3 2" "3 4 1 5"; do
+  set -- $sz
+  $PY -c "
+import numpy as np; r = np.random.default_rng($1 * 100 + $2 * 10 + $3)
+np.savez('$TMP/cc$1$2$3.npz', x=r.standard_normal(($1, $2)).astype('float32'), y=r.standard_normal(($1, $3)).astype('float32'), z=r.standard_normal(($1, $4)).astype('float32'))"
+  expect_exit 0 "concat at ($*)" -- "$BIN" run "$M/symbolic_concat.rx" --params "$TMP/cc$1$2$3.npz" --output "$TMP/cco$1$2$3.npy"
+  expect_exit 0 "concat at ($*) matches numpy" -- $PY -c "
+import numpy as np
+a = np.load('$TMP/cc$1$2$3.npz'); o = np.load('$TMP/cco$1$2$3.npy')
+np.testing.assert_array_equal(o, np.concatenate([a['x'], a['y'], a['z']], axis=1))"
+done
+# group_norm with 2 groups over (n, c, h, w) = (2, 4, 3, 5) and (1, 6, 2, 2).
+for s in "2 4 3 5" "1 6 2 2"; do
+  set -- $s
+  $PY -c "
+import numpy as np; r = np.random.default_rng($1 + $2 * 3)
+f = lambda *s: r.standard_normal(s).astype('float32')
+np.savez('$TMP/gn$1$2.npz', x=f($1, $2, $3, $4), gamma=f($2), beta=f($2))"
+  expect_exit 0 "group_norm at ($*)" -- "$BIN" run "$M/symbolic_group_norm.rx" --params "$TMP/gn$1$2.npz" --output "$TMP/gno$1$2.npy"
+  expect_exit 0 "group_norm at ($*) matches numpy" -- $PY -c "
+import numpy as np
+a = np.load('$TMP/gn$1$2.npz'); x = a['x'].astype('float64'); n, c, h, w = x.shape
+g = x.reshape(n, 2, c // 2, h, w)
+m = g.mean(axis=(2, 3, 4), keepdims=True); v = g.var(axis=(2, 3, 4), keepdims=True)
+ref = ((g - m) / np.sqrt(v + 1e-5)).reshape(n, c, h, w) * a['gamma'].reshape(1, -1, 1, 1) + a['beta'].reshape(1, -1, 1, 1)
+o = np.load('$TMP/gno$1$2.npy'); assert o.shape == x.shape, o.shape
+np.testing.assert_allclose(o, ref, rtol=1e-4, atol=1e-4)"
+done
 finish

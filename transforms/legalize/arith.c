@@ -165,3 +165,15 @@ const tj_tir_stmt_t *tj_lg_store(tj_arena_t *a, const tj_buffer_t *b, int n, con
     if (!idx[i]) return NULL;
   return tj_tir_store(a, b, n, idx, value);
 }
+
+/* topi's RavelIndex over the output shape, then UnravelIndex over the input shape
+ * (innermost first: idx % s, then idx // s), with tvm's operator folding. */
+void tj_lg_reshape_index(tj_arena_t *a, int n_out, const tj_tir_expr_t *const *iv, const tj_tir_expr_t *const *out_shape,
+                         int n_in, const tj_tir_expr_t *const *in_shape, const tj_tir_expr_t **out_idx) {
+  const tj_tir_expr_t *flat = n_out > 0 ? iv[0] : tj_tir_i64(a, 0);
+  for (int d = 1; d < n_out; d++) flat = tj_lg_add(a, tj_lg_mul(a, flat, out_shape[d]), iv[d]);
+  for (int d = n_in - 1; d >= 0; d--) {
+    out_idx[d] = tj_lg_floormod(a, flat, in_shape[d]);
+    flat = tj_lg_floordiv(a, flat, in_shape[d]);
+  }
+}

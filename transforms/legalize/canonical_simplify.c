@@ -249,8 +249,10 @@ static void floordiv_const(simp_t *s, canon_t *x, int64_t cval, canon_t *out) {
   if (rest.n == 0) {
     div.base += floordiv64(rest.base, cval);
   } else {
-    /* TVM divides the normalised remainder, a fresh index */
-    add_term(s, &div, term_div(s, (term_t){normalize(s, &rest), 1, NO_UPPER, 1}, cval), 1);
+    /* the remainder as one term: a lone split keeps its factors, so that
+     * (x // 2) // 2 is x // 4 as rewrite_simplify's floordiv(floordiv(x, c1), c2)
+     * rule makes it; a longer sum becomes a fresh index */
+    add_term(s, &div, term_div(s, to_term(s, &rest), cval), 1);
   }
   *out = div;
 }
@@ -279,6 +281,28 @@ static void mul_canon(simp_t *s, canon_t *x, int64_t k, canon_t *out) {
   (void)s;
 }
 
+/* MulAndNormalize (product_normal_form.h): the factors of both Mul chains left to
+ * right, literals gathered into one trailing scale: v * (c * 4) is v * c * 4. */
+static void collect_factors(simp_t *s, const tj_tir_expr_t *e, const tj_tir_expr_t **prod, int64_t *scale) {
+  if (e->kind == TJ_TIR_MUL) {
+    collect_factors(s, e->binary.a, prod, scale);
+    collect_factors(s, e->binary.b, prod, scale);
+  } else if (e->kind == TJ_TIR_INT_IMM) {
+    *scale *= e->int_imm;
+  } else {
+    *prod = *prod ? tj_tir_binary(s->a, TJ_TIR_MUL, *prod, e) : e;
+  }
+}
+
+static const tj_tir_expr_t *mul_and_normalize(simp_t *s, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  const tj_tir_expr_t *prod = NULL;
+  int64_t scale = 1;
+  collect_factors(s, x, &prod, &scale);
+  collect_factors(s, y, &prod, &scale);
+  if (!prod) return tj_tir_int(s->a, s->dt, scale);
+  return scale == 1 ? prod : tj_tir_binary(s->a, TJ_TIR_MUL, prod, tj_tir_int(s->a, s->dt, scale));
+}
+
 /* Add, Sub, Mul, FloorDiv, FloorMod of index type. */
 static void canon_binary(simp_t *s, const tj_tir_expr_t *e, canon_t *out) {
   canon_t x, y;
@@ -298,7 +322,7 @@ static void canon_binary(simp_t *s, const tj_tir_expr_t *e, canon_t *out) {
   case TJ_TIR_MUL:
     if (y.kind == K_CONST) return mul_canon(s, &x, y.base, out);
     if (x.kind == K_CONST) return mul_canon(s, &y, x.base, out);
-    set_atom(out, tj_tir_binary(s->a, TJ_TIR_MUL, normalize(s, &x), normalize(s, &y)));
+    set_atom(out, mul_and_normalize(s, normalize(s, &x), normalize(s, &y)));
     return;
   case TJ_TIR_FLOOR_DIV:
   case TJ_TIR_FLOOR_MOD:

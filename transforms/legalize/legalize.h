@@ -185,6 +185,10 @@ const tj_tir_stmt_t *tj_lg_store(tj_arena_t *a, const tj_buffer_t *b, int n, con
  * comparisons with merged constant offsets; float arithmetic is kept as written.
  * Returns e itself when nothing changes or the expression is too large. */
 const tj_tir_expr_t *tj_lg_simplify(tj_arena_t *a, const tj_tir_expr_t *e);
+/* topi.reshape's read index: the output index `iv` ravelled over out_shape and
+ * unravelled over in_shape into out_idx (unsimplified; the stage simplifies it). */
+void tj_lg_reshape_index(tj_arena_t *a, int n_out, const tj_tir_expr_t *const *iv, const tj_tir_expr_t *const *out_shape,
+                         int n_in, const tj_tir_expr_t *const *in_shape, const tj_tir_expr_t **out_idx);
 /* Zero of a dtype as a literal. */
 const tj_tir_expr_t *tj_lg_zero(tj_arena_t *a, tj_dtype_t dtype);
 /* T.max_value (highest) or T.min_value of the dtype: where max / min reductions start. */

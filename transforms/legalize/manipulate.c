@@ -330,18 +330,17 @@ tj_status_t *tj_legalize_concat(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, cons
   tj_lg_stage_t st;
   tj_lg_stage_spatial(&te, &st, "T_concat", n, oshape, "ax");
   if (te.failed) return tj_lg_te_finish(&te, "concatenate", NULL, out_expr);
-  const tj_tir_expr_t *offs[TJ_LG_MAX_PARAMS];
-  offs[0] = tj_tir_i64(a, 0);
-  for (int i = 1; i < k; i++) offs[i] = tj_lg_add(a, offs[i - 1], xs[i - 1]->shape[axis]);
-  const tj_tir_expr_t *value = NULL;
+  /* topi.concatenate: ind -= size_i, then if_then_else(ind >= 0, x_{i+1}[ind], ...);
+   * the block's simplification gives `T.int64(3) <= v` or `T.int64(0) <= v - b0 - b1` */
+  const tj_tir_expr_t *value = NULL, *ind = st.iv[axis];
   for (int i = 0; i < k; i++) {
     for (int d = 0; d < n; d++) idx[d] = st.iv[d];
-    if (i > 0) idx[axis] = tj_lg_sub(a, st.iv[axis], offs[i]);
+    if (i > 0) idx[axis] = ind = tj_lg_sub(a, ind, xs[i - 1]->shape[axis]);
     const tj_tir_expr_t *ld = tj_lg_load(a, xs[i], n, idx);
     if (i == 0) {
       value = ld;
     } else {
-      const tj_tir_expr_t *args[3] = {tj_tir_binary(a, TJ_TIR_LE, offs[i], st.iv[axis]), ld, value};
+      const tj_tir_expr_t *args[3] = {tj_tir_binary(a, TJ_TIR_GE, ind, tj_tir_i64(a, 0)), ld, value};
       value = args[0] && ld && value ? tj_tir_call(a, os->tensor.dtype, "tir.if_then_else", 3, args) : NULL;
     }
   }

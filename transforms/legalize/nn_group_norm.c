@@ -7,9 +7,8 @@
  *   T_reshape_3     back to data's shape, into the output `T_reshape`.
  * center/scale are not consulted (TVM always applies gamma and beta).
  *
- * Known difference: the reshapes index data directly (channel g·C/G + c) where TVM
- * prints the flattened-index form of its old reshape (`(v1·2 + …) // 4 % 2`); the
- * values are the same but the corpus's group_norm cases do not compare equal.
+ * The reshapes read through topi.reshape's flattened index, which the simplifier
+ * prints as TVM does (`((v1 * 2 + (v4 // 5 + v3) // 4 + v2) // 4 + v0) % 2`).
  * Static channel counts only (TVM's topi needs C divisible by G). */
 #include <string.h>
 
@@ -17,7 +16,7 @@
 
 typedef struct gn_plan {
   int nd, c;                     /* data rank, channel axis */
-  int64_t C, G;                  /* channels, groups */
+  int64_t C, G;                  /* channels (when a literal), groups */
   bool reduced[TJ_LG_MAX_ITERS]; /* over the reshaped rank nd + 1 */
   double eps;
   tj_dtype_t dt, acc;
@@ -32,7 +31,10 @@ static bool gn_plan(const tj_rx_expr_t *call, const tj_sinfo_t *xs, gn_plan_t *p
   p->G = tj_attrs_get_int(at, "num_groups", 1);
   if (p->nd < 2 || p->nd + 1 > TJ_LG_MAX_ITERS || !tj_dtype_is_float(p->dt)) return false;
   if (!tj_lg_axis(tj_attrs_get_int(at, "channel_axis", 1), p->nd, &p->c)) return false;
-  if (!tj_tir_is_const_int(xs->tensor.shape[p->c], &p->C) || p->G < 1 || p->C % p->G) return false;
+  /* a literal channel count must split into the groups (topi asserts it); a
+   * symbolic one is split as C // G, as topi writes it */
+  if (p->G < 1) return false;
+  if (tj_tir_is_const_int(xs->tensor.shape[p->c], &p->C) && p->C % p->G) return false;
   int64_t axes[TJ_LG_MAX_ITERS];
   int n = tj_lg_attr_ints(at, "axes", axes, TJ_LG_MAX_ITERS);
   p->reduced[p->c + 1] = true;
@@ -47,34 +49,17 @@ static bool gn_plan(const tj_rx_expr_t *call, const tj_sinfo_t *xs, gn_plan_t *p
 }
 
 /* A copy stage `block` into dst: dst[iv] = cast(dst dtype, src[idx(iv)]), where idx
- * maps between data's rank and the grouped rank (to_grouped: data read at the
- * channel g·C/G + c; else the grouped buffer read at (c // (C/G), c % (C/G))). */
-static void regroup_stage(tj_lg_te_t *te, const char *block, const tj_buffer_t *dst, const tj_buffer_t *src, int c,
-                          int64_t per_group, bool to_grouped) {
+ * is topi.reshape's ravel/unravel between the two shapes (reshape = true; the
+ * block's simplification prints it as TVM does) or iv itself (a plain cast). */
+static void regroup_stage(tj_lg_te_t *te, const char *block, const tj_buffer_t *dst, const tj_buffer_t *src,
+                          bool reshape) {
   tj_arena_t *a = te->arena;
   tj_lg_stage_t st;
   tj_lg_stage_spatial(te, &st, block, dst->ndim, dst->shape, "ax");
   if (te->failed) return;
-  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS], *pg = tj_tir_i64(a, per_group);
-  if (to_grouped) {
-    for (int d = 0, s = 0; d < src->ndim; d++, s++) {
-      if (d != c) {
-        idx[d] = st.iv[s];
-        continue;
-      }
-      idx[d] = tj_lg_add(a, tj_lg_mul(a, st.iv[s], pg), st.iv[s + 1]);
-      s++;
-    }
-  } else {
-    for (int d = 0, s = 0; d < dst->ndim; d++, s++) {
-      if (d != c) {
-        idx[s] = st.iv[d];
-        continue;
-      }
-      idx[s] = tj_lg_floordiv(a, st.iv[d], pg);
-      idx[++s] = tj_lg_floormod(a, st.iv[d], pg);
-    }
-  }
+  const tj_tir_expr_t *idx[TJ_LG_MAX_ITERS];
+  if (reshape) tj_lg_reshape_index(a, dst->ndim, st.iv, dst->shape, src->ndim, src->shape, idx);
+  else memcpy(idx, st.iv, sizeof(idx[0]) * (size_t)src->ndim);
   const tj_tir_expr_t *v = tj_lg_cast(a, dst->dtype, tj_lg_load(a, src, src->ndim, idx));
   tj_lg_stage_end(te, &st, NULL, tj_lg_store(a, dst, dst->ndim, st.iv, v));
 }
@@ -118,9 +103,12 @@ static void gn_red_temp(tj_lg_te_t *te, const char *base, const tj_buffer_t *xr,
                   tj_tir_let_stmt(a, l0, s0, tj_tir_let_stmt(a, l1, s1, tj_tir_seq(a, 2, stores))));
 }
 
-/* x · (1/n) for the literal count n of reduced elements. */
-static const tj_tir_expr_t *times_inverse(tj_arena_t *a, const tj_tir_expr_t *x, double n) {
-  return x ? tj_tir_binary(a, TJ_TIR_MUL, x, tj_tir_float(a, x->dtype, 1.0 / n)) : NULL;
+/* x · (1/n) for a literal count n of reduced elements, x / n for a symbolic one
+ * (n = Cast(c) * Cast(h) * ..., as TOPI divides by the product of the extents). */
+static const tj_tir_expr_t *mean_of(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *n) {
+  if (!x || !n) return NULL;
+  if (n->kind == TJ_TIR_FLOAT_IMM) return tj_tir_binary(a, TJ_TIR_MUL, x, tj_tir_float(a, x->dtype, 1.0 / n->float_imm));
+  return tj_lg_div(a, x, n);
 }
 
 static void gn_normalize(tj_lg_te_t *te, const tj_buffer_t *dst, const tj_buffer_t *xr, const tj_buffer_t *v0,
@@ -129,19 +117,16 @@ static void gn_normalize(tj_lg_te_t *te, const tj_buffer_t *dst, const tj_buffer
   tj_lg_stage_t st;
   tj_lg_stage_spatial(te, &st, "T_group_norm", dst->ndim, dst->shape, "ax");
   if (te->failed) return;
-  double count = 1;
-  const tj_tir_expr_t *kept[TJ_LG_MAX_ITERS];
+  const tj_tir_expr_t *count = tj_tir_float(a, p->acc, 1), *kept[TJ_LG_MAX_ITERS];
   int nk = 0;
   for (int d = 0; d < dst->ndim; d++) {
-    int64_t e = 1;
     if (!p->reduced[d]) kept[nk++] = st.iv[d];
-    else if (tj_tir_is_const_int(xr->shape[d], &e)) count *= (double)e;
-    else te->failed = true; /* a symbolic reduced extent: declined by the caller */
+    else count = tj_lg_mul(a, count, tj_lg_cast(a, p->acc, xr->shape[d]));
   }
-  const tj_tir_expr_t *mean = times_inverse(a, tj_lg_load(a, v0, nk, kept), count);
-  const tj_tir_expr_t *mean2 = times_inverse(a, tj_lg_load(a, v0, nk, kept), count);
+  const tj_tir_expr_t *mean = mean_of(a, tj_lg_load(a, v0, nk, kept), count);
+  const tj_tir_expr_t *mean2 = mean_of(a, tj_lg_load(a, v0, nk, kept), count);
   const tj_tir_expr_t *var =
-      tj_lg_sub(a, times_inverse(a, tj_lg_load(a, v1, nk, kept), count), tj_lg_mul(a, mean, mean2));
+      tj_lg_sub(a, mean_of(a, tj_lg_load(a, v1, nk, kept), count), tj_lg_mul(a, mean, mean2));
   const tj_tir_expr_t *rs = tj_lg_call1(a, "tir.rsqrt", tj_lg_add(a, var, tj_tir_float(a, p->acc, p->eps)));
   const tj_tir_expr_t *norm =
       tj_lg_cast(a, p->dt, tj_lg_mul(a, tj_lg_sub(a, tj_lg_load(a, xr, xr->ndim, st.iv), mean), rs));
@@ -162,16 +147,14 @@ tj_status_t *tj_legalize_group_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
   }
   gn_plan_t p;
   if (!gn_plan(call, xs, &p)) return NULL;
-  for (int d = 0; d < p.nd; d++)
-    if (d != p.c && p.reduced[d > p.c ? d + 1 : d] && !tj_tir_is_const_int(xs->tensor.shape[d], NULL)) return NULL;
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);
   const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);
   const tj_buffer_t *gamma = tj_lg_placeholder(&te, call->call.args[1]);
   const tj_buffer_t *beta = tj_lg_placeholder(&te, call->call.args[2]);
   if (!x || !gamma || !beta) return tj_lg_te_finish(&te, "group_norm", NULL, out_expr);
-  int64_t per = p.C / p.G;
-  const tj_tir_expr_t *rshape[TJ_LG_MAX_ITERS], *pshape[2] = {tj_tir_i64(a, p.G), tj_tir_i64(a, per)};
+  const tj_tir_expr_t *rshape[TJ_LG_MAX_ITERS],
+      *pshape[2] = {tj_tir_i64(a, p.G), tj_lg_floordiv(a, x->shape[p.c], tj_tir_i64(a, p.G))};
   for (int d = 0, s = 0; d < p.nd; d++, s++) {
     if (d == p.c) rshape[s++] = pshape[0], rshape[s] = pshape[1];
     else rshape[s] = x->shape[d];
@@ -179,11 +162,11 @@ tj_status_t *tj_legalize_group_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
   const tj_buffer_t *out = tj_lg_output(&te, "T_reshape", p.dt, p.nd, x->shape);
   const tj_buffer_t *xr = tj_lg_alloc(&te, "T_reshape_1", p.dt, p.nd + 1, rshape);
   if (!out || !xr) return tj_lg_te_finish(&te, "group_norm", NULL, out_expr);
-  regroup_stage(&te, "T_reshape", xr, x, p.c, per, true);
+  regroup_stage(&te, "T_reshape", xr, x, true);
   const tj_buffer_t *xs32 = xr;
   if (!tj_dtype_eq(p.acc, p.dt)) {
     xs32 = tj_lg_alloc(&te, "T_cast", p.acc, p.nd + 1, rshape);
-    if (xs32) regroup_stage(&te, "T_cast", xs32, xr, -1, per, true);
+    if (xs32) regroup_stage(&te, "T_cast", xs32, xr, false);
   }
   const tj_buffer_t *v0 = NULL, *v1 = NULL;
   if (xs32) gn_red_temp(&te, tj_arena_printf(a, "%s_red_temp", x->name), xs32, &p, &v0, &v1);
@@ -192,9 +175,9 @@ tj_status_t *tj_legalize_group_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
   const tj_buffer_t *normed = tj_lg_alloc(&te, "T_group_norm", p.dt, p.nd + 1, rshape);
   if (te.failed || !xs32 || !v0 || !v1 || !g || !b || !normed)
     return tj_lg_te_finish(&te, "group_norm", NULL, out_expr);
-  regroup_stage(&te, "T_reshape_1", g, gamma, 0, per, true);
-  regroup_stage(&te, "T_reshape_2", b, beta, 0, per, true);
+  regroup_stage(&te, "T_reshape_1", g, gamma, true);
+  regroup_stage(&te, "T_reshape_2", b, beta, true);
   gn_normalize(&te, normed, xs32, v0, v1, g, b, &p);
-  regroup_stage(&te, "T_reshape_3", out, normed, p.c, per, false);
+  regroup_stage(&te, "T_reshape_3", out, normed, true);
   return tj_lg_te_finish(&te, "group_norm", te.failed ? NULL : tj_lg_call_sinfo(call, xs), out_expr);
 }
