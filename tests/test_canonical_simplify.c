@@ -106,6 +106,17 @@ START_TEST(symbolic_products_and_divisors_are_atoms) {
 }
 END_TEST
 
+/* SplitExprNode::Normalize: a lone term prints as index * scale even when the scale is
+ * negative; only a sum subtracts (legalize_ops__test_dynamic_strided_slice's shape_func:
+ * `(b - e - s - 1) // (s * T.int64(-1))`). */
+START_TEST(a_lone_negative_term_stays_a_product) {
+  assert_simplifies_to(mul(x, c(-1)), "x * T.int64(-1)");
+  assert_simplifies_to(floordiv_(sub(sub(sub(b0, b1), x), c(1)), mul(x, c(-1))),
+                       "(b0 - b1 - x - T.int64(1)) // (x * T.int64(-1))");
+  assert_simplifies_to(sub(c(0), x), "T.int64(0) - x");
+}
+END_TEST
+
 /* Float arithmetic is kept as written; index expressions inside it are simplified. */
 START_TEST(float_arithmetic_is_untouched) {
   const tj_tir_expr_t *f = tj_tir_var(arena, "f", TJ_F32);
@@ -125,6 +136,7 @@ int main(void) {
   tcase_add_test(tc, comparisons_merge_constant_offsets);
   tcase_add_test(tc, floordiv_and_floormod_by_literals);
   tcase_add_test(tc, symbolic_products_and_divisors_are_atoms);
+  tcase_add_test(tc, a_lone_negative_term_stays_a_product);
   tcase_add_test(tc, float_arithmetic_is_untouched);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

@@ -142,6 +142,9 @@ static void sort_terms(canon_t *c) {
 static const tj_tir_expr_t *normalize(simp_t *s, const canon_t *in) {
   tj_arena_t *a = s->a;
   if (in->kind == K_CONST) return tj_tir_int(a, s->dt, in->base);
+  /* SplitExprNode::Normalize: a lone term is index * scale whatever its sign, so the
+   * divisor of dynamic_strided_slice's ceildiv(b - e, -s) stays `s * -1`, not `0 - s`. */
+  if (in->kind == K_SPLIT && in->n == 1 && in->base == 0 && in->t[0].scale != 0) return term_expr(s, &in->t[0], 1);
   canon_t c = *in;
   int m = 0;
   for (int i = 0; i < c.n; i++)
