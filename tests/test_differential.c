@@ -4,12 +4,9 @@
 #include "differential.h"
 #include "transforms/pass_manager.h"
 
-/* A Relax model through the default pipeline: each PrimFunc it produces (legalized,
- * fused), JIT-compiled with the CPU schedule, against the interpreter. */
-static void compare_pipeline_file(const char *rel, tally_t *t) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tu_source_dir(), rel);
-  tj_arena_t *arena = tj_arena_create();
+/* A Relax model (path relative to the source tree) through the default pipeline. */
+static const tj_module_t *default_pipeline(tj_arena_t *arena, const char *rel, char *path, size_t path_size) {
+  snprintf(path, path_size, "%s/%s", tu_source_dir(), rel);
   tj_module_t *m = NULL;
   TU_OK(tj_parse_file(arena, path, &m));
   tj_pipeline_t p;
@@ -18,22 +15,37 @@ static void compare_pipeline_file(const char *rel, tally_t *t) {
   const tj_module_t *out = NULL;
   TU_OK(tj_pipeline_parse(arena, "default", &p));
   TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  return out;
+}
+
+/* Each PrimFunc the default pipeline makes of a model (legalized, fused), JIT-compiled
+ * with the CPU schedule, against the interpreter. */
+static void compare_pipeline_file(const char *rel, tally_t *t) {
+  char path[4096];
+  tj_arena_t *arena = tj_arena_create();
+  const tj_module_t *out = default_pipeline(arena, rel, path, sizeof path);
   for (int i = 0; i < out->n_funcs; i++)
     if (out->funcs[i].is_prim) compare_function(arena, path, out->funcs[i].name, out->funcs[i].prim, t);
   tj_arena_free(arena);
 }
 
+/* The kernels of the models in files (NULL-terminated), bit-exact: n_kernels of them. */
+static void expect_kernels_bit_exact(const char *what, const char *const *files, int n_kernels) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  for (int i = 0; files[i]; i++) compare_pipeline_file(files[i], &t);
+  report(what, &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, n_kernels);
+  ck_assert_int_eq(t.exact, n_kernels);
+  tj_jit_free(jit);
+}
+
 /* NCHW convs of every kind ResNet-18 and MobileNetV2 use (the schedule vectorizes their
  * output channels or x, strided and depthwise, float32 and float16): bit-exact. */
 START_TEST(nchw_conv_kernels_match_the_interpreter) {
-  ck_assert_ptr_null(tj_jit_create(&jit));
-  tally_t t = {0};
-  compare_pipeline_file("tests/models/nchw_conv_layouts.rx", &t);
-  report("NCHW convs", &t);
-  ck_assert_int_eq(t.failed, 0);
-  ck_assert_int_eq(t.compared, 10);
-  ck_assert_int_eq(t.exact, 10);
-  tj_jit_free(jit);
+  const char *const files[] = {"tests/models/nchw_conv_layouts.rx", NULL};
+  expect_kernels_bit_exact("NCHW convs", files, 10);
 }
 END_TEST
 
@@ -41,15 +53,8 @@ END_TEST
  * and N not a multiple of the vector width, small M, float16, a fused bias add):
  * JIT-compiled with the schedule, bit-exact against the interpreter. */
 START_TEST(matmul_kernels_match_the_interpreter) {
-  ck_assert_ptr_null(tj_jit_create(&jit));
-  tally_t t = {0};
-  compare_pipeline_file("tests/models/gemv_gemm_kernels.rx", &t);
-  compare_pipeline_file("tests/models/matmul_kernels.rx", &t);
-  report("matmuls", &t);
-  ck_assert_int_eq(t.failed, 0);
-  ck_assert_int_eq(t.compared, 13);
-  ck_assert_int_eq(t.exact, 13);
-  tj_jit_free(jit);
+  const char *const files[] = {"tests/models/gemv_gemm_kernels.rx", "tests/models/matmul_kernels.rx", NULL};
+  expect_kernels_bit_exact("matmuls", files, 13);
 }
 END_TEST
 
@@ -104,16 +109,8 @@ static bool scheduled_matches_plain_loops(const char *name, const tj_prim_func_t
 START_TEST(packed_weight_matmuls_match_plain_loops) {
   ck_assert_ptr_null(tj_jit_create(&jit));
   char path[4096];
-  snprintf(path, sizeof path, "%s/tests/models/packed_matmul.rx", tu_source_dir());
   tj_arena_t *arena = tj_arena_create();
-  tj_module_t *m = NULL;
-  TU_OK(tj_parse_file(arena, path, &m));
-  tj_pipeline_t p;
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, arena);
-  const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(arena, "default", &p));
-  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  const tj_module_t *out = default_pipeline(arena, "tests/models/packed_matmul.rx", path, sizeof path);
   int checked = 0;
   for (int i = 0; i < out->n_funcs; i++) {
     if (!out->funcs[i].is_prim) continue;
