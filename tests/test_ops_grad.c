@@ -195,6 +195,20 @@ static int64_t window_cells(const pool_grad_case_t *c, int i, int64_t o) {
   return (end < in ? end : in) - (start > 0 ? start : 0);
 }
 
+/* Runs `gv = CALL` on g (the output gradient, [2, 3, oh, ow]) and x ([2, 3, h, w]). */
+static tvmjit_tensor_t *run_pool_grad(const pool_grad_case_t *c, const char *call, float *og, float *x) {
+  int64_t oh = out_extent(c, 0), ow = out_extent(c, 1);
+  char body[1024];
+  snprintf(body, sizeof body,
+           "    def main(g: R.Tensor((2, 3, %lld, %lld), \"float32\"), x: R.Tensor((2, 3, %lld, %lld), \"float32\")):\n"
+           "        gv = %s\n"
+           "        return gv\n",
+           (long long)oh, (long long)ow, (long long)c->h, (long long)c->w, call);
+  const int64_t gs[] = {2, 3, oh, ow}, xs[] = {2, 3, c->h, c->w};
+  tvmjit_tensor_t *in[2] = {wrap(TVMJIT_FLOAT32, 4, gs, og), wrap(TVMJIT_FLOAT32, 4, xs, x)};
+  return run(body, 2, in);
+}
+
 static void check_avg_pool_grad(const pool_grad_case_t *c) {
   enum { N = 2, C = 3 };
   int64_t oh = out_extent(c, 0), ow = out_extent(c, 1);
@@ -202,18 +216,14 @@ static void check_avg_pool_grad(const pool_grad_case_t *c) {
   ck_assert_int_le(oh * ow, 64);
   ck_assert_int_le(c->h * c->w, 256);
   fill(og, (int)(N * C * oh * ow), 4);
-  char body[1024];
-  snprintf(body, sizeof body,
-           "    def main(g: R.Tensor((2, 3, %lld, %lld), \"float32\"), x: R.Tensor((2, 3, %lld, %lld), \"float32\")):\n"
-           "        gv = R.grad.avg_pool2d_backward(g, x, pool_size=(%lld, %lld), strides=(%lld, %lld),"
-           " padding=(%lld, %lld, %lld, %lld), ceil_mode=%s, count_include_pad=%s)\n"
-           "        return gv\n",
-           (long long)oh, (long long)ow, (long long)c->h, (long long)c->w, (long long)c->k[0], (long long)c->k[1],
-           (long long)c->s[0], (long long)c->s[1], (long long)c->pad[0], (long long)c->pad[1], (long long)c->pad[2],
-           (long long)c->pad[3], c->ceil_mode ? "True" : "False", c->count_include_pad ? "True" : "False");
-  const int64_t gs[] = {N, C, oh, ow}, xs[] = {N, C, c->h, c->w};
-  tvmjit_tensor_t *in[2] = {wrap(TVMJIT_FLOAT32, 4, gs, og), wrap(TVMJIT_FLOAT32, 4, xs, x)};
-  tvmjit_tensor_t *out = run(body, 2, in);
+  char call[512];
+  snprintf(call, sizeof call,
+           "R.grad.avg_pool2d_backward(g, x, pool_size=(%lld, %lld), strides=(%lld, %lld),"
+           " padding=(%lld, %lld, %lld, %lld), ceil_mode=%s, count_include_pad=%s)",
+           (long long)c->k[0], (long long)c->k[1], (long long)c->s[0], (long long)c->s[1], (long long)c->pad[0],
+           (long long)c->pad[1], (long long)c->pad[2], (long long)c->pad[3], c->ceil_mode ? "True" : "False",
+           c->count_include_pad ? "True" : "False");
+  tvmjit_tensor_t *out = run_pool_grad(c, call, og, x);
   static double want[N * C * 256];
   memset(want, 0, sizeof want);
   for (int nc = 0; nc < N * C; nc++)
@@ -257,18 +267,12 @@ static void check_max_pool_grad(const pool_grad_case_t *c, bool ties) {
   fill(x, (int)(N * C * c->h * c->w), 8);
   if (ties)
     for (int i = 0; i < N * C * c->h * c->w; i++) x[i] = (float)(i % 3); /* many equal maxima */
-  char body[1024];
-  snprintf(body, sizeof body,
-           "    def main(g: R.Tensor((2, 3, %lld, %lld), \"float32\"), x: R.Tensor((2, 3, %lld, %lld), \"float32\")):\n"
-           "        gv = R.grad.max_pool2d_backward(g, x, (%lld, %lld), (%lld, %lld), (%lld, %lld, %lld, %lld),"
-           " (1, 1), %s)\n"
-           "        return gv\n",
-           (long long)oh, (long long)ow, (long long)c->h, (long long)c->w, (long long)c->k[0], (long long)c->k[1],
-           (long long)c->s[0], (long long)c->s[1], (long long)c->pad[0], (long long)c->pad[1], (long long)c->pad[2],
-           (long long)c->pad[3], c->ceil_mode ? "True" : "False");
-  const int64_t gs[] = {N, C, oh, ow}, xs[] = {N, C, c->h, c->w};
-  tvmjit_tensor_t *in[2] = {wrap(TVMJIT_FLOAT32, 4, gs, og), wrap(TVMJIT_FLOAT32, 4, xs, x)};
-  tvmjit_tensor_t *out = run(body, 2, in);
+  char call[512];
+  snprintf(call, sizeof call,
+           "R.grad.max_pool2d_backward(g, x, (%lld, %lld), (%lld, %lld), (%lld, %lld, %lld, %lld), (1, 1), %s)",
+           (long long)c->k[0], (long long)c->k[1], (long long)c->s[0], (long long)c->s[1], (long long)c->pad[0],
+           (long long)c->pad[1], (long long)c->pad[2], (long long)c->pad[3], c->ceil_mode ? "True" : "False");
+  tvmjit_tensor_t *out = run_pool_grad(c, call, og, x);
   static double want[N * C * 256];
   memset(want, 0, sizeof want);
   for (int nc = 0; nc < N * C; nc++)
