@@ -79,12 +79,6 @@ struct tj_op_def {
    * "any -> bool", ...) and a note on semantics users should know; NULL = not stated. */
   const char *dtypes;
   const char *notes;
-  /* TVM's parser gives a call in an annotated binding the annotation as struct info and
-   * never runs the op's inference. tvmjit does the same, for the ops that set this,
-   * when the inference rejects the arguments; it is set only where the legalization
-   * stays within every argument's bounds whatever their shapes. Other ops keep
-   * inference errors as parse errors (stricter than TVM, never out of bounds). */
-  bool annotation_skips_inference;
 };
 
 /* Every op of ir/op/table.def: `tj_op_<ident>` (tj_op_astype, tj_op_conv2d, ...). */

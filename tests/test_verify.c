@@ -841,11 +841,31 @@ START_TEST(call_annotation_contradicting_inference) {
 }
 END_TEST
 
+/* Any op's annotated call whose inference rejects its arguments takes the annotation
+ * (TVM's parser), so it parses; the default verifier re-infers it and names the error,
+ * so it is never legalized: a matmul over 3 and 4 inner elements cannot run. */
+START_TEST(annotated_call_that_inference_rejects_does_not_verify) {
+  tj_module_t *m = parse_or_skip("bad_matmul.rx",
+                                 "@I.ir_module\n"
+                                 "class M:\n"
+                                 "    @R.function\n"
+                                 "    def main(a: R.Tensor((2, 3), dtype=\"float32\"), b: R.Tensor((4, 5), dtype=\"float32\")):\n"
+                                 "        gv: R.Tensor((2, 5), dtype=\"float32\") = R.matmul(a, b)\n"
+                                 "        return gv\n");
+  if (!m) return;
+  tj_status_t *st = tj_verify_module(m);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_ptr_nonnull(strstr(tj_status_message(st), "binding 'gv'"));
+  tj_status_free(st);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("verify");
   TCase *tc = tcase_create("verify");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, seed_like_chain_is_well_formed);
+  tcase_add_test(tc, annotated_call_that_inference_rejects_does_not_verify);
   tcase_add_test(tc, float32_into_float16_parameter_is_rejected);
   tcase_add_test(tc, call_tir_argument_and_output_mismatches);
   tcase_add_test(tc, call_tir_arity_and_callee);

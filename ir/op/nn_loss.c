@@ -179,5 +179,4 @@ const tj_op_def_t tj_op_nll_loss = {
     /* TVM's test_nll_loss annotates a call whose weights have 4 classes for 3-class
      * predictions; the TIR indexes weights only by class (data: clamped when lowered)
      * and the legalization checks that predictions and targets agree. */
-    .annotation_skips_inference = true,
 };

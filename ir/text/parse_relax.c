@@ -396,10 +396,12 @@ static const tj_rx_expr_t *push_binding(tj_pctx_t *c, tj_src_pos_t pos, const ch
  * the op's inference (ir_builder's Emit: UpdateStructInfo when the value has none, and
  * the normalizer infers only calls without struct info), so `gv: R.Tensor((), ...) =
  * R.nn.nll_loss(p, t, w)` parses even where the inference would reject the weights'
- * length. For the ops whose def sets annotation_skips_inference (call_op leaves their
- * annotated calls uninferred), tvmjit infers as usual and, when the inference rejects
- * the arguments (INVALID_ARGUMENT), takes the annotation instead, as TVM does; the call
- * is then lowered from its arguments' shapes. Other failures, and annotations of
+ * length. tvmjit infers as usual and, when the inference rejects the arguments
+ * (INVALID_ARGUMENT), takes the annotation instead, as TVM does. Such a module parses
+ * but does not verify: the verifier re-infers every annotated op call (later TVM's
+ * rule), and the driver verifies every parsed module before any pass, so an
+ * ill-shaped call is never legalized or run; only `tvmjit conformance` trusts the
+ * annotation, as TVM at the corpus commit did. Other failures, and annotations of
  * another kind or R.Object, stay errors. Returns the call carrying its inferred struct
  * info or the annotation, or NULL when not an uninferred annotated call. */
 static const tj_rx_expr_t *annotated_call(tj_pctx_t *c, tj_src_pos_t pos, const tj_rx_expr_t *value,
@@ -892,7 +894,7 @@ static tj_val_t call_op(tj_pctx_t *c, const tj_py_t *call, const char *name) {
     const tj_rx_expr_t *out = NULL;
     /* An annotated binding's call is inferred by emit (annotated_call), unless an
      * argument was a nested call, which TVM's normalizer rebuilds and infers. */
-    if (annotated && !nested && def->annotation_skips_inference) {
+    if (annotated && !nested) {
       check_status(c, call->pos, tj_op_build_call(&c->rxfn->ictx, def, n_args, args, attrs, &out));
       return rx_val(call->pos, out);
     }

@@ -154,8 +154,9 @@ static const tj_buffer_t *ones(tj_lg_te_t *te, tj_dtype_t dt, const tj_tir_expr_
 }
 
 /* The TIR reads predictions at the targets' positions (n, d..): they must be the same
- * dims. An annotated call may skip the inference that checks it (the op's
- * annotation_skips_inference), so the legalization checks it again. */
+ * dims. An annotated call may have skipped the inference that checks it (the parser
+ * takes the annotation when inference fails, and `tvmjit conformance` trusts it), so
+ * the legalization checks it again. */
 static bool same_positions(const tj_sinfo_t *ps, const tj_sinfo_t *ts) {
   for (int i = 0; i < ts->tensor.ndim; i++)
     if (!tj_struct_equal_tir_expr(ps->tensor.shape[i == 0 ? 0 : i + 1], ts->tensor.shape[i])) return false;
