@@ -8,6 +8,7 @@
 
 #include "ir/struct_equal.h"
 #include "jit/internal.h"
+#include "runtime/prepack.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
 #include "transforms/legalize/legalize.h"
@@ -276,13 +277,18 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
                                    const tj_jit_options_t *opts, int opt_level, bool schedule,
                                    LLVMTargetMachineRef tm, tj_jit_stats_t *acc, kernel_queue_t *queue,
                                    int *out_pending, tj_jit_kernel_t *out, int *out_n_shape,
-                                   tj_tir_shape_param_t *out_shape) {
+                                   tj_tir_shape_param_t *out_shape, uint64_t constant_params,
+                                   tj_tir_prepacks_t *out_prepacks) {
   double t0 = tj_jit_now_ms();
+  if (out_prepacks) out_prepacks->n = 0;
   if (out_pending) *out_pending = -1;
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   const tj_prim_func_t *low = NULL;
   tj_tir_schedule_options_t sched = tj_jit_schedule_options(schedule, opts && opts->relaxed_float);
+  /* Weights constant at every call are packed by the executable, once (schedule_prepack.c). */
+  sched.constant_params = opts && opts->no_prepack ? 0 : constant_params;
+  sched.prepacked = sched.constant_params ? out_prepacks : NULL;
   tj_tir_shape_param_t shape[TJ_TIR_MAX_SHAPE_PARAMS];
   int n_shape = 0;
   tj_status_t *s = tj_tir_expose_shape_params(arena, f, name, &f, &n_shape, shape);
@@ -346,7 +352,8 @@ tj_status_t *tj_jit_compile_prim_func(tj_jit_t *jit, const tj_prim_func_t *f, co
   tj_jit_stats_t acc = {0};
   tj_jit_kernel_t k;
   tj_status_t *s =
-      compile_kernel(jit, f, name, opts, opt_level_of(opts), schedule_of(opts), tm, &acc, NULL, NULL, &k, NULL, NULL);
+      compile_kernel(jit, f, name, opts, opt_level_of(opts), schedule_of(opts), tm, &acc, NULL, NULL, &k, NULL, NULL,
+                     0, NULL);
   LLVMDisposeTargetMachine(tm);
   if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", name);
   publish_stats(jit, opts, &acc, t0);
@@ -400,6 +407,11 @@ typedef struct kernel_slot {
   int n_chunks;
   tj_jit_kernel_t chunk[N_CHUNKS];
   int64_t rows[N_CHUNKS]; /* of chunk[i], largest first, the last 1 */
+  /* Bit p: param p is a constant at the calls this slot serves; the weights among them
+   * that the kernel reads packed, made once per executable (runtime/prepack.h). Their
+   * buffers follow the call's own in k's ABI. */
+  uint64_t constant_params;
+  tj_tir_prepacks_t prepacks;
 } kernel_slot_t;
 
 typedef struct build {
@@ -561,7 +573,7 @@ static bool compile_chunks(build_t *bd, const tj_prim_func_t *f, const char *cal
     s = tj_tir_row_chunk(bd->arena, f, slot->shape[0].var, chunk_rows[i], &chunk);
     /* compiled now, not queued: a chunk that does not compile falls back to the generic kernel */
     if (!s) s = compile_kernel(bd->jit, chunk, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc,
-                               NULL, NULL, &slot->chunk[slot->n_chunks], NULL, NULL);
+                               NULL, NULL, &slot->chunk[slot->n_chunks], NULL, NULL, 0, NULL);
     slot->rows[slot->n_chunks++] = chunk_rows[i];
   }
   if (s) {
@@ -575,16 +587,18 @@ static bool compile_chunks(build_t *bd, const tj_prim_func_t *f, const char *cal
 
 /* The kernel slot for a PrimFunc: by name, else a structurally equal one already
  * compiled in this module, else compile it. */
-static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
+static tj_status_t *kernel_for(build_t *bd, const char *callee, uint64_t constant_params, int *out_slot) {
   for (int i = 0; i < bd->n_kernels; i++)
-    if (strcmp(bd->kernels[i].name, callee) == 0) return *out_slot = i, NULL;
+    if (strcmp(bd->kernels[i].name, callee) == 0 && bd->kernels[i].constant_params == constant_params)
+      return *out_slot = i, NULL;
   const tj_prim_func_t *f = tj_module_find_prim(bd->mod, callee);
   if (!f) return tj_status_new(TJ_ERR_NOT_FOUND, "PrimFunc '%s' is not in the module", callee);
   uint64_t h = tj_struct_hash_prim_func(f);
-  kernel_slot_t slot = {.name = callee, .prim = f, .struct_hash = h, .pending = -1};
+  kernel_slot_t slot = {.name = callee, .prim = f, .struct_hash = h, .pending = -1, .constant_params = constant_params};
   bool found = false;
   for (int i = 0; i < bd->n_kernels && !found; i++)
-    if (bd->kernels[i].struct_hash == h && tj_struct_equal_prim_func(bd->kernels[i].prim, f, NULL, 0)) {
+    if (bd->kernels[i].struct_hash == h && bd->kernels[i].constant_params == constant_params &&
+        tj_struct_equal_prim_func(bd->kernels[i].prim, f, NULL, 0)) {
       /* the same code, but the shape vars are f's own nodes */
       TJ_RETURN_IF_ERROR(tj_tir_expose_shape_params(bd->arena, f, callee, &(const tj_prim_func_t *){NULL},
                                                     &slot.n_shape, slot.shape));
@@ -593,12 +607,13 @@ static tj_status_t *kernel_for(build_t *bd, const char *callee, int *out_slot) {
       slot.n_chunks = bd->kernels[i].n_chunks;
       memcpy(slot.chunk, bd->kernels[i].chunk, sizeof slot.chunk);
       memcpy(slot.rows, bd->kernels[i].rows, sizeof slot.rows);
+      slot.prepacks = bd->kernels[i].prepacks;
       found = true;
     }
   if (!found && !compile_chunks(bd, f, callee, &slot)) {
     tj_status_t *s =
         compile_kernel(bd->jit, f, callee, bd->opts, bd->opt_level, bd->schedule, bd->tm, &bd->acc, &bd->queue,
-                       &slot.pending, &slot.k, &slot.n_shape, slot.shape);
+                       &slot.pending, &slot.k, &slot.n_shape, slot.shape, constant_params, &slot.prepacks);
     if (s) return tj_status_annotate(s, "compiling PrimFunc '%s'", callee);
   }
   if (!GROW(bd, kernels, n_kernels, cap_kernels)) return oom();
@@ -653,6 +668,25 @@ static tj_status_t *check_param(const char *binding, const kernel_slot_t *slot, 
   return NULL;
 }
 
+/* Bit p set: the callee's param p gets a constant at this call (a bound weight or a
+ * folded constant), so the kernel may read it packed once (schedule_prepack.c). Only for
+ * a static kernel: a row-split one is compiled at several row counts. */
+static uint64_t constant_params(const build_t *bd, const char *callee, const tj_call_tir_view_t *view) {
+  const tj_prim_func_t *f = tj_module_find_prim(bd->mod, callee);
+  if (!f || !f->buffer_map || (bd->opts && bd->opts->no_prepack)) return 0;
+  uint64_t mask = 0;
+  for (int p = 0, arg = 0; p < f->n_params && p < 64 && arg < view->n_args; p++) {
+    if (!f->buffer_map[p]) continue;
+    const tj_rx_expr_t *e = view->args[arg++];
+    const var_values_t *vv = e->kind == TJ_RX_CONSTANT ? NULL : find_var(bd, e);
+    bool constant = e->kind == TJ_RX_CONSTANT ||
+                    (vv && vv->n == 1 && bd->values[vv->ids[0]].kind == TJ_VALUE_CONSTANT);
+    int64_t elems;
+    if (constant && tj_buffer_static_size(f->buffer_map[p], &elems)) mask |= (uint64_t)1 << p;
+  }
+  return mask;
+}
+
 static const char *op_display_name(const char *op) {
   return strncmp(op, "relax.", 6) == 0 ? op + 6 : op;
 }
@@ -663,9 +697,11 @@ static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const
     return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': call_tir of an external function is not supported", binding);
   const char *callee = view->callee->var.name;
   int slot = 0;
-  TJ_RETURN_IF_ERROR(tj_status_annotate(kernel_for(bd, callee, &slot), "binding '%s'", binding));
+  TJ_RETURN_IF_ERROR(tj_status_annotate(kernel_for(bd, callee, constant_params(bd, callee, view), &slot),
+                                        "binding '%s'", binding));
   const kernel_slot_t *ks = &bd->kernels[slot];
   const tj_jit_kernel_t *k = &ks->k;
+  int n_packed = ks->prepacks.n;
   /* Scalars: tir_vars (expressions of main's vars), then the kernel's shape vars. */
   int n_tir_vars = view->tir_vars ? view->tir_vars->shape_expr.n : 0;
   if (n_tir_vars + ks->n_shape != k->n_scalars)
@@ -680,9 +716,9 @@ static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const
   /* Outputs: one tensor, or a tuple of tensors. */
   const tj_sinfo_t *out = view->out_sinfo;
   int n_out = out && out->kind == TJ_SINFO_TUPLE ? out->tuple.n : 1;
-  if (view->n_args + n_out != k->n_buffers)
+  if (view->n_args + n_out + n_packed != k->n_buffers)
     return tj_status_new(TJ_ERR_VERIFY, "binding '%s': '%s' takes %d buffers, call_tir passes %d inputs and %d outputs",
-                         binding, callee, k->n_buffers, view->n_args, n_out);
+                         binding, callee, k->n_buffers - n_packed, view->n_args, n_out);
   int *args = TJ_ARENA_ARRAY(bd->arena, int, k->n_buffers + 1);
   if (!args) return oom();
   for (int i = 0; i < view->n_args; i++)
@@ -694,12 +730,11 @@ static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const
     TJ_RETURN_IF_ERROR(tj_status_annotate(new_value(bd, name, si, TJ_VALUE_INTERMEDIATE, 0, "call_tir result", &args[view->n_args + i]),
                                           "binding '%s'", binding));
   }
-  for (int i = 0; i < k->n_buffers; i++)
+  for (int i = 0; i < k->n_buffers - n_packed; i++)
     TJ_RETURN_IF_ERROR(check_param(binding, ks, i, &bd->values[args[i]], bd->shapes[args[i]] != NULL, NULL));
   if (!GROW(bd, calls, n_calls, cap_calls)) return oom();
-  bd->calls[bd->n_calls++] =
-      (pending_call_t){slot, k->n_buffers, args, n_tir_vars, n_tir_vars ? view->tir_vars->shape_expr.values : NULL,
-                       binding};
+  bd->calls[bd->n_calls++] = (pending_call_t){slot, k->n_buffers - n_packed, args, n_tir_vars,
+                                              n_tir_vars ? view->tir_vars->shape_expr.values : NULL, binding};
   return bind_var(bd, bind->var, n_out, args + view->n_args);
 }
 
@@ -939,6 +974,134 @@ static tj_status_t *bound_scalars(const build_t *bd, const pending_call_t *c, co
   return NULL;
 }
 
+/* ---- constant weights packed once per executable (runtime/prepack.h) ---- */
+
+typedef struct packed_weight {
+  const void *source; /* the constant's data */
+  tj_prepack_desc_t desc;
+  int value;          /* in the executable */
+  void *data;
+} packed_weight_t;
+
+typedef struct packed_set {
+  packed_weight_t *items;
+  int n;
+  /* per call and prepack of its kernel: index into items */
+  int **of_call;
+  /* per value: a constant read only through packed copies: one of them (its pointer is
+   * passed where the kernel takes the unread weight), else NULL */
+  const void **unread_source;
+} packed_set_t;
+
+static void release_packed(void *p) { tj_aligned_free(p); }
+
+static bool same_desc(const tj_prepack_desc_t *a, const tj_prepack_desc_t *b) {
+  return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* The packing of call argument `arg` for prepack p, as the runtime describes it. */
+static tj_prepack_desc_t prepack_desc(const tj_value_desc_t *w, const tj_tir_prepack_t *p) {
+  tj_prepack_desc_t d;
+  memset(&d, 0, sizeof d); /* compared with memcmp */
+  d.ndim = w->ndim;
+  for (int i = 0; i < w->ndim; i++) d.shape[i] = w->shape[i], d.perm[i] = p->perm[i];
+  d.lanes = p->lanes;
+  d.from = w->dtype;
+  d.to = p->dtype;
+  return d;
+}
+
+/* The call argument index of param p of a kernel (its buffers in param order). */
+static int arg_of_param(const tj_prim_func_t *f, int p) {
+  int arg = 0;
+  for (int i = 0; i < p; i++) arg += f->buffer_map && f->buffer_map[i] ? 1 : 0;
+  return arg;
+}
+
+static tj_status_t *pack_one(tj_executable_t *exe, const tj_value_desc_t *w, const tj_prepack_desc_t *d,
+                             packed_weight_t *out) {
+  size_t bytes;
+  TJ_RETURN_IF_ERROR(tj_prepack_bytes(d, &bytes));
+  void *data = tj_aligned_alloc(bytes ? bytes : 1);
+  if (!data) return oom();
+  tj_status_t *s = tj_executable_own(exe, data, release_packed);
+  if (s) {
+    tj_aligned_free(data);
+    return s;
+  }
+  TJ_RETURN_IF_ERROR(tj_prepack_run(d, w->const_data, data));
+  tj_value_desc_t v = {.name = w->name, .dtype = d->to, .ndim = d->ndim + 1, .kind = TJ_VALUE_CONSTANT,
+                       .nbytes = bytes, .const_data = data};
+  tj_prepack_shape(d, v.shape);
+  *out = (packed_weight_t){w->const_data, *d, -1, data};
+  return tj_executable_add_value(exe, &v, &out->value);
+}
+
+/* Packs every constant that a call's kernel reads packed, once per distinct constant and
+ * layout, and finds the constants nothing reads but through those copies. */
+static tj_status_t *pack_constants(const build_t *bd, tj_arena_t *arena, const tj_value_desc_t *descs,
+                                   tj_executable_t *exe, packed_set_t *ps) {
+  int total = 0;
+  for (int i = 0; i < bd->n_calls; i++) total += bd->kernels[bd->calls[i].kernel].prepacks.n;
+  if (!total) return NULL;
+  ps->items = TJ_ARENA_ARRAY(arena, packed_weight_t, total);
+  ps->of_call = TJ_ARENA_ARRAY(arena, int *, bd->n_calls);
+  ps->unread_source = TJ_ARENA_ARRAY(arena, const void *, bd->n_values);
+  int *uses = TJ_ARENA_ARRAY(arena, int, bd->n_values), *unread = TJ_ARENA_ARRAY(arena, int, bd->n_values);
+  if (!ps->items || !ps->of_call || !ps->unread_source || !uses || !unread) return oom();
+  memset(ps->unread_source, 0, sizeof *ps->unread_source * (size_t)bd->n_values);
+  memset(uses, 0, sizeof *uses * (size_t)bd->n_values);
+  memset(unread, 0, sizeof *unread * (size_t)bd->n_values);
+  for (int i = 0; i < bd->n_copies; i++)
+    if (bd->copies[i] >= 0) uses[bd->copies[i]]++;
+  for (int i = 0; i < bd->n_calls; i++) {
+    const pending_call_t *c = &bd->calls[i];
+    const kernel_slot_t *ks = &bd->kernels[c->kernel];
+    for (int j = 0; j < c->n_args; j++) uses[c->args[j]]++;
+    ps->of_call[i] = ks->prepacks.n ? TJ_ARENA_ARRAY(arena, int, ks->prepacks.n) : NULL;
+    if (ks->prepacks.n && !ps->of_call[i]) return oom();
+    for (int p = 0; p < ks->prepacks.n; p++) {
+      const tj_tir_prepack_t *pp = &ks->prepacks.items[p];
+      int v = c->args[arg_of_param(ks->prim, pp->param)];
+      const tj_value_desc_t *w = &descs[v];
+      if (w->kind != TJ_VALUE_CONSTANT || !w->const_data)
+        return tj_status_new(TJ_ERR_INTERNAL, "binding '%s': '%s' reads '%s' packed, but it is not a constant",
+                             c->binding, ks->name, w->name);
+      tj_prepack_desc_t d = prepack_desc(w, pp);
+      int at = -1;
+      for (int k = 0; k < ps->n && at < 0; k++)
+        if (ps->items[k].source == w->const_data && same_desc(&ps->items[k].desc, &d)) at = k;
+      if (at < 0) {
+        TJ_RETURN_IF_ERROR(tj_status_annotate(pack_one(exe, w, &d, &ps->items[ps->n]), "binding '%s': packing '%s'",
+                                              c->binding, w->name));
+        at = ps->n++;
+      }
+      ps->of_call[i][p] = at;
+      if (pp->source_unread) {
+        unread[v]++;
+        ps->unread_source[v] = ps->items[at].data;
+      }
+    }
+  }
+  for (int v = 0; v < bd->n_values; v++)
+    if (unread[v] != uses[v]) ps->unread_source[v] = NULL;
+  return NULL;
+}
+
+/* Call i's arguments with its kernel's packed weights appended. */
+static tj_status_t *add_packed_args(const build_t *bd, const packed_set_t *ps, int i,
+                                    int **args, tj_arena_t *arena) {
+  const pending_call_t *c = &bd->calls[i];
+  int n = bd->kernels[c->kernel].prepacks.n;
+  if (!n) return NULL;
+  int *all = TJ_ARENA_ARRAY(arena, int, c->n_args + n);
+  if (!all) return oom();
+  memcpy(all, *args, sizeof *all * (size_t)c->n_args);
+  for (int p = 0; p < n; p++) all[c->n_args + p] = ps->items[ps->of_call[i][p]].value;
+  *args = all;
+  return NULL;
+}
+
 /* A row-independent kernel over n rows: the largest chunks first, each call told its
  * first row. */
 static tj_status_t *add_chunk_calls(tj_executable_t *exe, const kernel_slot_t *ks, const int *ids,
@@ -958,9 +1121,17 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
   int *kernel_ids = TJ_ARENA_ARRAY(arena, int, (bd->n_kernels + 1) * N_CHUNKS);
   tj_value_desc_t *descs = TJ_ARENA_ARRAY(arena, tj_value_desc_t, bd->n_values + 1);
   if (!value_ids || !kernel_ids || !descs) return oom();
+  for (int i = 0; i < bd->n_values; i++) TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
+  packed_set_t packed = {0};
+  TJ_RETURN_IF_ERROR(pack_constants(bd, arena, descs, exe, &packed));
   for (int i = 0; i < bd->n_values; i++) {
-    TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
     tj_value_desc_t d = descs[i];
+    if (packed.unread_source && packed.unread_source[i]) {
+      /* Only packed copies of it are read: the executable keeps no copy of its own. */
+      d.const_data = packed.unread_source[i];
+      TJ_RETURN_IF_ERROR(tj_executable_add_value(exe, &d, &value_ids[i]));
+      continue;
+    }
     /* Borrowed only when 64-byte aligned like every other tensor (bound weights are read
      * by vector loads): the caller's tensors are, FoldConstant's results in the IR's
      * arena are not and get an aligned copy, as every constant did before borrowing. */
@@ -989,11 +1160,13 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
     if (!args || !scalars) return oom();
     TJ_RETURN_IF_ERROR(bound_scalars(bd, c, values, descs, scalars));
     for (int j = 0; j < c->n_args; j++) args[j] = value_ids[c->args[j]];
+    TJ_RETURN_IF_ERROR(add_packed_args(bd, &packed, i, &args, arena));
     if (bd->kernels[c->kernel].n_chunks)
       TJ_RETURN_IF_ERROR(add_chunk_calls(exe, &bd->kernels[c->kernel], kernel_ids + c->kernel * N_CHUNKS, c, args,
                                          scalars[0]));
     else
-      TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, kernel_ids[c->kernel * N_CHUNKS], c->n_args, args, scalars,
+      TJ_RETURN_IF_ERROR(tj_executable_add_call(exe, kernel_ids[c->kernel * N_CHUNKS],
+                                                c->n_args + bd->kernels[c->kernel].prepacks.n, args, scalars,
                                                 c->binding));
   }
   for (int i = 0; i < bd->n_copies; i++)

@@ -55,6 +55,9 @@ typedef struct tj_jit_options {
   bool relaxed_float;
   const tj_jit_messages_t *messages; /* optional: cache warnings and debug lines */
   bool no_cache;          /* bypass the object cache (the in-memory table still applies) */
+  /* Kernels repack constant weights on every call, as they do non-constant ones, instead
+   * of reading a copy packed once when the executable is made (runtime/prepack.h). */
+  bool no_prepack;
   /* Constants' data is used in place, not copied into the executable: the module's IR
    * (and any data its constants borrow) outlives the executable. */
   bool borrow_constants;

@@ -481,6 +481,7 @@ tj_status_t *tj_tir_schedule(tj_arena_t *arena, const tj_prim_func_t *f, const c
                              const tj_tir_schedule_options_t *opts, const tj_prim_func_t **out,
                              tj_tir_schedule_stats_t *stats) {
   if (stats) memset(stats, 0, sizeof *stats);
+  if (opts && opts->prepacked) opts->prepacked->n = 0;
   *out = f;
   const tj_tir_stmt_t *body = f->body;
   if (!opts || !opts->enabled || !body || body->kind != TJ_TIR_BLOCK_REALIZE) return NULL;
@@ -532,6 +533,7 @@ tj_status_t *tj_tir_schedule(tj_arena_t *arena, const tj_prim_func_t *f, const c
   if (!realize) return oom(name);
   *nf = *f;
   nf->body = realize;
+  TJ_RETURN_IF_ERROR(tj_sched_append_prepacked(&c, name, nf));
   *out = nf;
   return NULL;
 }

@@ -49,6 +49,7 @@
 #define TJ_TRANSFORMS_TIR_SCHEDULE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "ir/tir.h"
 #include "support/status.h"
@@ -67,7 +68,33 @@ typedef struct tj_tir_schedule_options {
   /* The host computes float16 vectors natively (AVX512-FP16): a float16 conv keeps its
    * float16 arithmetic (twice the lanes, no conversions) instead of being widened. */
   bool native_f16;
+  /* Bit p: parameter p is a constant of the model at every call (a bound weight), so its
+   * caller can pack it once, at load. With `prepacked` set, a conv or matmul that would
+   * repack such a weight on every call reads it packed from a new buffer parameter
+   * instead, described in *prepacked (see tj_tir_prepack_t). */
+  uint64_t constant_params;
+  struct tj_tir_prepacks *prepacked; /* out; NULL: every repack stays in the kernel */
 } tj_tir_schedule_options_t;
+
+/* A weight the caller packs: the kernel's buffer parameter `packed_param` holds
+ * param `param` (a read-only [d0, ..., d{n-1}] weight) as
+ *   packed[fv, j0, ..., j{n-2}, fi] = weight[idx],  idx[perm[q]] = jq (q < n-1),
+ *                                                    idx[perm[n-1]] = fv * lanes + fi,
+ * converted to `dtype` (the weight's own, or float32 for a float16 weight). */
+enum { TJ_TIR_MAX_PREPACKS = 8, TJ_TIR_PREPACK_MAX_DIMS = 8 };
+typedef struct tj_tir_prepack {
+  int param, packed_param;
+  int ndim; /* of the weight */
+  int perm[TJ_TIR_PREPACK_MAX_DIMS];
+  int64_t lanes;
+  tj_dtype_t dtype;
+  /* Nothing in the kernel reads the weight itself any more: its caller need not keep it. */
+  bool source_unread;
+} tj_tir_prepack_t;
+typedef struct tj_tir_prepacks {
+  int n;
+  tj_tir_prepack_t items[TJ_TIR_MAX_PREPACKS];
+} tj_tir_prepacks_t;
 
 /* Statistics for tests: how many nests each rule rewrote. */
 typedef struct tj_tir_schedule_stats {

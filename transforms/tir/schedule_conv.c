@@ -53,6 +53,9 @@ typedef struct repack {
   /* from's dims in to's order, the vector dim last: to is [F / L, from's dims perm[0..n-1)
    * of extent, L], the vector dim split around the others */
   int perm[TJ_SCHED_MAX_NEST];
+  /* A constant weight packed by the caller, once (schedule_prepack.c): `to` is a
+   * parameter and the kernel has no repack of its own. */
+  bool outside;
 } repack_t;
 
 typedef struct conv {
@@ -349,6 +352,11 @@ static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
     tj_dtype_t dt = k->widen && is_f16(w->dtype) ? TJ_F32 : w->dtype;
     r->to = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_packed", w->name), dt, w->ndim + 1, shape, NULL);
     if (!r->to) return (void)(c->oom = true);
+    tj_tir_prepack_t want = {.param = p, .ndim = w->ndim, .lanes = k->lanes, .dtype = dt};
+    for (int i = 0; i < w->ndim; i++) want.perm[i] = r->perm[i];
+    const tj_buffer_t *given = tj_sched_prepack(c, &want, r->to);
+    r->outside = given != NULL;
+    if (given) r->to = given;
     k->n_repacks++;
   }
 }
@@ -664,7 +672,7 @@ static const tj_tir_stmt_t *write_back_loops(conv_t *k, tile_arg_t *arg) {
  * whole-weight repack wrote and re-read the packed copy through memory (9.4 MB each way
  * for BERT's FFN). */
 static bool panel_applies(conv_t *k) {
-  if (!k->channel_blocks || k->n_repacks != 1 || k->tile_iter < 0) return false;
+  if (!k->channel_blocks || k->n_repacks != 1 || k->tile_iter < 0 || k->repacks[0].outside) return false;
   const repack_t *r = &k->repacks[0];
   bool is_outer[TJ_SCHED_MAX_NEST];
   return r->from->ndim == 2 && r->perm[1] == 1 && outer_iters(k, is_outer) == 1;
@@ -760,12 +768,13 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   /* Repacks first, each buffer allocated around everything. */
   if (k->n_repacks && !k->panel && s) {
     const tj_tir_stmt_t *seq[MAX_REPACK + 1];
-    for (int i = 0; i < k->n_repacks; i++) seq[i] = repack_nest(k, &k->repacks[i]);
-    seq[k->n_repacks] = s;
-    for (int i = 0; i <= k->n_repacks; i++)
-      if (!seq[i]) return NULL;
-    s = tj_tir_seq(c->arena, k->n_repacks + 1, seq);
-    for (int i = k->n_repacks - 1; i >= 0 && s; i--) s = tj_tir_allocate(c->arena, k->repacks[i].to, s);
+    int n = 0;
+    for (int i = 0; i < k->n_repacks; i++)
+      if (!k->repacks[i].outside && !(seq[n++] = repack_nest(k, &k->repacks[i]))) return NULL;
+    seq[n] = s;
+    s = n ? tj_tir_seq(c->arena, n + 1, seq) : s;
+    for (int i = k->n_repacks - 1; i >= 0 && s; i--)
+      if (!k->repacks[i].outside) s = tj_tir_allocate(c->arena, k->repacks[i].to, s);
   }
   if (!s) c->oom = true;
   return s;

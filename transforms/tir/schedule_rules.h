@@ -36,7 +36,19 @@ typedef struct tj_sched_ctx {
   bool *drop_alloc;                  /* per root alloc buffer: no longer used */
   tj_tir_schedule_stats_t stats;
   bool oom;
+  /* Weights the caller packs (opts->prepacked): the new buffer parameter of each item,
+   * appended to the function's params after the rules ran. */
+  const tj_buffer_t *prepack_buf[TJ_TIR_MAX_PREPACKS];
 } tj_sched_ctx_t;
+
+/* The packed buffer parameter for constant param `param` packed as `want` (its packed
+ * param index not yet set), `to` when it is new; NULL when the caller cannot pack it
+ * (not a constant, no room, or the same weight packed another way): the kernel then
+ * repacks it itself. schedule_prepack.c. */
+const tj_buffer_t *tj_sched_prepack(tj_sched_ctx_t *c, const tj_tir_prepack_t *want, const tj_buffer_t *to);
+/* Appends the packed buffers to nf's params (after the existing ones, so every other
+ * parameter keeps its index) and completes opts->prepacked. */
+tj_status_t *tj_sched_append_prepacked(tj_sched_ctx_t *c, const char *name, tj_prim_func_t *nf);
 
 /* A rule looks at stmts[i] (and may consume the ones after it); returns how many
  * statements it replaced with *out (0 = no match). Sets ctx->oom on allocation failure. */

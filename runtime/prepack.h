@@ -1,0 +1,36 @@
+/* Constant weights packed once, when a model is loaded, for kernels that read them in a
+ * blocked layout (transforms/tir/schedule_prepack.c describes the layout; the JIT's
+ * compile driver fills the description from it). Without this each such kernel made the
+ * same copy on every call. */
+#ifndef TJ_RUNTIME_PREPACK_H
+#define TJ_RUNTIME_PREPACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/tensor.h"
+#include "support/dtype.h"
+#include "support/status.h"
+
+/* packed[fv, j0, ..., j{n-2}, fi] = (to) weight[idx], idx[perm[q]] = jq for q < n-1 and
+ * idx[perm[n-1]] = fv * lanes + fi; weight is dense, row-major, of `shape`. */
+typedef struct tj_prepack_desc {
+  int ndim;
+  int64_t shape[TJ_MAX_NDIM];
+  int perm[TJ_MAX_NDIM];
+  int64_t lanes;
+  tj_dtype_t from, to; /* equal, or float16 -> float32 */
+} tj_prepack_desc_t;
+
+/* The packed tensor's bytes; an error when the description is not one this file packs
+ * (lanes not dividing the vector dim, a perm that is not one, another conversion). */
+tj_status_t *tj_prepack_bytes(const tj_prepack_desc_t *d, size_t *out_bytes);
+/* The packed tensor's shape (ndim + 1 dims) into out_shape. */
+void tj_prepack_shape(const tj_prepack_desc_t *d, int64_t *out_shape);
+/* Writes the packed weight into dst (tj_prepack_bytes of it). Thread-safe. */
+tj_status_t *tj_prepack_run(const tj_prepack_desc_t *d, const void *weight, void *dst);
+/* How many weights tj_prepack_run packed in this process (tests: once at load, never
+ * per call). */
+long tj_prepack_runs(void);
+
+#endif
