@@ -400,15 +400,18 @@ static tj_status_t *tj_exe_check_inputs(const tj_executable_t *exe, int n_inputs
   for (int i = 0; i < n_inputs; i++) {
     const tj_value_desc_t *want = &exe->values[exe->input_values[i]];
     const tj_tensor_t *got = inputs ? inputs[i] : NULL;
+    /* The type text is made only for a message: formatting it for every input of every
+     * call was 330 ns of a 600 ns one-relu call (bench/call_overhead). */
     char want_s[160], got_s[160];
-    tj_tensor_type_str(want->dtype, want->ndim, want->shape, want_s, sizeof want_s);
-    if (!got) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input '%s': expected %s, got no tensor", want->name, want_s);
+    if (!got)
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input '%s': expected %s, got no tensor", want->name,
+                           tj_tensor_type_str(want->dtype, want->ndim, want->shape, want_s, sizeof want_s));
     bool same = tj_dtype_eq(got->dtype, want->dtype) && got->ndim == want->ndim;
     for (int d = 0; same && d < want->ndim; d++) same = got->shape[d] == want->shape[d];
-    if (!same) {
-      tj_tensor_type_str(got->dtype, got->ndim, got->shape, got_s, sizeof got_s);
-      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input '%s': expected %s, got %s", want->name, want_s, got_s);
-    }
+    if (!same)
+      return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input '%s': expected %s, got %s", want->name,
+                           tj_tensor_type_str(want->dtype, want->ndim, want->shape, want_s, sizeof want_s),
+                           tj_tensor_type_str(got->dtype, got->ndim, got->shape, got_s, sizeof got_s));
     if (!got->data && want->nbytes > 0)
       return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "input '%s': tensor has no data", want->name);
   }
