@@ -86,6 +86,10 @@ int tj_executable_num_calls(const tj_executable_t *exe);
 int tj_executable_num_kernels(const tj_executable_t *exe);
 size_t tj_executable_workspace_bytes(const tj_executable_t *exe);
 size_t tj_executable_unplanned_bytes(const tj_executable_t *exe);
+/* Run states (workspace and pointer tables) allocated so far. A finished run leaves its
+ * state for the next one, so calls one after another make one; overlapping calls make
+ * one each; a failed run frees its state. For tests. */
+long tj_executable_run_states_made(const tj_executable_t *exe);
 /* Human-readable memory plan (each intermediate's slot, total vs unplanned); the caller
  * frees it with tj_free. NULL when out of memory. */
 char *tj_executable_memory_plan_text(const tj_executable_t *exe);
@@ -93,7 +97,8 @@ char *tj_executable_memory_plan_text(const tj_executable_t *exe);
 /* ---- running ---- */
 /* Checks each input's dtype and shape (message names the parameter, expected and
  * given), allocates outputs (caller frees each *out_outputs[i] with tj_tensor_free)
- * and runs the calls in order. A kernel whose temporary storage cannot be allocated
+ * and runs the calls in order. The workspace of the last finished run is reused, so a
+ * call after the first allocates only its outputs (tj_executable_run_into: nothing). A kernel whose temporary storage cannot be allocated
  * stops the run with an out-of-memory status naming its call. Thread-safe. */
 tj_status_t *tj_executable_run(const tj_executable_t *exe, int n_inputs, const tj_tensor_t *const *inputs,
                                int n_outputs, tj_tensor_t **out_outputs);

@@ -338,37 +338,55 @@ tj_status_t *tj_npy_load_bytes(const void *data, size_t len, const char *name, t
   return NULL;
 }
 
-static tj_status_t *npy_read_exact(FILE *f, void *buf, size_t n, const char *path) {
-  if (n && fread(buf, 1, n, f) != n)
-    return tj_status_new(TJ_ERR_IO, "%s: read failed: %s", path, ferror(f) ? strerror(errno) : "unexpected end of file");
-  return NULL;
-}
-
-/* Reads header then data straight into the tensor, so a large file is not held twice. */
-static tj_status_t *npy_load_stream(FILE *f, size_t total, const char *path, tj_tensor_t **out_tensor) {
+/* Reads header then data straight into the tensor through `read` (exactly n bytes or an
+ * error), so a large file or archive member is not held twice. The 12 bytes read for
+ * the prefix may already hold the start of the header (version 1.0 has a 10-byte
+ * prefix), or of the data when the header is shorter than that. */
+tj_status_t *tj_npy_load_reader(tj_npy_read_fn read, void *ctx, size_t total, const char *name,
+                                tj_tensor_t **out_tensor) {
   unsigned char prefix[12];
   size_t avail = total < sizeof prefix ? total : sizeof prefix;
-  TJ_RETURN_IF_ERROR(npy_read_exact(f, prefix, avail, path));
+  TJ_RETURN_IF_ERROR(read(ctx, prefix, avail));
   size_t start = 0, hlen = 0; /* set by npy_parse_prefix; GCC 12 cannot see it */
-  TJ_RETURN_IF_ERROR(npy_parse_prefix(prefix, avail, total, path, &start, &hlen));
-  if (fseek(f, (long)start, SEEK_SET) != 0) return tj_status_new(TJ_ERR_IO, "%s: seek failed: %s", path, strerror(errno));
+  TJ_RETURN_IF_ERROR(npy_parse_prefix(prefix, avail, total, name, &start, &hlen));
+  size_t extra = avail - start, in_header = extra < hlen ? extra : hlen, in_data = extra - in_header;
   char *text = tj_malloc(hlen + 1);
-  if (!text) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory reading the header", path);
+  if (!text) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory reading the header", name);
+  memcpy(text, prefix + start, in_header);
   npy_header_t hdr;
-  tj_status_t *s = npy_read_exact(f, text, hlen, path);
-  if (!s) s = npy_parse_header(text, hlen, total - start - hlen, path, &hdr);
+  tj_status_t *s = read(ctx, text + in_header, hlen - in_header);
+  if (!s) s = npy_parse_header(text, hlen, total - start - hlen, name, &hdr);
   tj_free(text);
   if (s) return s;
   tj_tensor_t *t;
   /* not zeroed first: the read fills every byte, or the tensor is freed */
-  TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", path));
-  s = npy_read_exact(f, t->data, hdr.nbytes, path);
+  TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", name));
+  if (in_data) memcpy(t->data, prefix + start + in_header, in_data); /* <= hdr.nbytes: the sizes matched */
+  s = read(ctx, (unsigned char *)t->data + in_data, hdr.nbytes - in_data);
   if (s) {
     tj_tensor_free(t);
     return s;
   }
   *out_tensor = t;
   return NULL;
+}
+
+typedef struct npy_file_reader {
+  FILE *f;
+  const char *path;
+} npy_file_reader_t;
+
+static tj_status_t *npy_read_file(void *ctx, void *buf, size_t n) {
+  const npy_file_reader_t *r = ctx;
+  if (n && fread(buf, 1, n, r->f) != n)
+    return tj_status_new(TJ_ERR_IO, "%s: read failed: %s", r->path,
+                         ferror(r->f) ? strerror(errno) : "unexpected end of file");
+  return NULL;
+}
+
+static tj_status_t *npy_load_stream(FILE *f, size_t total, const char *path, tj_tensor_t **out_tensor) {
+  npy_file_reader_t r = {f, path};
+  return tj_npy_load_reader(npy_read_file, &r, total, path, out_tensor);
 }
 
 tj_status_t *tj_npy_load(const char *path, tj_tensor_t **out_tensor) {

@@ -28,6 +28,14 @@ tj_status_t *tj_npy_load(const char *path, tj_tensor_t **out_tensor);
  * "params.npz:weight1". */
 tj_status_t *tj_npy_load_bytes(const void *data, size_t len, const char *name, tj_tensor_t **out_tensor);
 
+/* Reads exactly `n` bytes into buf, or returns an error status naming the source. */
+typedef tj_status_t *(*tj_npy_read_fn)(void *ctx, void *buf, size_t n);
+
+/* Same from a stream of `total` bytes read through `read`: the data goes straight into
+ * the tensor (no second copy of the file). Used for files and .npz members. */
+tj_status_t *tj_npy_load_reader(tj_npy_read_fn read, void *ctx, size_t total, const char *name,
+                                tj_tensor_t **out_tensor);
+
 /* Serialises `t` in .npy format (version 1.0, header padded to 64 bytes) into a new
  * buffer the caller frees with tj_free. */
 tj_status_t *tj_npy_encode(const tj_tensor_t *t, void **out_data, size_t *out_len);

@@ -1,5 +1,5 @@
-/* .npz archives through libzip. Reading: each member is read whole (after a size sanity
- * check) and parsed by the .npy reader. Writing: the archive is built in a libzip memory
+/* .npz archives through libzip. Reading: each member (after a size sanity check) is
+ * streamed through the .npy reader, its data straight into the tensor. Writing: the archive is built in a libzip memory
  * source and then written with the .npy writer's temp-file-and-rename. */
 #include "runtime/npz.h"
 
@@ -85,6 +85,41 @@ static bool npz_size_plausible(const zip_stat_t *st, zip_uint64_t archive_size) 
   return st->size <= st->comp_size * 1100 + 4096;
 }
 
+typedef struct npz_member_reader {
+  zip_file_t *zf;
+  const char *where; /* "archive:member" */
+} npz_member_reader_t;
+
+/* Exactly n bytes of the member (libzip inflates and checks the CRC as it goes). */
+static tj_status_t *npz_read_exact(void *ctx, void *buf, size_t n) {
+  const npz_member_reader_t *r = ctx;
+  size_t done = 0;
+  while (done < n) {
+    zip_int64_t got = zip_fread(r->zf, (char *)buf + done, n - done);
+    if (got < 0) return tj_status_new(TJ_ERR_IO, "%s: cannot read member: %s", r->where, zip_file_strerror(r->zf));
+    if (got == 0)
+      return tj_status_new(TJ_ERR_IO, "%s: member holds %zu bytes but the archive says more; the archive is corrupt",
+                           r->where, done);
+    done += (size_t)got;
+  }
+  return NULL;
+}
+
+/* The member must end where its header says: reading past it finds the end, and only
+ * then does libzip compare the CRC (a CRC error is reported here). */
+static tj_status_t *npz_check_end(const npz_member_reader_t *r, zip_uint64_t size) {
+  char extra;
+  zip_int64_t got = zip_fread(r->zf, &extra, 1);
+  if (got < 0) return tj_status_new(TJ_ERR_IO, "%s: cannot read member: %s", r->where, zip_file_strerror(r->zf));
+  if (got > 0)
+    return tj_status_new(TJ_ERR_IO, "%s: member holds more than the %llu bytes the archive says; the archive is corrupt",
+                         r->where, (unsigned long long)size);
+  return NULL;
+}
+
+/* Reads member idx straight into its tensor (the .npy reader allocates it from the
+ * header): no buffer of the whole member and no second copy. On ResNet-18's 47 MB of
+ * stored members that copy and its fresh pages were ~25% of the read in perf. */
 static tj_status_t *npz_read_member(zip_t *za, zip_uint64_t idx, zip_uint64_t archive_size, const char *archive,
                                     const char *member, tj_tensor_t **out_tensor) {
   char *where = tj_malloc(strlen(archive) + strlen(member) + 2);
@@ -92,26 +127,17 @@ static tj_status_t *npz_read_member(zip_t *za, zip_uint64_t idx, zip_uint64_t ar
   sprintf(where, "%s:%s", archive, member);
   zip_stat_t st;
   tj_status_t *s = NULL;
-  zip_file_t *zf = NULL;
-  unsigned char *buf = NULL;
-  if (zip_stat_index(za, idx, 0, &st) != 0 || !npz_size_plausible(&st, archive_size)) {
+  npz_member_reader_t r = {NULL, where};
+  tj_tensor_t *t = NULL;
+  if (zip_stat_index(za, idx, 0, &st) != 0 || !npz_size_plausible(&st, archive_size))
     s = tj_status_new(TJ_ERR_IO, "%s: corrupt archive member (implausible or missing size)", where);
-  } else if (!(buf = tj_malloc((size_t)st.size + 1))) {
-    s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory reading %llu bytes", where,
-                      (unsigned long long)st.size);
-  } else if (!(zf = zip_fopen_index(za, idx, 0))) {
+  else if (!(r.zf = zip_fopen_index(za, idx, 0)))
     s = npz_zip_error(where, "cannot open member", zip_get_error(za));
-  } else {
-    /* Read one byte more than declared to catch a member longer than its header says. */
-    zip_int64_t got = zip_fread(zf, buf, st.size + 1);
-    if (got < 0) s = tj_status_new(TJ_ERR_IO, "%s: cannot read member: %s", where, zip_file_strerror(zf));
-    else if ((zip_uint64_t)got != st.size)
-      s = tj_status_new(TJ_ERR_IO, "%s: member holds %lld bytes but the archive says %llu; the archive is corrupt",
-                        where, (long long)got, (unsigned long long)st.size);
-  }
-  if (zf) zip_fclose(zf);
-  if (!s) s = tj_npy_load_bytes(buf, (size_t)st.size, where, out_tensor);
-  tj_free(buf);
+  if (!s) s = tj_npy_load_reader(npz_read_exact, &r, (size_t)st.size, where, &t);
+  if (!s) s = npz_check_end(&r, st.size);
+  if (r.zf) zip_fclose(r.zf);
+  if (s) tj_tensor_free(t);
+  else *out_tensor = t;
   tj_free(where);
   return s;
 }
@@ -158,7 +184,7 @@ static tj_status_t *npz_read_all(zip_t *za, zip_uint64_t archive_size, const cha
       tj_free(key);
       break;
     }
-    tj_tensor_t *t;
+    tj_tensor_t *t = NULL;
     s = npz_read_member(za, (zip_uint64_t)i, archive_size, name, member, &t);
     if (s) {
       tj_free(key);

@@ -119,6 +119,58 @@ START_TEST(chain_runs_and_reuses_memory) {
 }
 END_TEST
 
+/* Calls one after another share one run state: after the first, a call allocates
+ * exactly what a fresh output tensor takes, and a call into the caller's storage
+ * allocates nothing. Results stay right on every call (the kept workspace holds the
+ * previous run's intermediates, which each kernel overwrites). */
+START_TEST(steady_state_calls_allocate_only_their_outputs) {
+  chain_t c = build_chain();
+  int64_t shape[1] = {N};
+  long before = tj_alloc_count();
+  tj_tensor_t *probe;
+  TU_OK(tj_tensor_new_uninit(TJ_F32, 1, shape, &probe));
+  long per_output = tj_alloc_count() - before;
+  tj_tensor_free(probe);
+  ck_assert_int_eq(tj_executable_run_states_made(c.exe), 0);
+  for (int k = 0; k < 3; k++) {
+    tj_tensor_t *x = input_vector((float)k - 3.0f);
+    const tj_tensor_t *ins[1] = {x};
+    tj_tensor_t *outs[1] = {NULL};
+    before = tj_alloc_count();
+    TU_OK(tj_executable_run(c.exe, 1, ins, 1, outs));
+    long made = tj_alloc_count() - before;
+    if (k > 0) ck_assert_int_eq(made, per_output);
+    for (int i = 0; i < N; i++) ck_assert_float_eq(((float *)outs[0]->data)[i], chain_expected(((float *)x->data)[i]));
+    tj_tensor_t *dest;
+    TU_OK(tj_tensor_new(TJ_F32, 1, shape, &dest));
+    const tj_tensor_t *dests[1] = {dest};
+    before = tj_alloc_count();
+    TU_OK(tj_executable_run_into(c.exe, 1, ins, 1, dests, NULL, NULL));
+    ck_assert_int_eq(tj_alloc_count() - before, 0);
+    ck_assert_mem_eq(dest->data, outs[0]->data, N * sizeof(float));
+    tj_tensor_free(dest);
+    tj_tensor_free(outs[0]);
+    tj_tensor_free(x);
+  }
+  ck_assert_int_eq(tj_executable_run_states_made(c.exe), 1);
+  /* A failed call (a wrong destination) frees the state it held: the next one makes one. */
+  tj_tensor_t *x = input_vector(0), *small;
+  int64_t small_shape[1] = {N / 2};
+  TU_OK(tj_tensor_new(TJ_F32, 1, small_shape, &small));
+  const tj_tensor_t *ins[1] = {x}, *dests[1] = {small};
+  tj_status_t *st = tj_executable_run_into(c.exe, 1, ins, 1, dests, NULL, NULL);
+  ck_assert_ptr_nonnull(st);
+  tj_status_free(st);
+  tj_tensor_t *outs[1] = {NULL};
+  TU_OK(tj_executable_run(c.exe, 1, ins, 1, outs));
+  ck_assert_int_eq(tj_executable_run_states_made(c.exe), 2);
+  tj_tensor_free(outs[0]);
+  tj_tensor_free(small);
+  tj_tensor_free(x);
+  tj_executable_free(c.exe);
+}
+END_TEST
+
 /* The slot number at the start of the plan line of value `name`. */
 static int slot_of(const char *text, const char *name) {
   char pat[64];
@@ -483,6 +535,7 @@ int main(void) {
   TCase *tc = tcase_create("executable");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, chain_runs_and_reuses_memory);
+  tcase_add_test(tc, steady_state_calls_allocate_only_their_outputs);
   tcase_add_test(tc, memory_plan_text_shows_slots_offsets_and_totals);
   tcase_add_test(tc, memory_plan_never_overlaps_live_blocks);
   tcase_add_test(tc, input_mismatches_name_parameter_expected_and_got);

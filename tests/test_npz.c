@@ -237,6 +237,32 @@ START_TEST(member_larger_than_archive_is_refused) {
 }
 END_TEST
 
+/* A flipped bit in a stored member's array data leaves every size and header intact:
+ * only the CRC tells, and the load must fail naming the member (members are streamed
+ * into their tensors, and the CRC is compared when the member's end is read). */
+START_TEST(stored_member_data_corruption_fails_the_crc) {
+  char path[1024];
+  fixture(path, sizeof path, "tests/fixtures/npz/stored.npz");
+  size_t len;
+  char *data = tu_read_file(path, &len);
+  ck_assert_ptr_nonnull(data);
+  const float first[3] = {-2.0f, -1.0f, 0.0f}; /* member a's pattern: (i % 5) - 2 */
+  char *at = NULL;
+  for (size_t i = 0; i + sizeof first <= len && !at; i++)
+    if (memcmp(data + i, first, sizeof first) == 0) at = data + i;
+  ck_assert_msg(at != NULL, "a's data not found in %s", path);
+  at[5] = (char)(at[5] ^ 0x01); /* -1.0f's mantissa: still a valid float */
+  tj_npz_t *npz = NULL;
+  tj_status_t *s = tj_npz_load_bytes(data, len, "flip.npz", &npz);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(npz);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_IO);
+  ck_assert_msg(strstr(tj_status_message(s), "flip.npz:a.npy: cannot read member: CRC error"), "%s", tj_status_message(s));
+  tj_status_free(s);
+  free(data);
+}
+END_TEST
+
 /* Every single-byte corruption of a small archive loads or fails: never a crash. */
 START_TEST(corrupted_archives_never_crash) {
   const char *files[] = {"tests/fixtures/npz/stored.npz", "tests/fixtures/npz/deflated.npz"};
@@ -282,6 +308,7 @@ int main(void) {
   tcase_add_test(tc, bad_saves_write_nothing);
   tcase_add_test(tc, bad_archives_fail_cleanly);
   tcase_add_test(tc, corrupted_archives_never_crash);
+  tcase_add_test(tc, stored_member_data_corruption_fails_the_crc);
   tcase_add_test(tc, member_larger_than_archive_is_refused);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

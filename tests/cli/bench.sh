@@ -32,6 +32,7 @@ PY
 expect_exit 0 "--profile" -- "$BIN" bench "$MODEL" --input "$EX/data.npy" --params "$EX/params.npz" --warmup 0 --runs 3 --profile
 expect_text "$TMP/out" "kernel calls (median over 3 runs):" "profile header"
 expect_text "$TMP/out" "sum of kernel medians" "profile total"
+expect_text "$TMP/out" "executor overhead (latency minus the same run's kernel times" "profile overhead"
 [ "$(grep -c '^ *[0-9]  fused_conv2d' "$TMP/out")" = 3 ] && [ "$(grep -c '^ *2  layer_norm' "$TMP/out")" = 1 ] \
   && passes=$((passes + 1)) || { echo "FAIL: --profile lines"; cat "$TMP/out"; failures=$((failures + 1)); }
 expect_exit 0 "--profile --json" -- "$BIN" bench "$MODEL" --input "$EX/data.npy" --params "$EX/params.npz" --warmup 0 --runs 3 --profile --json
@@ -41,6 +42,8 @@ d = json.load(open(sys.argv[1]))
 p = d["profile"]
 assert [e["kernel"].split("_")[0] for e in p] == ["fused", "fused", "layer", "fused"], p
 assert all(e["median_ms"] >= 0 for e in p) and sum(e["median_ms"] for e in p) <= d["latency_ms"]["max"] * 1.5, d
+# Each run's latency encloses its kernel calls, so what is left is >= 0 and below the latency.
+assert 0 <= d["overhead_median_ms"] <= d["latency_ms"]["max"], d
 PY
 expect_exit 2 "--profile=1" -- "$BIN" bench "$MODEL" --fill zeros --profile=1
 
