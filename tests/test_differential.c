@@ -49,6 +49,15 @@ START_TEST(nchw_conv_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* Convs whose register tile spans several vectors of output channels
+ * (tests/models/channel_tile_convs.rx: odd widths, strides, padding, the stem, NHWC, a
+ * bias + relu epilogue, float16): JIT-compiled, bit-exact against the interpreter. */
+START_TEST(channel_tile_conv_kernels_match_the_interpreter) {
+  const char *const files[] = {"tests/models/channel_tile_convs.rx", NULL};
+  expect_kernels_bit_exact("channel-blocked conv tiles", files, 8);
+}
+END_TEST
+
 /* Matmuls at the schedule's edges (tests/models/gemv_gemm_kernels.rx: M = 1 with K odd
  * and N not a multiple of the vector width, small M, float16, a fused bias add):
  * JIT-compiled with the schedule, bit-exact against the interpreter. */
@@ -162,6 +171,7 @@ int main(void) {
   tcase_add_test(tc, project_models_match_the_interpreter);
   tcase_add_test(tc, project_models_vectorized_match_the_interpreter);
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
+  tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);

@@ -378,18 +378,74 @@ START_TEST(nchw_convs_vectorize_output_channels_and_compute_the_same_bits) {
       checked++;
     }
   ck_assert_int_eq(checked, 20);
-  /* 590 KB of weights: one parallel iteration per block of 16 output channels and
-   * output row (256 / 16 x 3), the padding materialised by its own nest. */
+  /* 590 KB of weights: one parallel iteration per block of output channels (4 vectors
+   * of 16 in the tile, see channel_tile) and output row (256 / 64 x 3), the padding
+   * materialised by its own nest. */
   const tj_prim_func_t *g;
   tj_tir_schedule_stats_t st = schedule(a, prim(m, "conv2d8"), 512, &g);
   ck_assert_int_eq(st.windowed, 0);
   ck_assert_int_eq(st.injective, 1);
-  ck_assert_int_eq(kinds_of(g).parallel_extent, 48);
+  ck_assert_int_eq(kinds_of(g).parallel_extent, 12);
   /* The depthwise stride-2 conv reads its window phased: [channel, row, rx, x], x
    * contiguous (no gather) in the vectorized update. */
   st = schedule(a, prim(m, "conv2d6"), 512, &g);
   ck_assert_int_eq(st.windowed, 1);
   ck_assert_int_eq(window_ndim(g), 4);
+  tj_arena_free(a);
+}
+END_TEST
+
+static bool acc_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  const tj_buffer_t **acc = v->ctx;
+  if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_acc")) *acc = s->allocate.buffer;
+  return true;
+}
+
+/* The register tile a scheduled conv accumulates in: {outputs along the tile dim, lanes}. */
+static void acc_shape(const tj_prim_func_t *f, int64_t *tile, int64_t *lanes) {
+  const tj_buffer_t *acc = NULL;
+  tj_tir_visitor_t v = {.stmt = acc_stmt, .ctx = &acc};
+  tj_tir_visit_stmt(&v, f->body);
+  ck_assert_ptr_nonnull(acc);
+  ck_assert_int_eq(acc->ndim, 2);
+  ck_assert(tj_tir_is_const_int(acc->shape[0], tile) && tj_tir_is_const_int(acc->shape[1], lanes));
+}
+
+/* Convs vectorized along output channels read from repacked weights
+ * (tests/models/channel_tile_convs.rx): at 512 bits the tile spans several 16-lane
+ * vectors of channels by as many x-positions as keep it within 24 accumulators (the
+ * most accumulators, then the most vectors); at 256 bits one vector, as before. Every
+ * kernel computes the same bits as the original at both widths. */
+START_TEST(channel_tiles_span_several_vectors_and_compute_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/channel_tile_convs.rx", "default");
+  static const struct {
+    const char *name;
+    int64_t tile, lanes; /* at 512 bits */
+  } want[] = {
+      {"conv2d", 7, 32},  /* x 7, 64 channels: 7 x 2 vectors (4 vectors would leave 1 x 4) */
+      {"conv2d1", 5, 64}, /* x 5, 64 channels: 5 x 4 */
+      {"conv2d2", 5, 48}, /* x 10, 48 channels: 5 x 3 */
+      {"conv2d3", 5, 48}, /* stride 2: x 5, 48 channels */
+      {"conv2d4", 7, 32}, /* the 7x7 stride-2 stem, 3 input channels: x 7, 64 channels */
+      {"conv2d5", 6, 64}, /* NHWC stride 2: x 6, 64 channels */
+      {"fused_conv2d6_add_relu", 11, 32}, /* NHWC 1x1 + bias + relu: x 11, 32 channels */
+      {"conv2d7", 9, 32},                 /* float16: x 9, 32 channels */
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const tj_prim_func_t *f = prim(m, want[i].name), *g;
+    int64_t tile, lanes;
+    tj_tir_schedule_stats_t st = schedule(a, f, 512, &g);
+    ck_assert_msg(st.conv == 1 && st.repacked == 1, "%s: conv %d repacked %d", want[i].name, st.conv, st.repacked);
+    acc_shape(g, &tile, &lanes);
+    ck_assert_msg(tile == want[i].tile && lanes == want[i].lanes, "%s: tile %lld x %lld lanes", want[i].name,
+                  (long long)tile, (long long)lanes);
+    assert_same_bits(want[i].name, f, g);
+    schedule(a, f, 256, &g);
+    acc_shape(g, &tile, &lanes);
+    ck_assert_int_le(lanes, 8);
+    assert_same_bits(want[i].name, f, g);
+  }
   tj_arena_free(a);
 }
 END_TEST
@@ -516,6 +572,7 @@ int main(void) {
   tcase_add_test(tc, scheduled_kernels_compute_the_same_bits);
   tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
   tcase_add_test(tc, nchw_convs_vectorize_output_channels_and_compute_the_same_bits);
+  tcase_add_test(tc, channel_tiles_span_several_vectors_and_compute_the_same_bits);
   tcase_add_test(tc, native_float16_convs_are_not_widened);
   tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
   tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);
