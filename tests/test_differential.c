@@ -58,6 +58,15 @@ START_TEST(channel_tile_conv_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* 1x1 convs (tests/models/pointwise_kernels.rx): the pointwise rule's GEMM tile along
+ * the flattened pixels (odd channel counts, batch 2, batch-norm + clip and residual
+ * epilogues) and the ones it leaves to the conv rule: bit-exact. */
+START_TEST(pointwise_conv_kernels_match_the_interpreter) {
+  const char *const files[] = {"tests/models/pointwise_kernels.rx", NULL};
+  expect_kernels_bit_exact("1x1 convs", files, 7);
+}
+END_TEST
+
 /* Matmuls at the schedule's edges (tests/models/gemv_gemm_kernels.rx: M = 1 with K odd
  * and N not a multiple of the vector width, small M, float16, a fused bias add):
  * JIT-compiled with the schedule, bit-exact against the interpreter. */
@@ -173,6 +182,7 @@ int main(void) {
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
+  tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
   suite_add_tcase(s, tc);

@@ -562,6 +562,31 @@ START_TEST(matmuls_compute_the_same_bits) {
 }
 END_TEST
 
+/* 1x1 NCHW convs (tests/models/pointwise_kernels.rx): those whose pixels flatten into
+ * whole vectors take the pointwise rule's GEMM tile (at 512 and 256 bits), the others
+ * (14x14, stride 2, NHWC, float16) the conv rule; every kernel keeps its bits. */
+START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/pointwise_kernels.rx", "default");
+  const int bits[] = {512, 256};
+  for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
+    int pointwise = 0, prims = 0;
+    for (int i = 0; i < m->n_funcs; i++) {
+      if (!m->funcs[i].is_prim) continue;
+      const tj_prim_func_t *g;
+      tj_tir_schedule_stats_t st = schedule(a, m->funcs[i].prim, bits[j], &g);
+      ck_assert_msg(st.conv == 1, "%s: conv rule %d", m->funcs[i].name, st.conv);
+      pointwise += st.pointwise;
+      prims++;
+      assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
+    }
+    ck_assert_int_eq(prims, 7);
+    ck_assert_int_eq(pointwise, 3);
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("schedule");
   TCase *tc = tcase_create("core");
@@ -574,6 +599,7 @@ int main(void) {
   tcase_add_test(tc, nchw_convs_vectorize_output_channels_and_compute_the_same_bits);
   tcase_add_test(tc, channel_tiles_span_several_vectors_and_compute_the_same_bits);
   tcase_add_test(tc, native_float16_convs_are_not_widened);
+  tcase_add_test(tc, pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits);
   tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
   tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);
   tcase_add_test(tc, batch_norm_chain_fuses_into_the_conv);

@@ -1,0 +1,427 @@
+/* Schedule rule for pointwise (1x1) convolutions in NCHW (schedule_rules.h).
+ *
+ * A 1x1 conv with stride 1 is, per image, a GEMM: C[f, p] = sum_c W[f, c] * X[c, p]
+ * with p = y * W + x over the flattened spatial dims (contiguous in NCHW). The
+ * general conv rule vectorizes the output channels and tiles along x, so its
+ * write-back transposes every tile into rows of x (16 x 16 in registers), and for the
+ * small channel counts of MobileNetV2's expand and project convs (16-160 input
+ * channels) that transpose costs as much as the FMAs. Here the vector runs along p
+ * instead, and the register tile is ROWS output channels x VECS vectors of pixels:
+ *
+ *   for fo in T.parallel(N * P / (VECS * L) * F / ROWS):      n, pb, fb = unfuse(fo)
+ *     acc = T.alloc_buffer((ROWS, VECS * L), scope="local")
+ *     for r, vi, fi:  acc[r, vi * L + fi] = init
+ *     for c:                                                  (the reduction, in order)
+ *       for r in T.unroll(ROWS): for vi in T.unroll(VECS): for fi in T.vectorized(L):
+ *         acc[r, vi * L + fi] = g(acc[r, vi * L + fi], X[n, c, p], W[f, c, 0, 0])
+ *     for r, vi, fi:  OUT[n, f, p] = epilogue(acc[r, vi * L + fi])
+ *
+ * with f = fb * ROWS + r and p = pb * VECS * L + vi * L + fi. Per c that is VECS
+ * contiguous loads of X and ROWS broadcasts of W for ROWS * VECS FMAs (the GEMM tile of
+ * schedule_conv.c with the roles of the operands swapped), and the write-back stores
+ * contiguous vectors of pixels with the batch-norm / clip / residual epilogue fused.
+ *
+ * The pixel index is built as y = p // W, x = p % W (exact everywhere); every access
+ * [.., p // W, p % W] of a buffer whose last dim is W is then rewritten to a flat view
+ * [.., p] of the same storage (same data var, last two dims merged), so the loads and
+ * stores are contiguous vectors. When some access is not of that form (a stride-2 conv,
+ * an input of another shape) the rule declines and the conv rule takes the nest.
+ *
+ * Each output starts from the init value and takes its terms in the original c order,
+ * so the results keep their bits (tests/models/pointwise_kernels.rx). */
+#include "ir/struct_equal.h"
+#include "ir/visit.h"
+#include "transforms/tir/schedule_rules.h"
+
+/* Accumulators per tile: 24 of AVX-512's 32 registers (the rest hold the broadcasts
+ * and a vector of X), 12 of 16 otherwise. */
+#define MAX_ACC_WIDE 24
+#define MAX_ACC 12
+#define MAX_ROWS 8
+#define MAX_VECS 8
+#define MAX_VIEWS 8
+
+typedef struct pointwise {
+  tj_sched_ctx_t *c;
+  tj_sched_nest_t nest;
+  const tj_block_t *b;
+  const tj_tir_stmt_t *st, *init;
+  int n_it, f_it, y_it, x_it, c_it; /* iter var indices; c_it: the one reduce var of extent > 1 */
+  int64_t N, F, H, W, C, lanes, rows, vecs;
+  const tj_block_t *pad; /* the padding nest inlined into the conv's loads, or NULL */
+  const tj_buffer_t *pad_buf;
+  const tj_tir_expr_t *fi; /* the lane var: no floordiv/floormod of it may remain */
+  int n_views;
+  const tj_buffer_t *view_from[MAX_VIEWS], *view_to[MAX_VIEWS];
+  bool declined; /* an access along the pixels was left gathered */
+} pointwise_t;
+
+static int iter_index(const tj_block_t *b, const tj_tir_expr_t *e) {
+  for (int k = 0; k < b->n_iter_vars; k++)
+    if (b->iter_vars[k].var == e) return k;
+  return -1;
+}
+
+static int64_t extent_of(const pointwise_t *k, int it) { return k->nest.extent[k->nest.loop_of_iter[it]]; }
+
+/* ---- matching ---- */
+
+typedef struct f32_scan {
+  bool ok;
+} f32_scan_t;
+
+static bool only_f32(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  f32_scan_t *s = v->ctx;
+  if (e->kind == TJ_TIR_BUFFER_LOAD && !tj_dtype_eq(e->dtype, TJ_F32)) s->ok = false;
+  return s->ok;
+}
+
+/* C[n, f, y, x] = g(C[n, f, y, x], ...) over float32, with one reduce var of extent > 1
+ * and the others of extent 1 (a 1x1 kernel's ry, rx). */
+static bool match_update(pointwise_t *k) {
+  const tj_block_t *b = k->b;
+  const tj_tir_stmt_t *st = b->body, *in = b->init;
+  if (!in || st->kind != TJ_TIR_BUFFER_STORE || in->kind != TJ_TIR_BUFFER_STORE) return false;
+  const tj_buffer_t *cb = st->store.buffer;
+  if (in->store.buffer != cb || cb->ndim != 4 || st->store.n_indices != 4 || cb->strides || cb->elem_offset ||
+      !tj_dtype_eq(cb->dtype, TJ_F32) || k->nest.n - k->nest.n_reduce != 4)
+    return false;
+  int its[4];
+  for (int d = 0; d < 4; d++) {
+    its[d] = iter_index(b, st->store.indices[d]);
+    if (its[d] < 0 || b->iter_vars[its[d]].kind != TJ_ITER_SPATIAL || in->store.indices[d] != st->store.indices[d])
+      return false;
+    for (int e = 0; e < d; e++)
+      if (its[e] == its[d]) return false;
+  }
+  k->n_it = its[0], k->f_it = its[1], k->y_it = its[2], k->x_it = its[3];
+  k->c_it = -1;
+  for (int it = 0; it < b->n_iter_vars; it++) {
+    if (b->iter_vars[it].kind != TJ_ITER_REDUCE || extent_of(k, it) == 1) continue;
+    if (k->c_it >= 0) return false;
+    k->c_it = it;
+  }
+  if (k->c_it < 0 || !tj_sched_pure_update(b, st) || tj_sched_count_uses(in, cb) != 1) return false;
+  f32_scan_t s = {true};
+  tj_tir_visitor_t v = {.expr = only_f32, .ctx = &s};
+  tj_tir_visit_expr(&v, st->store.value);
+  k->st = st, k->init = in;
+  k->N = extent_of(k, k->n_it), k->F = extent_of(k, k->f_it), k->H = extent_of(k, k->y_it);
+  k->W = extent_of(k, k->x_it), k->C = extent_of(k, k->c_it);
+  return s.ok;
+}
+
+/* The tile: VECS vectors along the pixels (dividing P / L) by ROWS output channels
+ * (dividing F), the most accumulators within the register budget, then the fewest
+ * loads per FMA (ROWS + VECS smallest). */
+static bool pick_tile(pointwise_t *k) {
+  int bits = k->c->opts->vector_bits;
+  k->lanes = tj_sched_lanes(k->c, TJ_F32);
+  int64_t P = k->H * k->W;
+  if (k->lanes < 8 || P % k->lanes) return false;
+  int64_t nv = P / k->lanes, budget = bits >= 512 ? MAX_ACC_WIDE : MAX_ACC;
+  k->rows = k->vecs = 0;
+  for (int64_t v = 1; v <= MAX_VECS; v++)
+    for (int64_t r = 1; r <= MAX_ROWS; r++) {
+      if (nv % v || k->F % r || r * v > budget) continue;
+      int64_t acc = r * v, best = k->rows * k->vecs;
+      if (acc > best || (acc == best && r + v < k->rows + k->vecs)) k->rows = r, k->vecs = v;
+    }
+  /* A single row or vector per tile is no GEMM tile: the conv rule does as well. */
+  return k->rows * k->vecs >= 4;
+}
+
+/* stmts[i] writes a root buffer at its identity indices that only stmts[i + 1] reads:
+ * the padding (for a 1x1 conv, a copy), inlined into the conv's loads. */
+static bool match_pad(pointwise_t *k, int i) {
+  tj_sched_ctx_t *c = k->c;
+  tj_sched_nest_t nest;
+  if (!tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return false;
+  const tj_tir_stmt_t *st = nest.block->body;
+  if (st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_store_is_identity(nest.block, st)) return false;
+  const tj_buffer_t *p = st->store.buffer;
+  if (tj_sched_root_alloc(c, p) < 0 || tj_sched_is_param(c, p) || tj_sched_count_uses(k->st, p) == 0) return false;
+  for (int j = 0; j < c->n_stmts; j++)
+    if (j != i && j != i + 1 && tj_sched_count_uses(c->stmts[j], p) > 0) return false;
+  k->pad = nest.block;
+  k->pad_buf = p;
+  return true;
+}
+
+static bool pointwise_matches(tj_sched_ctx_t *c, int i, pointwise_t *k) {
+  *k = (pointwise_t){.c = c};
+  if (i >= c->n_stmts || !tj_sched_collect_nest(c->stmts[i], &k->nest) || !k->nest.n_reduce) return false;
+  k->b = k->nest.block;
+  return match_update(k) && pick_tile(k);
+}
+
+/* ---- flat views of [.., H, W] buffers ---- */
+
+static const tj_tir_expr_t *strip_plus_zero(const tj_tir_expr_t *e) {
+  int64_t z;
+  while (e->kind == TJ_TIR_ADD) {
+    if (tj_tir_is_const_int(e->binary.b, &z) && z == 0) e = e->binary.a;
+    else if (tj_tir_is_const_int(e->binary.a, &z) && z == 0) e = e->binary.b;
+    else break;
+  }
+  return e;
+}
+
+/* The view of `b` with its last two dims merged (same storage). */
+static const tj_buffer_t *flat_view(pointwise_t *k, const tj_buffer_t *b) {
+  for (int i = 0; i < k->n_views; i++)
+    if (k->view_from[i] == b) return k->view_to[i];
+  if (k->n_views == MAX_VIEWS) return NULL;
+  tj_arena_t *a = k->c->arena;
+  tj_buffer_t *v = TJ_ARENA_NEW(a, tj_buffer_t);
+  const tj_tir_expr_t **shape = TJ_ARENA_ARRAY(a, const tj_tir_expr_t *, b->ndim - 1);
+  int64_t h, w;
+  if (!v || !shape) return (void)(k->c->oom = true), NULL;
+  if (!tj_tir_is_const_int(b->shape[b->ndim - 2], &h) || !tj_tir_is_const_int(b->shape[b->ndim - 1], &w)) return NULL;
+  *v = *b;
+  for (int d = 0; d + 2 < b->ndim; d++) shape[d] = b->shape[d];
+  shape[b->ndim - 2] = tj_tir_int(a, b->shape[b->ndim - 1]->dtype, h * w);
+  v->ndim = b->ndim - 1;
+  v->shape = shape;
+  v->name = tj_arena_printf(a, "%s_flat", b->name);
+  if (!shape[b->ndim - 2] || !v->name) return (void)(k->c->oom = true), NULL;
+  k->view_from[k->n_views] = b;
+  k->view_to[k->n_views++] = v;
+  return v;
+}
+
+/* An access b[.., p // W, p % W] (b's last dim W, no strides) becomes view[.., p]:
+ * returns the view and writes its indices to out; NULL when it does not have that form. */
+static const tj_buffer_t *flat_access(pointwise_t *k, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx,
+                                      const tj_tir_expr_t **out) {
+  int64_t w, dw, mw;
+  if (n < 2 || b->ndim != n || b->strides || !tj_tir_is_const_int(b->shape[n - 1], &w) || w != k->W) return NULL;
+  const tj_tir_expr_t *y = strip_plus_zero(idx[n - 2]), *x = strip_plus_zero(idx[n - 1]);
+  if (y->kind != TJ_TIR_FLOOR_DIV || x->kind != TJ_TIR_FLOOR_MOD || !tj_tir_is_const_int(y->binary.b, &dw) ||
+      !tj_tir_is_const_int(x->binary.b, &mw) || dw != w || mw != w ||
+      !tj_struct_equal_tir_expr(y->binary.a, x->binary.a))
+    return NULL;
+  for (int d = 0; d + 2 < n; d++) out[d] = idx[d];
+  out[n - 2] = y->binary.a;
+  return flat_view(k, b);
+}
+
+static const tj_tir_expr_t *flatten_load(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
+  pointwise_t *k = m->ctx;
+  if (e->kind != TJ_TIR_BUFFER_LOAD) return NULL;
+  const tj_tir_expr_t *r = tj_tir_mutate_expr_children(m, e);
+  if (!r || r->kind != TJ_TIR_BUFFER_LOAD) return r;
+  const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
+  const tj_buffer_t *v = flat_access(k, r->load.buffer, r->load.n_indices, r->load.indices, idx);
+  if (!v) return r;
+  const tj_tir_expr_t *l = tj_tir_load(m->arena, v, r->load.n_indices - 1, idx);
+  if (!l) m->failed = true;
+  return l;
+}
+
+static const tj_tir_expr_t *flatten_loads(pointwise_t *k, const tj_tir_expr_t *e) {
+  if (!e) return NULL;
+  tj_tir_mutator_t m = {.arena = k->c->arena, .expr = flatten_load, .ctx = k};
+  const tj_tir_expr_t *r = tj_tir_mutate_expr(&m, e);
+  if (m.failed || !r) k->c->oom = true;
+  return m.failed ? NULL : r;
+}
+
+/* ---- inlining the padding ---- */
+
+static const tj_tir_expr_t *inline_pad_load(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
+  pointwise_t *k = m->ctx;
+  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != k->pad_buf) return NULL;
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+  for (int d = 0; d < e->load.n_indices; d++) vals[d] = tj_sched_cast_like(k->c, k->pad->iter_vars[d].var, e->load.indices[d]);
+  const tj_tir_expr_t *r = tj_sched_subst_expr(k->c, k->pad, k->pad->body->store.value, vals);
+  if (!r) m->failed = true;
+  return r;
+}
+
+static const tj_tir_expr_t *inline_pad(pointwise_t *k, const tj_tir_expr_t *e) {
+  if (!e || !k->pad) return e;
+  tj_tir_mutator_t m = {.arena = k->c->arena, .expr = inline_pad_load, .ctx = k};
+  const tj_tir_expr_t *r = tj_tir_mutate_expr(&m, e);
+  if (m.failed || !r) return (void)(k->c->oom = true), NULL;
+  return r;
+}
+
+/* ---- building ---- */
+
+typedef struct pixel_scan {
+  const tj_tir_expr_t *lane;
+  bool gathered;
+} pixel_scan_t;
+
+static bool find_gather(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  pixel_scan_t *s = v->ctx;
+  if ((e->kind == TJ_TIR_FLOOR_DIV || e->kind == TJ_TIR_FLOOR_MOD) && tj_tir_expr_uses_var(e, s->lane)) s->gathered = true;
+  return !s->gathered;
+}
+
+/* Notes when a floordiv/floormod of the lane var is left in e (an access not flattened). */
+static const tj_tir_expr_t *check_flat(pointwise_t *k, const tj_tir_expr_t *e) {
+  if (!e) return NULL;
+  pixel_scan_t s = {k->fi, false};
+  tj_tir_visitor_t v = {.expr = find_gather, .ctx = &s};
+  tj_tir_visit_expr(&v, e);
+  k->declined |= s.gathered;
+  return e;
+}
+
+typedef struct tile_vars {
+  const tj_tir_expr_t *n, *f, *p;  /* this element's image, output channel and pixel */
+  const tj_tir_expr_t *r, *lane;   /* its acc row and column */
+  const tj_tir_expr_t *const *reduce; /* by iter var: the reduce loop vars (NULL in init / store) */
+  const tj_sched_epilogue_t *ep;
+  const tj_buffer_t *acc;
+} tile_vars_t;
+
+/* The block's iter values for the element: y = p // W, x = p % W, reduce vars of
+ * extent 1 at 0. */
+static void element_values(pointwise_t *k, const tile_vars_t *t, bool with_reduce, const tj_tir_expr_t **vals) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  const tj_tir_expr_t *w = tj_tir_i64(a, k->W);
+  for (int it = 0; it < k->b->n_iter_vars; it++) {
+    const tj_tir_expr_t *v;
+    if (it == k->n_it) v = t->n;
+    else if (it == k->f_it) v = t->f;
+    else if (it == k->y_it) v = w ? tj_tir_binary(a, TJ_TIR_FLOOR_DIV, t->p, w) : NULL;
+    else if (it == k->x_it) v = w ? tj_tir_binary(a, TJ_TIR_FLOOR_MOD, t->p, w) : NULL;
+    else v = with_reduce && it == k->c_it ? t->reduce[it] : tj_tir_i64(a, 0);
+    vals[it] = tj_sched_cast_like(c, k->b->iter_vars[it].var, v);
+    if (!vals[it]) c->oom = true;
+  }
+}
+
+static const tj_tir_stmt_t *acc_store(pointwise_t *k, const tile_vars_t *t, const tj_tir_expr_t *value) {
+  const tj_tir_expr_t *idx[2] = {t->r, t->lane};
+  const tj_tir_stmt_t *s = value ? tj_tir_store(k->c->arena, t->acc, 2, idx, value) : NULL;
+  if (!s) k->c->oom = true;
+  return s;
+}
+
+static const tj_tir_expr_t *acc_load(pointwise_t *k, const tile_vars_t *t) {
+  const tj_tir_expr_t *idx[2] = {t->r, t->lane};
+  const tj_tir_expr_t *l = tj_tir_load(k->c->arena, t->acc, 2, idx);
+  if (!l) k->c->oom = true;
+  return l;
+}
+
+static const tj_tir_stmt_t *init_body(pointwise_t *k, const tile_vars_t *t) {
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+  element_values(k, t, false, vals);
+  return acc_store(k, t, tj_sched_subst_expr(k->c, k->b, k->init->store.value, vals));
+}
+
+static const tj_tir_stmt_t *update_body(pointwise_t *k, const tile_vars_t *t) {
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+  element_values(k, t, true, vals);
+  const tj_tir_expr_t *v = inline_pad(k, tj_sched_subst_expr(k->c, k->b, k->st->store.value, vals));
+  v = v ? tj_sched_replace_load(k->c, v, k->st->store.buffer, acc_load(k, t)) : NULL;
+  return acc_store(k, t, check_flat(k, flatten_loads(k, v)));
+}
+
+static const tj_tir_stmt_t *store_body(pointwise_t *k, const tile_vars_t *t) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST], *idx[4], *flat[4];
+  element_values(k, t, false, vals);
+  for (int d = 0; d < 4; d++) idx[d] = vals[iter_index(k->b, k->st->store.indices[d])];
+  const tj_tir_expr_t *v = acc_load(k, t);
+  if (v && t->ep->n) v = tj_sched_apply_epilogue(c, t->ep, v, idx);
+  v = check_flat(k, flatten_loads(k, v));
+  const tj_buffer_t *out = v ? flat_access(k, t->ep->out, 4, idx, flat) : NULL;
+  if (!out) return (void)(k->declined = true), NULL;
+  const tj_tir_stmt_t *s = tj_tir_store(c->arena, out, 3, flat, v);
+  if (!s) c->oom = true;
+  return s;
+}
+
+typedef const tj_tir_stmt_t *(*body_fn)(pointwise_t *k, const tile_vars_t *t);
+
+/* for r in unroll(ROWS): for vi in unroll(VECS): for fi in vectorized(L): body, with
+ * f = fb * ROWS + r and p = pb * VECS * L + vi * L + fi. */
+static const tj_tir_stmt_t *tile_loops(pointwise_t *k, const tile_vars_t *outer, const tj_tir_expr_t *fb,
+                                       const tj_tir_expr_t *pb, body_fn body) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *r = tj_sched_var(c, "r"), *vi = tj_sched_var(c, "vi"), *fi = tj_sched_var(c, "fi");
+  if (!r || !vi || !fi) return NULL;
+  k->fi = fi;
+  tile_vars_t t = *outer;
+  t.r = r;
+  t.lane = tj_sched_add(c, tj_sched_mul(c, vi, k->lanes), fi);
+  t.f = tj_sched_add(c, tj_sched_mul(c, fb, k->rows), r);
+  t.p = tj_sched_add(c, tj_sched_mul(c, pb, k->vecs * k->lanes), t.lane);
+  if (!t.lane || !t.f || !t.p) return NULL;
+  const tj_tir_stmt_t *s = tj_sched_loop(c, fi, k->lanes, TJ_FOR_VECTORIZED, body(k, &t));
+  s = tj_sched_loop(c, vi, k->vecs, k->vecs > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
+  return tj_sched_loop(c, r, k->rows, k->rows > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
+}
+
+static const tj_tir_stmt_t *build(pointwise_t *k, const tj_sched_epilogue_t *ep) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  int64_t ext[3] = {k->N, k->H * k->W / (k->vecs * k->lanes), k->F / k->rows};
+  const tj_tir_expr_t *fo = tj_sched_var(c, "fo"), *unf[3];
+  if (!fo || !tj_sched_unfuse(c, fo, 3, ext, unf)) return NULL;
+  const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0};
+  reduce[k->c_it] = tj_sched_var(c, k->b->iter_vars[k->c_it].var->var.name);
+  const tj_tir_expr_t *shape[2] = {tj_tir_i64(a, k->rows), tj_tir_i64(a, k->vecs * k->lanes)};
+  const tj_buffer_t *acc = tj_buffer_new(a, tj_arena_printf(a, "%s_acc", k->st->store.buffer->name), TJ_F32, 2, shape, NULL);
+  if (!acc || !reduce[k->c_it]) return (void)(c->oom = true), NULL;
+  ((tj_buffer_t *)acc)->scope = "local";
+  tile_vars_t t = {.n = unf[0], .reduce = reduce, .ep = ep, .acc = acc};
+  const tj_tir_stmt_t *upd = tile_loops(k, &t, unf[2], unf[1], update_body);
+  upd = tj_sched_loop(c, reduce[k->c_it], k->C, TJ_FOR_SERIAL, upd);
+  const tj_tir_stmt_t *three[3] = {tile_loops(k, &t, unf[2], unf[1], init_body), upd,
+                                   tile_loops(k, &t, unf[2], unf[1], store_body)};
+  if (!three[0] || !three[1] || !three[2]) return NULL;
+  const tj_tir_stmt_t *s = tj_tir_seq(a, 3, three);
+  s = s ? tj_tir_allocate(a, acc, s) : NULL;
+  int64_t iters = ext[0] * ext[1] * ext[2], work = k->N * k->F * k->H * k->W * k->C;
+  return tj_sched_loop(c, fo, iters, iters > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
+}
+
+/* The conv at stmts[i] (its padding at stmts[i - 1] when pad_at >= 0) scheduled with its
+ * epilogue; NULL with *used 0 when some access along the pixels would be gathered. */
+static const tj_tir_stmt_t *pointwise_nest(tj_sched_ctx_t *c, int i, pointwise_t *k, int *used) {
+  tj_sched_epilogue_t ep;
+  tj_sched_collect_epilogue(c, i, i + 1, k->st->store.buffer, &ep);
+  /* Build on a scratch copy of the dropped-alloc marks: a declined build must leave them. */
+  int n_alloc = c->root->n_alloc_buffers + 1;
+  bool *saved = TJ_ARENA_ARRAY(c->arena, bool, n_alloc);
+  if (!saved) return (void)(c->oom = true), NULL;
+  for (int j = 0; j < n_alloc; j++) saved[j] = c->drop_alloc[j];
+  const tj_tir_stmt_t *r = build(k, &ep);
+  if (c->oom) return NULL;
+  if (!r || k->declined) {
+    for (int j = 0; j < n_alloc; j++) c->drop_alloc[j] = saved[j];
+    *used = 0;
+    return NULL;
+  }
+  r = tj_sched_with_before(c, &ep, r);
+  if (!r) return (void)(c->oom = true), NULL;
+  c->stats.conv++;
+  c->stats.pointwise++;
+  c->stats.fused_epilogues += ep.n;
+  *used = 1 + ep.span;
+  return r;
+}
+
+int tj_sched_rule_pointwise(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
+  pointwise_t k;
+  int used = 0;
+  if (pointwise_matches(c, i, &k)) {
+    *out = pointwise_nest(c, i, &k, &used);
+    return c->oom ? 1 : used;
+  }
+  if (!pointwise_matches(c, i + 1, &k) || !match_pad(&k, i)) return 0;
+  *out = pointwise_nest(c, i + 1, &k, &used);
+  if (c->oom) return 1;
+  if (!used) return 0;
+  c->drop_alloc[tj_sched_root_alloc(c, k.pad_buf)] = true;
+  return 1 + used;
+}
+
