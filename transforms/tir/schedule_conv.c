@@ -262,6 +262,8 @@ static bool match(conv_t *k) {
   } else if (matmul_like(k) && !gemm_tile(k, ev, rows, &tile_max)) {
     int64_t wide = largest_divisor(ev, k->lanes * MATMUL_VECTORS);
     if (wide % k->lanes == 0) k->lanes = wide, tile_max = MATMUL_TILE;
+  } else if (!matmul_like(k)) {
+    tj_sched_pointwise_channel_tile(k->c, &k->nest, st, k->vec_iter, k->tile_iter, &k->lanes, &k->vec_unit, &tile_max);
   }
   k->tile = largest_divisor(rows, tile_max);
   return true;

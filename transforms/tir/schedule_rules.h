@@ -43,6 +43,12 @@ typedef struct tj_sched_ctx {
 typedef int (*tj_sched_rule_fn)(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_pointwise(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+/* The conv rule's tile for a 1x1 conv vectorized along its output channels with x in the
+ * tile (schedule_pointwise.c): when x is short, several vectors of channels (*lanes a
+ * multiple of *vec_unit) and at most *tile_max pixels. Unchanged otherwise. */
+void tj_sched_pointwise_channel_tile(const tj_sched_ctx_t *c, const tj_sched_nest_t *nest, const tj_tir_stmt_t *st,
+                                     int vec_iter, int tile_iter, int64_t *lanes, int64_t *vec_unit,
+                                     int64_t *tile_max);
 int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_row_fusion(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
