@@ -354,26 +354,32 @@ END_TEST
 /* NCHW convs as PyTorch models write them (tests/models/nchw_conv_layouts.rx): the dense
  * ones vectorize their output channels (weights repacked with them innermost, the tile
  * along x), whatever the stride; the depthwise ones, whose input would be gathered
- * along channels, keep x; 24 output channels, no full 16-lane vector, still vectorize
- * them (12 lanes). Every one computes the same bits as the original, at 512 and 256
+ * along channels, keep x; the stride-1 1x1 ones (117 pixels: 7 whole vectors and a
+ * masked tail) take the pointwise rule's tile along the pixels, except 48 output
+ * channels at 512 bits (the conv rule's 3-vector channel tile). Every one computes the same bits as the original, at 512 and 256
  * bits, float32 and float16. */
 START_TEST(nchw_convs_vectorize_output_channels_and_compute_the_same_bits) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/nchw_conv_layouts.rx", "default");
   static const struct {
     const char *name;
-    int repacked; /* 1: output channels vectorized (weights repacked) */
-  } want[] = {{"fused_conv2d_relu", 1}, {"conv2d1", 1}, {"conv2d2", 1}, {"conv2d3", 1},
-              {"conv2d4", 1},           {"conv2d5", 0}, {"conv2d6", 0}, {"conv2d7", 1},
-              {"conv2d8", 1},           {"conv2d9", 1}};
+    int pointwise[2]; /* at 512, 256 bits: 1 = a stride-1 1x1 conv vectorized along its
+                       * flattened pixels, 0 = the conv rule (weights repacked if dense) */
+    int dense;        /* output channels vectorized by the conv rule (weights repacked) */
+  } want[] = {{"fused_conv2d_relu", {0, 0}, 1}, {"conv2d1", {0, 0}, 1}, {"conv2d2", {0, 0}, 1},
+              {"conv2d3", {0, 0}, 1},           {"conv2d4", {0, 1}, 1}, {"conv2d5", {0, 0}, 0},
+              {"conv2d6", {0, 0}, 0},           {"conv2d7", {0, 0}, 1}, {"conv2d8", {0, 0}, 1},
+              {"conv2d9", {1, 1}, 1}};
   const int bits[] = {512, 256};
   int checked = 0;
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
       const tj_prim_func_t *f = prim(m, want[i].name), *g;
       tj_tir_schedule_stats_t st = schedule(a, f, bits[j], &g);
-      ck_assert_msg(st.conv == 1 && st.repacked == want[i].repacked, "%s at %d bits: conv %d repacked %d",
-                    want[i].name, bits[j], st.conv, st.repacked);
+      int pointwise = want[i].pointwise[j], repacked = want[i].dense && !pointwise;
+      ck_assert_msg(st.conv == 1 && st.repacked == repacked && st.pointwise == pointwise,
+                    "%s at %d bits: conv %d repacked %d pointwise %d", want[i].name, bits[j], st.conv, st.repacked,
+                    st.pointwise);
       assert_same_bits(want[i].name, f, g);
       checked++;
     }
@@ -562,9 +568,11 @@ START_TEST(matmuls_compute_the_same_bits) {
 }
 END_TEST
 
-/* 1x1 NCHW convs (tests/models/pointwise_kernels.rx): those whose pixels flatten into
- * whole vectors take the pointwise rule's GEMM tile (at 512 and 256 bits), the others
- * (14x14, stride 2, NHWC, float16) the conv rule; every kernel keeps its bits. */
+/* 1x1 NCHW convs (tests/models/pointwise_kernels.rx): stride-1 float32 ones take the
+ * pointwise rule's GEMM tile along the flattened pixels (at 512 and 256 bits; 14x14 and
+ * 7x7 with a masked tail), except at 512 bits a masked one with small weights and
+ * output channels in threes of vectors (the conv rule's channel tile); the others
+ * (stride 2, NHWC, float16) the conv rule; every kernel keeps its bits. */
 START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/pointwise_kernels.rx", "default");
@@ -580,8 +588,9 @@ START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
       prims++;
       assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
     }
-    ck_assert_int_eq(prims, 7);
-    ck_assert_int_eq(pointwise, 3);
+    ck_assert_int_eq(prims, 9);
+    /* at 512 bits the 14x14 conv to 48 channels goes to the conv rule's 7 x 3-vector tile */
+    ck_assert_int_eq(pointwise, bits[j] == 512 ? 4 : 5);
   }
   tj_arena_free(a);
 }

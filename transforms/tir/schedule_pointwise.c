@@ -16,7 +16,9 @@
  *         acc[r, vi * L + fi] = g(acc[r, vi * L + fi], X[n, c, p], W[f, c, 0, 0])
  *     for r, vi, fi:  OUT[n, f, p] = epilogue(acc[r, vi * L + fi])
  *
- * with f = fb * ROWS + r and p = pb * VECS * L + vi * L + fi. Per c that is VECS
+ * with f = fb * ROWS + r and p = pb * VECS * L + vi * L + fi. When H * W is not a
+ * multiple of VECS * L (14x14, 7x7) the last block runs past the last pixel: its loads of
+ * X are masked and its write-back goes lane by lane (tail_store). Per c that is VECS
  * contiguous loads of X and ROWS broadcasts of W for ROWS * VECS FMAs (the GEMM tile of
  * schedule_conv.c with the roles of the operands swapped), and the write-back stores
  * contiguous vectors of pixels with the batch-norm / clip / residual epilogue fused.
@@ -40,6 +42,14 @@
 #define MAX_ROWS 8
 #define MAX_VECS 8
 #define MAX_VIEWS 8
+#define MIN_USEFUL_ACC 4.0
+/* A tile with a masked tail counts its useful accumulators at this discount against one
+ * without (the masks and the tail's scalar write-back): 32->192 at 28x28 (784 pixels)
+ * took 0.07 ms as 3 x 7 vectors, 0.12 as 6 x 4 vectors over 13 blocks (the last one
+ * 3/4 masked). */
+#define TAIL_PENALTY 0.85
+#define CHANNEL_TILE_VECS_MIN 3
+#define CHANNEL_TILE_MAX_WEIGHT_BYTES (512 << 10)
 
 typedef struct pointwise {
   tj_sched_ctx_t *c;
@@ -48,6 +58,8 @@ typedef struct pointwise {
   const tj_tir_stmt_t *st, *init;
   int n_it, f_it, y_it, x_it, c_it; /* iter var indices; c_it: the one reduce var of extent > 1 */
   int64_t N, F, H, W, C, lanes, rows, vecs;
+  int64_t blocks;   /* pixel blocks of vecs * lanes; the last one may run past H * W */
+  bool mask_loads;  /* building the update of a tile that may run past H * W */
   const tj_block_t *pad; /* the padding nest inlined into the conv's loads, or NULL */
   const tj_buffer_t *pad_buf;
   const tj_tir_expr_t *fi; /* the lane var: no floordiv/floormod of it may remain */
@@ -63,6 +75,8 @@ static int iter_index(const tj_block_t *b, const tj_tir_expr_t *e) {
 }
 
 static int64_t extent_of(const pointwise_t *k, int it) { return k->nest.extent[k->nest.loop_of_iter[it]]; }
+
+static bool has_tail(const pointwise_t *k) { return k->blocks * k->vecs * k->lanes != k->H * k->W; }
 
 /* ---- matching ---- */
 
@@ -111,24 +125,36 @@ static bool match_update(pointwise_t *k) {
   return s.ok;
 }
 
-/* The tile: VECS vectors along the pixels (dividing P / L) by ROWS output channels
- * (dividing F), the most accumulators within the register budget, then the fewest
- * loads per FMA (ROWS + VECS smallest). */
+/* The tile: VECS vectors along the pixels by ROWS output channels (dividing F), the most
+ * useful accumulators within the register budget (ROWS * VECS times the share of lanes
+ * that hold pixels: blocks of VECS vectors past H * W compute masked lanes), then the
+ * fewest loads per FMA (ROWS + VECS smallest). 7x7 = 49 pixels: 4 vectors, 77% of the
+ * lanes; 14x14 = 196: 5 blocks of 3 vectors, 82%. */
 static bool pick_tile(pointwise_t *k) {
   int bits = k->c->opts->vector_bits;
   k->lanes = tj_sched_lanes(k->c, TJ_F32);
   int64_t P = k->H * k->W;
-  if (k->lanes < 8 || P % k->lanes) return false;
-  int64_t nv = P / k->lanes, budget = bits >= 512 ? MAX_ACC_WIDE : MAX_ACC;
+  if (k->lanes < 8) return false;
+  int64_t nv = (P + k->lanes - 1) / k->lanes, budget = bits >= 512 ? MAX_ACC_WIDE : MAX_ACC;
+  double best = 0;
   k->rows = k->vecs = 0;
   for (int64_t v = 1; v <= MAX_VECS; v++)
     for (int64_t r = 1; r <= MAX_ROWS; r++) {
-      if (nv % v || k->F % r || r * v > budget) continue;
-      int64_t acc = r * v, best = k->rows * k->vecs;
-      if (acc > best || (acc == best && r + v < k->rows + k->vecs)) k->rows = r, k->vecs = v;
+      if (k->F % r || r * v > budget) continue;
+      int64_t blocks = (nv + v - 1) / v;
+      double useful = (double)(r * v) * (double)P / (double)(blocks * v * k->lanes);
+      if (blocks * v * k->lanes != P) useful *= TAIL_PENALTY;
+      if (useful > best + 1e-9 || (useful > best - 1e-9 && r + v < k->rows + k->vecs))
+        best = useful, k->rows = r, k->vecs = v, k->blocks = blocks;
     }
-  /* A single row or vector per tile is no GEMM tile: the conv rule does as well. */
-  return k->rows * k->vecs >= 4;
+  /* Fewer useful accumulators than that is no GEMM tile: the conv rule does as well. */
+  if (best < MIN_USEFUL_ACC) return false;
+  /* With a masked tail, the conv rule's tile of 7 pixels x 3 vectors of output channels
+   * (schedule_conv.c, channel_tile) does better while its per-call weight repack is
+   * small: MobileNetV2's 64->384 and 96->576 at 14x14 took 0.13 and 0.28 ms that way,
+   * 0.18 and 0.345 here; 160->960 at 7x7 (614 KB of weights) 0.37-0.41 there, 0.16 here. */
+  int64_t wide = k->lanes * CHANNEL_TILE_VECS_MIN;
+  return !has_tail(k) || bits < 512 || k->F % wide || k->F * k->C * 4 > CHANNEL_TILE_MAX_WEIGHT_BYTES;
 }
 
 /* stmts[i] writes a root buffer at its identity indices that only stmts[i + 1] reads:
@@ -206,6 +232,15 @@ static const tj_buffer_t *flat_access(pointwise_t *k, const tj_buffer_t *b, int 
   return flat_view(k, b);
 }
 
+/* if_then_else(p < H * W, load, 0): codegen reads it with a masked load, so the lanes
+ * past the last pixel (the last channel's row runs to the buffer's end) read nothing. */
+static const tj_tir_expr_t *masked(pointwise_t *k, const tj_tir_expr_t *p, const tj_tir_expr_t *load) {
+  tj_arena_t *a = k->c->arena;
+  const tj_tir_expr_t *args[3] = {tj_tir_binary(a, TJ_TIR_LT, p, tj_tir_int(a, p->dtype, k->H * k->W)), load,
+                                  tj_tir_float(a, load->dtype, 0.0)};
+  return args[0] && args[2] ? tj_tir_call(a, load->dtype, "tir.if_then_else", 3, args) : NULL;
+}
+
 static const tj_tir_expr_t *flatten_load(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
   pointwise_t *k = m->ctx;
   if (e->kind != TJ_TIR_BUFFER_LOAD) return NULL;
@@ -215,6 +250,7 @@ static const tj_tir_expr_t *flatten_load(tj_tir_mutator_t *m, const tj_tir_expr_
   const tj_buffer_t *v = flat_access(k, r->load.buffer, r->load.n_indices, r->load.indices, idx);
   if (!v) return r;
   const tj_tir_expr_t *l = tj_tir_load(m->arena, v, r->load.n_indices - 1, idx);
+  if (l && k->mask_loads) l = masked(k, idx[r->load.n_indices - 2], l);
   if (!l) m->failed = true;
   return l;
 }
@@ -321,7 +357,10 @@ static const tj_tir_stmt_t *update_body(pointwise_t *k, const tile_vars_t *t) {
   element_values(k, t, true, vals);
   const tj_tir_expr_t *v = inline_pad(k, tj_sched_subst_expr(k->c, k->b, k->st->store.value, vals));
   v = v ? tj_sched_replace_load(k->c, v, k->st->store.buffer, acc_load(k, t)) : NULL;
-  return acc_store(k, t, check_flat(k, flatten_loads(k, v)));
+  k->mask_loads = has_tail(k);
+  v = check_flat(k, flatten_loads(k, v));
+  k->mask_loads = false;
+  return acc_store(k, t, v);
 }
 
 static const tj_tir_stmt_t *store_body(pointwise_t *k, const tile_vars_t *t) {
@@ -341,6 +380,32 @@ static const tj_tir_stmt_t *store_body(pointwise_t *k, const tile_vars_t *t) {
 
 typedef const tj_tir_stmt_t *(*body_fn)(pointwise_t *k, const tile_vars_t *t);
 
+/* The write-back of one vector of a tile that may run past the last pixel:
+ *   if (vector's last pixel < H * W) { vector_store }
+ *   else for fi in serial(L): if (p < H * W) { store }
+ * (the vectorizer keeps a lane-dependent if serial; only the last block's vectors take
+ * the second branch). */
+static const tj_tir_stmt_t *tail_store(pointwise_t *k, const tile_vars_t *vec, const tj_tir_expr_t *vi,
+                                       const tj_tir_expr_t *pb, const tj_tir_stmt_t *vector_store) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  const tj_tir_expr_t *fi = tj_sched_var(c, "fi_tail");
+  if (!fi || !vector_store) return NULL;
+  tile_vars_t t = *vec;
+  t.lane = tj_sched_add(c, tj_sched_mul(c, vi, k->lanes), fi);
+  t.p = tj_sched_add(c, tj_sched_mul(c, pb, k->vecs * k->lanes), t.lane);
+  const tj_tir_expr_t *P = tj_tir_i64(a, k->H * k->W);
+  const tj_tir_expr_t *first = tj_sched_add(c, tj_sched_mul(c, pb, k->vecs * k->lanes), tj_sched_mul(c, vi, k->lanes));
+  const tj_tir_expr_t *last = tj_sched_add(c, first, tj_tir_i64(a, k->lanes - 1));
+  if (!t.lane || !t.p || !last) return NULL;
+  const tj_tir_stmt_t *one = store_body(k, &t);
+  one = one ? tj_tir_if(a, tj_tir_binary(a, TJ_TIR_LT, t.p, P), one, NULL) : NULL;
+  const tj_tir_stmt_t *lanes = tj_sched_loop(c, fi, k->lanes, TJ_FOR_SERIAL, one);
+  const tj_tir_stmt_t *s = lanes ? tj_tir_if(a, tj_tir_binary(a, TJ_TIR_LT, last, P), vector_store, lanes) : NULL;
+  if (!s) c->oom = true;
+  return s;
+}
+
 /* for r in unroll(ROWS): for vi in unroll(VECS): for fi in vectorized(L): body, with
  * f = fb * ROWS + r and p = pb * VECS * L + vi * L + fi. */
 static const tj_tir_stmt_t *tile_loops(pointwise_t *k, const tile_vars_t *outer, const tj_tir_expr_t *fb,
@@ -356,6 +421,7 @@ static const tj_tir_stmt_t *tile_loops(pointwise_t *k, const tile_vars_t *outer,
   t.p = tj_sched_add(c, tj_sched_mul(c, pb, k->vecs * k->lanes), t.lane);
   if (!t.lane || !t.f || !t.p) return NULL;
   const tj_tir_stmt_t *s = tj_sched_loop(c, fi, k->lanes, TJ_FOR_VECTORIZED, body(k, &t));
+  if (body == store_body && has_tail(k)) s = tail_store(k, &t, vi, pb, s);
   s = tj_sched_loop(c, vi, k->vecs, k->vecs > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
   return tj_sched_loop(c, r, k->rows, k->rows > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
 }
@@ -363,7 +429,7 @@ static const tj_tir_stmt_t *tile_loops(pointwise_t *k, const tile_vars_t *outer,
 static const tj_tir_stmt_t *build(pointwise_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   tj_arena_t *a = c->arena;
-  int64_t ext[3] = {k->N, k->H * k->W / (k->vecs * k->lanes), k->F / k->rows};
+  int64_t ext[3] = {k->N, k->blocks, k->F / k->rows};
   const tj_tir_expr_t *fo = tj_sched_var(c, "fo"), *unf[3];
   if (!fo || !tj_sched_unfuse(c, fo, 3, ext, unf)) return NULL;
   const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0};
@@ -424,4 +490,3 @@ int tj_sched_rule_pointwise(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out)
   c->drop_alloc[tj_sched_root_alloc(c, k.pad_buf)] = true;
   return 1 + used;
 }
-
