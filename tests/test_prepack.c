@@ -359,12 +359,52 @@ START_TEST(packing_copies_each_element_to_its_place) {
 }
 END_TEST
 
+/* A 768x768 weight (2.25 MB, rows of 3 KB) read by 16 rows: not worth a copy per call,
+ * worth one at load. */
+static const char *small_matmul_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(a: R.Tensor((16, 768), dtype=\"float32\"), v: R.Tensor((768, 768), dtype=\"float32\"))"
+    " -> R.Tensor((16, 768), dtype=\"float32\"):\n"
+    "        with R.dataflow():\n"
+    "            z = R.matmul(a, v)\n"
+    "            R.output(z)\n"
+    "        return z\n";
+
+START_TEST(a_constant_matmul_weight_is_packed_below_the_per_call_threshold) {
+  tj_arena_t *arena = tj_arena_create();
+  tj_module_t *parsed;
+  TU_OK(tj_driver_parse(arena, "small.rx", small_matmul_text, strlen(small_matmul_text), &parsed));
+  tj_driver_passes_t o = {.passes = "LegalizeOps"};
+  const tj_module_t *legal;
+  TU_OK(tj_driver_run_passes(arena, &o, parsed, &legal, NULL));
+  const tj_prim_func_t *mm = tj_module_find_prim(legal, "matmul");
+  ck_assert_ptr_nonnull(mm);
+  tj_tir_prepacks_t packs = {0};
+  tj_tir_schedule_options_t s = {.enabled = true, .vector_bits = 512, .prepacked = &packs};
+  const tj_prim_func_t *low;
+  TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
+  ck_assert_int_eq(packs.n, 0);
+  ck_assert_int_eq(packed_allocs(low), 0); /* read in place, as before */
+  s.constant_params = 1u << 1;
+  TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
+  ck_assert_int_eq(packs.n, 1);
+  ck_assert_int_eq(packs.items[0].param, 1);
+  ck_assert_int_eq(low->n_params, 4);
+  tj_arena_free(arena);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("prepack");
   TCase *tc = tcase_create("prepack");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, packing_copies_each_element_to_its_place);
   tcase_add_test(tc, a_constant_weight_becomes_a_packed_parameter);
+  tcase_add_test(tc, a_constant_matmul_weight_is_packed_below_the_per_call_threshold);
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);
   tcase_add_test(tc, a_weight_only_folded_is_not_used_after_load);
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);
