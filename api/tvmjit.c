@@ -10,6 +10,7 @@
 #include "api/handles.h"
 #include "api/specialize.h"
 #include "ir/flops.h"
+#include "ir/visit.h"
 #include "jit/cache.h"
 #include "jit/jit.h"
 #include "runtime/executable.h"
@@ -284,6 +285,7 @@ struct tvmjit_module {
   pthread_mutex_t lock; /* guards functions and report: lookups compile lazily */
   tvmjit_function_t *functions;
   bool no_schedule;
+  bool no_prepack;
   bool relaxed_float;
   bool bound_params; /* BindParams ran: main's signature is the parsed one minus those */
 };
@@ -336,6 +338,7 @@ static tj_status_t *module_new(tvmjit_instance_t *instance, const tvmjit_module_
   mod->instance = instance;
   mod->arena = arena;
   mod->no_schedule = options->no_schedule != 0;
+  mod->no_prepack = options->no_prepack != 0;
   mod->relaxed_float = options->strict_float == 0;
   mod->opt_level = options->opt_level;
   pthread_mutex_init(&mod->lock, NULL);
@@ -361,7 +364,7 @@ static tj_status_t *keep_pipeline(tvmjit_module_t *mod, const tvmjit_module_opti
 static tj_jit_options_t module_jit_options(const tvmjit_module_t *module) {
   bool cached = module->use_cache && module->instance->cache;
   return (tj_jit_options_t){.opt_level = module->opt_level, .no_cache = !cached, .no_schedule = module->no_schedule,
-                            .relaxed_float = module->relaxed_float};
+                            .no_prepack = module->no_prepack, .relaxed_float = module->relaxed_float};
 }
 
 /* BindParams' tensors (options->bind_params) for the driver, in the module's arena, and
@@ -390,6 +393,31 @@ static tj_status_t *bind_options(tvmjit_module_t *mod, const tvmjit_module_optio
   passes->eval_user = eval;
   mod->bound_params = true;
   return NULL;
+}
+
+typedef struct uses_data {
+  const unsigned char *begin, *end;
+  bool found;
+} uses_data_t;
+
+static bool constant_in(tj_rx_visitor_t *v, const tj_rx_expr_t *e, bool def) {
+  (void)def;
+  uses_data_t *u = v->ctx;
+  if (e->kind == TJ_RX_CONSTANT && e->constant.data) {
+    const unsigned char *d = e->constant.data;
+    if (d < u->end && d + e->constant.nbytes > u->begin) u->found = true;
+  }
+  return !u->found;
+}
+
+int tvmjit_module_uses_tensor(const tvmjit_module_t *module, const tvmjit_tensor_t *tensor) {
+  if (!module || !tensor || !module->ir) return 0;
+  const unsigned char *data = tvmjit_tensor_data(tensor);
+  uses_data_t u = {data, data + tvmjit_tensor_nbytes(tensor), false};
+  tj_rx_visitor_t v = {.expr = constant_in, .ctx = &u};
+  for (int i = 0; i < module->ir->n_funcs && !u.found; i++)
+    if (!module->ir->funcs[i].is_prim) tj_rx_visit_func(&v, module->ir->funcs[i].relax);
+  return u.found;
 }
 
 /* `text` NULL: read the file `name`; else `name` (may be NULL) names the text in messages. */
@@ -588,8 +616,8 @@ static tj_status_t *compile_function(tvmjit_module_t *module, const tj_module_t 
   /* borrow_constants: the module's arena (or the specialisation's) outlives the
    * executable, and bound weights are the caller's, kept as long as the module. */
   tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
-                           .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float,
-                           .borrow_constants = true};
+                           .no_schedule = module->no_schedule, .no_prepack = module->no_prepack,
+                           .relaxed_float = module->relaxed_float, .borrow_constants = true};
   tj_status_t *st = tj_driver_compile(module->instance->jit, m, name, &opts, module->instance->pool, out_exe);
   return st ? st : append_stats(module, &stats);
 }
@@ -602,7 +630,8 @@ static tj_status_t *compile_symbolic(tvmjit_module_t *module, tvmjit_function_t 
   tj_jit_messages_t messages = {module_message, module, module->cache_debug};
   bool cached = module->use_cache && module->instance->cache;
   tj_jit_options_t opts = {.opt_level = module->opt_level, .stats = &stats, .messages = &messages, .no_cache = !cached,
-                           .no_schedule = module->no_schedule, .relaxed_float = module->relaxed_float};
+                           .no_schedule = module->no_schedule, .no_prepack = module->no_prepack,
+                           .relaxed_float = module->relaxed_float};
   tj_status_t *st = tj_jit_compile_program(module->instance->jit, module->ir, f->name, &opts, &f->program);
   if (st && tj_status_code(st) == TJ_ERR_UNSUPPORTED) {
     if (module->cache_debug) module_message(module, TJ_JIT_MSG_DEBUG, tj_status_text(st));

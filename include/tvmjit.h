@@ -179,6 +179,10 @@ typedef struct tvmjit_module_options {
   int print_ir_after_all;
   int time_passes;               /* collect per-pass times, see tvmjit_module_report */
   int no_schedule;               /* 1: kernels as plain loops, without the CPU schedule */
+  /* 1: kernels repack their constant (bound or folded) weights on every call, as they
+   * do weights passed as inputs, instead of reading a copy packed once when the function
+   * is compiled (default 0; for comparison: the outputs are the same bits either way). */
+  int no_prepack;
   /* 0 (default): float32/float64 arithmetic as TVM compiles it: a * b + c may become
    * one fused multiply-add (TVM's LLVM target uses FP-op fusion "fast"), and a conv's
    * reduction may take its terms in another order (as TVM's schedules reorder reduction
@@ -231,6 +235,13 @@ tvmjit_status_t *tvmjit_module_load_string(tvmjit_instance_t *instance, const ch
                                            size_t length, const tvmjit_module_options_t *options,
                                            tvmjit_module_t **out_module);
 void tvmjit_module_free(tvmjit_module_t *module);
+/* 1 when the loaded module still reads `tensor`'s data: a bind_params tensor that
+ * became a constant of the compiled model. 0 for one the passes only computed other
+ * constants from (a weight that FoldConstant transposed) or that is no parameter: the
+ * caller may free such a tensor once the module is loaded (the `tvmjit` command does, so
+ * a BERT layer's 28 MB of untransposed weights are not held beside the transposed
+ * ones). Thread-safe. */
+int tvmjit_module_uses_tensor(const tvmjit_module_t *module, const tvmjit_tensor_t *tensor);
 /* Pass times and compile statistics (kernels compiled, cache hits, milliseconds) as text
  * owned by the module. */
 const char *tvmjit_module_report(const tvmjit_module_t *module);

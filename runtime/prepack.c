@@ -60,17 +60,19 @@ tj_status_t *tj_prepack_run(const tj_prepack_desc_t *d, const void *weight, void
   for (size_t r = 0; r < rows; r++) {
     int64_t at = 0;
     for (int q = 0; q < n; q++) at += idx[q] * st[q];
-    for (int64_t fi = 0; fi < d->lanes; fi++, out += out_bytes) {
-      const unsigned char *s = src + (size_t)(at + fi * vstride) * in_bytes;
-      if (widen) {
+    const unsigned char *s = src + (size_t)at * in_bytes;
+    size_t step = (size_t)vstride * in_bytes;
+    if (widen)
+      for (int64_t fi = 0; fi < d->lanes; fi++, out += 4, s += step) {
         uint16_t h;
         memcpy(&h, s, 2);
         float v = tj_half_to_float(h);
         memcpy(out, &v, 4);
-      } else {
-        memcpy(out, s, out_bytes);
       }
-    }
+    else if (out_bytes == 4) /* float32, the usual case: a fixed-size copy the compiler inlines */
+      for (int64_t fi = 0; fi < d->lanes; fi++, out += 4, s += step) memcpy(out, s, 4);
+    else
+      for (int64_t fi = 0; fi < d->lanes; fi++, out += out_bytes, s += step) memcpy(out, s, out_bytes);
     for (int q = n - 1; q >= 0 && ++idx[q] == ext[q]; q--) idx[q] = 0;
   }
   return NULL;

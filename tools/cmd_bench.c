@@ -292,6 +292,7 @@ const cli_command_t cli_cmd_bench = {
     "                              float32 accumulates in float32, float16 in float16\n"
     "  --threads N                 worker threads (default: TVMJIT_NUM_THREADS or cores)\n"
     "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
+    "  --no-prepack                kernels repack constant weights every call (for comparison)\n"
     "  --strict-float              float32 exactly as the IR's operations, in its order (by\n"
     "                              default, as TVM compiles it, a*b+c may become one FMA and\n"
     "                              a conv may reorder its sum; float16 is always exact)\n"

@@ -197,6 +197,7 @@ const cli_command_t cli_cmd_run = {
     "  --print-ir-before=P, --print-ir-after=P, --print-ir-after-all, --time-passes\n"
     "  --print-memory-plan         show each intermediate's slot in the workspace\n"
     "  --no-schedule               compile kernels as plain loops (no CPU schedule)\n"
+    "  --no-prepack                kernels repack constant weights every call (for comparison)\n"
     "  --strict-float              float32 exactly as the IR's operations, in its order (by\n"
     "                              default, as TVM compiles it, a*b+c may become one FMA and\n"
     "                              a conv may reorder its sum; float16 is always exact)\n"

@@ -46,6 +46,7 @@ bool cli_model_option(const char *cmd, int argc, char **argv, int *i, cli_model_
       return *rc = cli_usage_error(cmd, "--mixed-precision takes float16 or float32 (default float32)"), true;
     a->mixed_precision = v ? v : "float32";
   } else if (cli_flag(argv[*i], "no-schedule", cmd, rc)) a->no_schedule = 1;
+  else if (cli_flag(argv[*i], "no-prepack", cmd, rc)) a->no_prepack = 1;
   else if (cli_flag(argv[*i], "strict-float", cmd, rc)) a->strict_float = 1;
   else if (cli_flag(argv[*i], "bind-params", cmd, rc)) a->bind_params = 1;
   else if (cli_option(argc, argv, i, "threads", true, &v)) {
@@ -287,6 +288,7 @@ void cli_model_options(const cli_model_args_t *a, bool no_cache, tvmjit_instance
   out_module->passes = a->passes;
   out_module->mixed_precision = a->mixed_precision;
   out_module->no_schedule = a->no_schedule;
+  out_module->no_prepack = a->no_prepack;
   out_module->strict_float = a->strict_float;
 }
 
@@ -323,7 +325,14 @@ static tvmjit_status_t *load_bound(const cli_model_args_t *a, const tvmjit_modul
   o.bind_params = (const tvmjit_tensor_t *const *)tensors;
   o.bind_params_skip_unknown = 1;
   st = tvmjit_module_load_file(out->inst, a->model, &o, &out->mod);
-  out->bound_count = n, out->bound_names = names, out->bound_tensors = tensors; /* the module borrows them */
+  /* The module borrows the tensors it still reads; the rest (weights FoldConstant
+   * transposed) go now, before the kernels are compiled and the weights packed. */
+  for (int k = 0; !st && k < n_bound; k++)
+    if (!tvmjit_module_uses_tensor(out->mod, tensors[k])) {
+      tvmjit_tensor_free(tensors[k]);
+      tensors[k] = NULL;
+    }
+  out->bound_count = n, out->bound_names = names, out->bound_tensors = tensors;
   return st;
 }
 

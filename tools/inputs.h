@@ -18,6 +18,7 @@ typedef struct cli_model_args {
   const char *inputs[CLI_MAX_INPUTS]; /* --input values, in order */
   int n_inputs, threads;
   int no_schedule; /* --no-schedule: kernels as plain loops */
+  int no_prepack;  /* --no-prepack: kernels repack constant weights per call */
   int strict_float; /* --strict-float: float32 exactly as the IR's operations, in order */
   int bind_params;  /* --bind-params: the --params tensors become constants (BindParams + FoldConstant) */
   unsigned long seed;

@@ -1,0 +1,413 @@
+/* Constant weights packed once, at load (transforms/tir/schedule_prepack.c,
+ * runtime/prepack.c, the compile driver's pack_constants): the kernel reads the packed
+ * copy instead of making its own; the outputs are the same bits as with per-call
+ * repacking (no_prepack) and agree with a double-precision reference computed here;
+ * packing happens when the function is compiled, never per call; the kernel cache keeps
+ * packed kernels (and a damaged entry is recompiled with a warning, same bits). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/driver.h"
+#include "ir/visit.h"
+#include "runtime/prepack.h"
+#include "testutil.h"
+#include "transforms/tir/lower.h"
+#include "tvmjit.h"
+
+/* An NCHW conv (weights OIHW: repacked to O/L I H W L) and a linear layer whose
+ * 1024 x 1024 weight (4 MB, rows of 4 KB, 16 rows of input: packed [N/L, K, L]) is
+ * transposed by FoldConstant first, as PyTorch's Linear imports. */
+static const char *model_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((1, 8, 12, 12), dtype=\"float32\"), w: R.Tensor((32, 8, 3, 3), dtype=\"float32\"),\n"
+    "             a: R.Tensor((16, 1024), dtype=\"float32\"), v: R.Tensor((1024, 1024), dtype=\"float32\"))"
+    " -> R.Tuple(R.Tensor((1, 32, 10, 10), dtype=\"float32\"), R.Tensor((16, 1024), dtype=\"float32\")):\n"
+    "        with R.dataflow():\n"
+    "            y = R.nn.conv2d(x, w, strides=[1, 1], padding=[0, 0, 0, 0])\n"
+    "            vt = R.permute_dims(v, axes=[1, 0])\n"
+    "            z = R.matmul(a, vt)\n"
+    "            gv = (y, z)\n"
+    "            R.output(gv)\n"
+    "        return gv\n";
+
+enum { X_N = 8 * 12 * 12, W_N = 32 * 8 * 9, Y_N = 32 * 10 * 10, A_N = 16 * 1024, V_N = 1024 * 1024, Z_N = 16 * 1024 };
+static const int64_t x_shape[] = {1, 8, 12, 12}, w_shape[] = {32, 8, 3, 3}, a_shape[] = {16, 1024},
+                     v_shape[] = {1024, 1024};
+static float *x_data, *w_data, *a_data, *v_data;
+
+static void fill(float *p, int n, int mul, int mod) {
+  for (int i = 0; i < n; i++) p[i] = (float)((i * mul) % mod) / (float)mod - 0.5f;
+}
+
+static void make_data(void) {
+  if (x_data) return;
+  x_data = malloc(sizeof(float) * X_N), w_data = malloc(sizeof(float) * W_N);
+  a_data = malloc(sizeof(float) * A_N), v_data = malloc(sizeof(float) * V_N);
+  ck_assert(x_data && w_data && a_data && v_data);
+  fill(x_data, X_N, 7, 11), fill(w_data, W_N, 5, 13), fill(a_data, A_N, 3, 17), fill(v_data, V_N, 11, 19);
+}
+
+static tvmjit_tensor_t *wrap(int ndim, const int64_t *shape, float *data) {
+  tvmjit_tensor_t *t = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_wrap(TVMJIT_FLOAT32, ndim, shape, data, &t));
+  return t;
+}
+
+/* The model with w and v bound. `w` and `v` are the caller's tensors (borrowed). */
+static tvmjit_module_t *load(tvmjit_instance_t *inst, int no_prepack, tvmjit_tensor_t *w, tvmjit_tensor_t *v) {
+  tvmjit_module_options_t o;
+  tvmjit_module_options_init(&o);
+  const char *names[] = {"w", "v"};
+  tvmjit_tensor_t *bound[] = {w, v};
+  o.n_bind_params = 2;
+  o.bind_param_names = names;
+  o.bind_params = (const tvmjit_tensor_t *const *)bound;
+  o.no_prepack = no_prepack;
+  tvmjit_module_t *m = NULL;
+  tvmjit_status_t *st = tvmjit_module_load_string(inst, "prepack.rx", model_text, strlen(model_text), &o, &m);
+  ck_assert_msg(!st, "%s", st ? tvmjit_status_message(st) : "");
+  return m;
+}
+
+/* Runs main on x and a; out[0] = conv, out[1] = linear (caller frees). */
+static void call(tvmjit_module_t *m, tvmjit_tensor_t **out) {
+  tvmjit_function_t *fn;
+  tvmjit_status_t *st = tvmjit_module_get_function(m, "main", &fn);
+  ck_assert_msg(!st, "%s", st ? tvmjit_status_message(st) : "");
+  tvmjit_tensor_t *in[] = {wrap(4, x_shape, x_data), wrap(2, a_shape, a_data)};
+  st = tvmjit_function_call(fn, 2, (const tvmjit_tensor_t *const *)in, 2, out);
+  ck_assert_msg(!st, "%s", st ? tvmjit_status_message(st) : "");
+  tvmjit_tensor_free(in[0]), tvmjit_tensor_free(in[1]);
+}
+
+static void expect_same_bits(tvmjit_tensor_t *const *a, tvmjit_tensor_t *const *b) {
+  for (int i = 0; i < 2; i++) {
+    ck_assert_uint_eq(tvmjit_tensor_nbytes(a[i]), tvmjit_tensor_nbytes(b[i]));
+    ck_assert_msg(memcmp(tvmjit_tensor_data(a[i]), tvmjit_tensor_data(b[i]), tvmjit_tensor_nbytes(a[i])) == 0,
+                  "output %d differs", i);
+  }
+}
+
+/* Both outputs against sums in double (the JIT's float32 sums within 1e-5 of the
+ * output's scale). */
+static void expect_reference(tvmjit_tensor_t *const *out) {
+  const float *y = tvmjit_tensor_data(out[0]), *z = tvmjit_tensor_data(out[1]);
+  for (int o = 0; o < 32; o++)
+    for (int r = 0; r < 10; r++)
+      for (int c = 0; c < 10; c++) {
+        double s = 0;
+        for (int i = 0; i < 8; i++)
+          for (int kh = 0; kh < 3; kh++)
+            for (int kw = 0; kw < 3; kw++)
+              s += (double)x_data[(i * 12 + r + kh) * 12 + c + kw] * w_data[((o * 8 + i) * 3 + kh) * 3 + kw];
+        ck_assert_double_eq_tol(y[(o * 10 + r) * 10 + c], s, 1e-5);
+      }
+  for (int m = 0; m < 16; m += 5)
+    for (int n = 0; n < 1024; n += 7) {
+      double s = 0;
+      for (int k = 0; k < 1024; k++) s += (double)a_data[m * 1024 + k] * v_data[n * 1024 + k];
+      ck_assert_double_eq_tol(z[m * 1024 + n], s, 1e-3);
+    }
+}
+
+START_TEST(packed_weights_give_the_bits_of_per_call_repacking) {
+  make_data();
+  tvmjit_instance_options_t io;
+  tvmjit_instance_options_init(&io);
+  io.cache.enable = 0;
+  tvmjit_instance_t *inst;
+  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_tensor_t *w = wrap(4, w_shape, w_data), *v = wrap(2, v_shape, v_data);
+  tvmjit_module_t *packed = load(inst, 0, w, v), *repacking = load(inst, 1, w, v);
+  tvmjit_tensor_t *a[2], *b[2];
+  long before = tj_prepack_runs();
+  call(packed, a);
+  long after_load = tj_prepack_runs();
+  /* Compiling main packed the conv weight and the folded linear weight, once each. */
+  ck_assert_int_eq(after_load - before, 2);
+  call(repacking, b);
+  ck_assert_int_eq(tj_prepack_runs(), after_load);
+  expect_same_bits(a, b);
+  expect_reference(a);
+  /* More calls pack nothing and give the same bits. */
+  for (int r = 0; r < 3; r++) {
+    tvmjit_tensor_t *c[2];
+    call(packed, c);
+    expect_same_bits(a, c);
+    tvmjit_tensor_free(c[0]), tvmjit_tensor_free(c[1]);
+  }
+  ck_assert_int_eq(tj_prepack_runs(), after_load);
+  for (int i = 0; i < 2; i++) tvmjit_tensor_free(a[i]), tvmjit_tensor_free(b[i]);
+  tvmjit_module_free(packed), tvmjit_module_free(repacking);
+  tvmjit_tensor_free(w), tvmjit_tensor_free(v);
+  tvmjit_instance_free(inst);
+}
+END_TEST
+
+START_TEST(a_weight_only_folded_is_not_used_after_load) {
+  make_data();
+  tvmjit_instance_t *inst;
+  ck_assert_ptr_null(tvmjit_instance_create(NULL, &inst));
+  float *v_copy = malloc(sizeof(float) * V_N);
+  ck_assert_ptr_nonnull(v_copy);
+  memcpy(v_copy, v_data, sizeof(float) * V_N);
+  tvmjit_tensor_t *w = wrap(4, w_shape, w_data), *v = wrap(2, v_shape, v_copy);
+  tvmjit_module_t *m = load(inst, 0, w, v);
+  /* The conv reads w itself; v was only transposed (FoldConstant). */
+  ck_assert_int_eq(tvmjit_module_uses_tensor(m, w), 1);
+  ck_assert_int_eq(tvmjit_module_uses_tensor(m, v), 0);
+  /* So it may go, and the model still computes the same. */
+  memset(v_copy, 0xff, sizeof(float) * V_N);
+  tvmjit_tensor_free(v);
+  free(v_copy);
+  tvmjit_tensor_t *out[2];
+  call(m, out);
+  expect_reference(out);
+  tvmjit_tensor_free(out[0]), tvmjit_tensor_free(out[1]);
+  tvmjit_module_free(m);
+  tvmjit_tensor_free(w);
+  tvmjit_instance_free(inst);
+}
+END_TEST
+
+/* Flips a byte in the middle of every file under dir (the cache's entries). */
+static int damage_all(const char *dir) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "find '%s' -type f", dir);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  char path[512];
+  int n = 0;
+  while (fgets(path, sizeof path, p)) {
+    path[strcspn(path, "\n")] = 0;
+    size_t len;
+    char *b = tu_read_file(path, &len);
+    if (!b || len < 128) {
+      free(b);
+      continue;
+    }
+    b[len / 2] ^= 0x5a;
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b, 1, len, f), len);
+    fclose(f);
+    free(b);
+    n++;
+  }
+  pclose(p);
+  return n;
+}
+
+typedef struct sink {
+  int warnings;
+} sink_t;
+
+static void on_message(void *user, tvmjit_message_kind_t kind, const char *text) {
+  (void)text;
+  if (kind == TVMJIT_MESSAGE_WARNING) ((sink_t *)user)->warnings++;
+}
+
+/* One load through the cache in `dir`: the report's "N compiled, M loaded" into report. */
+static void cached_run(const char *dir, sink_t *sink, char *report, size_t cap, tvmjit_tensor_t **out) {
+  tvmjit_instance_options_t io;
+  tvmjit_instance_options_init(&io);
+  io.cache.enable = 1; /* ctest sets TVMJIT_CACHE=0 */
+  io.cache.directory = dir;
+  tvmjit_instance_t *inst;
+  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_tensor_t *w = wrap(4, w_shape, w_data), *v = wrap(2, v_shape, v_data);
+  tvmjit_module_options_t o;
+  tvmjit_module_options_init(&o);
+  const char *names[] = {"w", "v"};
+  tvmjit_tensor_t *bound[] = {w, v};
+  o.n_bind_params = 2, o.bind_param_names = names, o.bind_params = (const tvmjit_tensor_t *const *)bound;
+  o.on_message = on_message, o.message_user = sink;
+  tvmjit_module_t *m = NULL;
+  tvmjit_status_t *st = tvmjit_module_load_string(inst, "prepack.rx", model_text, strlen(model_text), &o, &m);
+  ck_assert_msg(!st, "%s", st ? tvmjit_status_message(st) : "");
+  long before = tj_prepack_runs();
+  call(m, out);
+  ck_assert_int_eq(tj_prepack_runs() - before, 2); /* a cached kernel still gets its packed weights */
+  snprintf(report, cap, "%s", tvmjit_module_report(m));
+  tvmjit_module_free(m);
+  tvmjit_tensor_free(w), tvmjit_tensor_free(v);
+  tvmjit_instance_free(inst);
+}
+
+START_TEST(the_cache_keeps_packed_kernels_and_recompiles_damaged_ones) {
+  make_data();
+  const char *tmp = tu_make_tmp_dir("tj_prepack_cache");
+  char dir[256], report[4096];
+  snprintf(dir, sizeof dir, "%s", tmp);
+  sink_t s1 = {0}, s2 = {0}, s3 = {0};
+  tvmjit_tensor_t *a[2], *b[2], *c[2];
+  cached_run(dir, &s1, report, sizeof report, a);
+  ck_assert_ptr_nonnull(strstr(report, "0 loaded from cache"));
+  cached_run(dir, &s2, report, sizeof report, b);
+  ck_assert_msg(strstr(report, " 0 compiled"), "%s", report);
+  ck_assert_int_eq(s2.warnings, 0);
+  expect_same_bits(a, b);
+  ck_assert_int_ge(damage_all(dir), 1);
+  cached_run(dir, &s3, report, sizeof report, c);
+  ck_assert_int_ge(s3.warnings, 1);
+  ck_assert_msg(!strstr(report, " 0 compiled"), "%s", report);
+  expect_same_bits(a, c);
+  expect_reference(c);
+  for (int i = 0; i < 2; i++) tvmjit_tensor_free(a[i]), tvmjit_tensor_free(b[i]), tvmjit_tensor_free(c[i]);
+  tu_remove_tree(dir);
+}
+END_TEST
+
+/* ---- the schedule: which kernels read their weight packed ---- */
+
+typedef struct packed_alloc {
+  int n;
+} packed_alloc_t;
+
+static bool count_packed_allocs(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_packed")) ((packed_alloc_t *)v->ctx)->n++;
+  return true;
+}
+
+static int packed_allocs(const tj_prim_func_t *f) {
+  packed_alloc_t c = {0};
+  tj_tir_visitor_t v = {.stmt = count_packed_allocs, .ctx = &c};
+  tj_tir_visit_stmt(&v, f->body);
+  return c.n;
+}
+
+START_TEST(a_constant_weight_becomes_a_packed_parameter) {
+  tj_arena_t *arena = tj_arena_create();
+  tj_module_t *parsed;
+  TU_OK(tj_driver_parse(arena, "prepack.rx", model_text, strlen(model_text), &parsed));
+  tj_driver_passes_t o = {.passes = "LegalizeOps"};
+  const tj_module_t *legal;
+  TU_OK(tj_driver_run_passes(arena, &o, parsed, &legal, NULL));
+  const tj_prim_func_t *conv = tj_module_find_prim(legal, "conv2d");
+  ck_assert_ptr_nonnull(conv);
+  ck_assert_int_eq(conv->n_params, 3); /* x, w, out */
+  for (int vector_bits = 256; vector_bits <= 512; vector_bits += 256) {
+    tj_tir_prepacks_t packs = {0};
+    tj_tir_schedule_options_t s = {.enabled = true, .vector_bits = vector_bits, .prepacked = &packs};
+    const tj_prim_func_t *low;
+    /* w not constant: the kernel repacks it itself, on every call. */
+    TU_OK(tj_tir_lower_scheduled(arena, conv, "conv2d", &s, &low));
+    ck_assert_int_eq(packs.n, 0);
+    ck_assert_int_eq(low->n_params, 3);
+    ck_assert_int_eq(packed_allocs(low), 1);
+    /* w constant: one more parameter, and no repack inside. */
+    s.constant_params = 1u << 1;
+    TU_OK(tj_tir_lower_scheduled(arena, conv, "conv2d", &s, &low));
+    ck_assert_int_eq(packs.n, 1);
+    ck_assert_int_eq(packs.items[0].param, 1);
+    ck_assert_int_eq(packs.items[0].packed_param, 3);
+    ck_assert(packs.items[0].source_unread);
+    ck_assert_int_eq(packs.items[0].lanes, vector_bits / 32);
+    ck_assert_int_eq(low->n_params, 4);
+    ck_assert_int_eq(packed_allocs(low), 0);
+    /* The packed layout is O/L I H W L. */
+    const int want_perm[] = {1, 2, 3, 0};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(packs.items[0].perm[i], want_perm[i]);
+  }
+  tj_arena_free(arena);
+}
+END_TEST
+
+static void expect_error(tj_status_t *st, const char *part) {
+  ck_assert_ptr_nonnull(st);
+  ck_assert_msg(strstr(tj_status_text(st), part), "%s", tj_status_text(st));
+  tj_status_free(st);
+}
+
+START_TEST(packing_copies_each_element_to_its_place) {
+  /* A float16 [5, 2, 8] weight, vector dim 2 (8 = 2 x 4 lanes), widened to float32. */
+  enum { D0 = 5, D1 = 2, D2 = 8, L = 4 };
+  uint16_t w[D0 * D1 * D2];
+  for (int i = 0; i < D0 * D1 * D2; i++) w[i] = tj_float_to_half((float)i * 0.5f);
+  tj_prepack_desc_t d = {.ndim = 3, .shape = {D0, D1, D2}, .perm = {0, 1, 2}, .lanes = L,
+                         .from = tj_dtype_make(TJ_DT_FLOAT, 16, 1), .to = tj_dtype_make(TJ_DT_FLOAT, 32, 1)};
+  size_t bytes;
+  TU_OK(tj_prepack_bytes(&d, &bytes));
+  ck_assert_uint_eq(bytes, sizeof(float) * D0 * D1 * D2);
+  float out[D0 * D1 * D2];
+  TU_OK(tj_prepack_run(&d, w, out));
+  for (int fv = 0; fv < D2 / L; fv++)
+    for (int a = 0; a < D0; a++)
+      for (int b = 0; b < D1; b++)
+        for (int fi = 0; fi < L; fi++)
+          ck_assert_float_eq(out[((fv * D0 + a) * D1 + b) * L + fi], (float)((a * D1 + b) * D2 + fv * L + fi) * 0.5f);
+  /* Vector dim 0 ([5, ...] with 5 lanes), float32 to float32: perm {1, 2, 0}. */
+  float src[D0 * D1 * D2], dst[D0 * D1 * D2];
+  for (int i = 0; i < D0 * D1 * D2; i++) src[i] = (float)i;
+  tj_prepack_desc_t e = {.ndim = 3, .shape = {D0, D1, D2}, .perm = {1, 2, 0}, .lanes = D0,
+                         .from = tj_dtype_make(TJ_DT_FLOAT, 32, 1), .to = tj_dtype_make(TJ_DT_FLOAT, 32, 1)};
+  TU_OK(tj_prepack_run(&e, src, dst));
+  for (int b = 0; b < D1; b++)
+    for (int c = 0; c < D2; c++)
+      for (int fi = 0; fi < D0; fi++) ck_assert_float_eq(dst[(b * D2 + c) * D0 + fi], src[(fi * D1 + b) * D2 + c]);
+  /* Descriptions it cannot pack are errors, not crashes. */
+  e.lanes = 3;
+  expect_error(tj_prepack_bytes(&e, &bytes), "do not divide");
+  e.lanes = D0, e.perm[0] = 2;
+  expect_error(tj_prepack_bytes(&e, &bytes), "permutation");
+}
+END_TEST
+
+/* A 768x768 weight (2.25 MB, rows of 3 KB) read by 16 rows: not worth a copy per call,
+ * worth one at load. */
+static const char *small_matmul_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(a: R.Tensor((16, 768), dtype=\"float32\"), v: R.Tensor((768, 768), dtype=\"float32\"))"
+    " -> R.Tensor((16, 768), dtype=\"float32\"):\n"
+    "        with R.dataflow():\n"
+    "            z = R.matmul(a, v)\n"
+    "            R.output(z)\n"
+    "        return z\n";
+
+START_TEST(a_constant_matmul_weight_is_packed_below_the_per_call_threshold) {
+  tj_arena_t *arena = tj_arena_create();
+  tj_module_t *parsed;
+  TU_OK(tj_driver_parse(arena, "small.rx", small_matmul_text, strlen(small_matmul_text), &parsed));
+  tj_driver_passes_t o = {.passes = "LegalizeOps"};
+  const tj_module_t *legal;
+  TU_OK(tj_driver_run_passes(arena, &o, parsed, &legal, NULL));
+  const tj_prim_func_t *mm = tj_module_find_prim(legal, "matmul");
+  ck_assert_ptr_nonnull(mm);
+  tj_tir_prepacks_t packs = {0};
+  tj_tir_schedule_options_t s = {.enabled = true, .vector_bits = 512, .prepacked = &packs};
+  const tj_prim_func_t *low;
+  TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
+  ck_assert_int_eq(packs.n, 0);
+  ck_assert_int_eq(packed_allocs(low), 0); /* read in place, as before */
+  s.constant_params = 1u << 1;
+  TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
+  ck_assert_int_eq(packs.n, 1);
+  ck_assert_int_eq(packs.items[0].param, 1);
+  ck_assert_int_eq(low->n_params, 4);
+  tj_arena_free(arena);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("prepack");
+  TCase *tc = tcase_create("prepack");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, packing_copies_each_element_to_its_place);
+  tcase_add_test(tc, a_constant_weight_becomes_a_packed_parameter);
+  tcase_add_test(tc, a_constant_matmul_weight_is_packed_below_the_per_call_threshold);
+  tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);
+  tcase_add_test(tc, a_weight_only_folded_is_not_used_after_load);
+  tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}
