@@ -456,7 +456,7 @@ const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *
  * (keepdims) full reduction must not fall to the row rule's serial row. Neither
  * matches a conv or matmul (their loads end in a reduce var). */
 static const tj_sched_rule_fn rules[] = {tj_sched_rule_row_fusion, tj_sched_rule_full_reduction, tj_sched_rule_column_reduction,
-                                         tj_sched_rule_conv, tj_sched_rule_injective, tj_sched_rule_reduction};
+                                         tj_sched_rule_plane_window, tj_sched_rule_conv, tj_sched_rule_injective, tj_sched_rule_reduction};
 
 static int count_flat(const tj_tir_stmt_t *s) {
   if (s->kind != TJ_TIR_SEQ) return 1;

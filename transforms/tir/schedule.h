@@ -78,6 +78,7 @@ typedef struct tj_tir_schedule_stats {
   int transpose_tiles; /* injective nests run in tiles because they read an input transposed */
   int moved;           /* small nests run as plain loops before a producer whose epilogue they split */
   int row_groups;      /* runs of nests over the same rows run row by row (schedule_row_fusion.c) */
+  int plane_windows;   /* depthwise convs and pools walked plane by plane (schedule_depthwise.c) */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */

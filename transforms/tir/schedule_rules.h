@@ -42,6 +42,8 @@ typedef struct tj_sched_ctx {
  * statements it replaced with *out (0 = no match). Sets ctx->oom on allocation failure. */
 typedef int (*tj_sched_rule_fn)(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+/* Depthwise convs and pools over NCHW planes with their padding (schedule_depthwise.c). */
+int tj_sched_rule_plane_window(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_row_fusion(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
