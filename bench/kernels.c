@@ -122,8 +122,9 @@ int main(int argc, char **argv) {
       tj_strbuf_init(&sb);
       tj_print_prim_func(&sb, name, sf);
       char *text = tj_strbuf_take(&sb);
-      printf("%s\n# conv %d, injective %d, reduction %d, fused epilogues %d, repacked %d, widened %d, windowed %d, reordered %d\n",
-             text, ss.conv, ss.injective, ss.reduction, ss.fused_epilogues, ss.repacked, ss.widened, ss.windowed, ss.reordered);
+      printf("%s\n# conv %d, injective %d, reduction %d, fused epilogues %d, repacked %d, widened %d, windowed %d, reordered %d, plane windows %d\n",
+             text, ss.conv, ss.injective, ss.reduction, ss.fused_epilogues, ss.repacked, ss.widened, ss.windowed, ss.reordered,
+             ss.plane_windows);
       tj_free(text);
     }
     if (ir && !strcmp(ir, name)) {

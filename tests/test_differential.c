@@ -3,6 +3,7 @@
  * test_corpus_differential.c. */
 #include "differential.h"
 #include "transforms/pass_manager.h"
+#include "transforms/tir/schedule.h"
 
 /* A Relax model (path relative to the source tree) through the default pipeline. */
 static const tj_module_t *default_pipeline(tj_arena_t *arena, const char *rel, char *path, size_t path_size) {
@@ -143,6 +144,50 @@ START_TEST(packed_weight_matmuls_match_plain_loops) {
 }
 END_TEST
 
+/* Depthwise convs and pools at odd sizes (tests/models/plane_windows.rx: strides 1 and
+ * 2, a last vector overlapping the one before, widths under a vector, a 5x5 kernel, the
+ * batch-norm and clip epilogue, max and average pools): at 512 bits every kernel is
+ * scheduled by the plane-window rule (schedule_depthwise.c); JIT-compiled with the
+ * schedule each agrees bit for bit with its plain loops and (strict float) with the
+ * interpreter; the two that divide (batch norm, average) are held to the interpreter
+ * within a few ulps, as every division (differential.h). In the default float mode (FMA)
+ * within tolerance. */
+START_TEST(plane_window_kernels_match_plain_loops_and_the_interpreter) {
+  const char *rel = "tests/models/plane_windows.rx";
+  char path[4096];
+  tj_arena_t *arena = tj_arena_create();
+  const tj_module_t *out = default_pipeline(arena, rel, path, sizeof path);
+  tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 512};
+  int planes = 0, same = 0;
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  for (int i = 0; i < out->n_funcs; i++) {
+    if (!out->funcs[i].is_prim) continue;
+    const tj_prim_func_t *g;
+    tj_tir_schedule_stats_t st;
+    TU_OK(tj_tir_schedule(arena, out->funcs[i].prim, out->funcs[i].name, &o, &g, &st));
+    planes += st.plane_windows;
+    same += scheduled_matches_plain_loops(out->funcs[i].name, out->funcs[i].prim);
+  }
+  tj_arena_free(arena);
+  ck_assert_int_eq(planes, 8);
+  ck_assert_int_eq(same, 8);
+  tally_t t = {0};
+  compare_pipeline_file(rel, &t);
+  report("plane windows", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 8);
+  ck_assert_int_eq(t.exact, 6);
+  tally_t r = {0};
+  relaxed = true;
+  compare_pipeline_file(rel, &r);
+  relaxed = false;
+  report("plane windows, default float mode", &r);
+  ck_assert_int_eq(r.failed, 0);
+  ck_assert_int_eq(r.compared, 8);
+  tj_jit_free(jit);
+}
+END_TEST
+
 static void project_models(void) {
   ck_assert_ptr_null(tj_jit_create(&jit));
   tally_t t = {0};
@@ -184,6 +229,7 @@ int main(void) {
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
   tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);
+  tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
   suite_add_tcase(s, tc);

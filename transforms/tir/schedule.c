@@ -455,10 +455,12 @@ const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *
  * (out[s] += x[k, s]) as a conv without vectorizing across s, and a unit-spatial
  * (keepdims) full reduction must not fall to the row rule's serial row. Neither
  * matches a conv or matmul (their loads end in a reduce var). 1x1 convs (NCHW) before
- * the general conv rule: they take a GEMM tile along the flattened pixels. */
-static const tj_sched_rule_fn rules[] = {tj_sched_rule_row_fusion, tj_sched_rule_full_reduction,
+ * the general conv rule: they take a GEMM tile along the flattened pixels; so do
+ * depthwise convs and pools over NCHW planes (schedule_depthwise.c). */
+static const tj_sched_rule_fn rules[] = {tj_sched_rule_row_fusion,      tj_sched_rule_full_reduction,
                                          tj_sched_rule_column_reduction, tj_sched_rule_pointwise,
-                                         tj_sched_rule_conv, tj_sched_rule_injective, tj_sched_rule_reduction};
+                                         tj_sched_rule_plane_window,    tj_sched_rule_conv,
+                                         tj_sched_rule_injective,       tj_sched_rule_reduction};
 
 static int count_flat(const tj_tir_stmt_t *s) {
   if (s->kind != TJ_TIR_SEQ) return 1;

@@ -106,6 +106,7 @@ typedef struct tj_tir_schedule_stats {
   int moved;           /* small nests run as plain loops before a producer whose epilogue they split */
   int row_groups;      /* runs of nests over the same rows run row by row (schedule_row_fusion.c) */
   int pointwise;       /* 1x1 convs tiled as GEMMs along the flattened pixels (schedule_pointwise.c) */
+  int plane_windows;   /* depthwise convs and pools walked plane by plane (schedule_depthwise.c) */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */
