@@ -311,8 +311,8 @@ def load(path, params=None, passes="default", mixed_precision=None, threads=0, s
 
     params: an .npz path or a dict {parameter name: array} binding main's weights; keys
     main does not have are ignored with a warning. passes: "default", "none" or a list
-    in TVM's spelling ("LegalizeOps,FuseOps"). mixed_precision: None, "float32" or
-    "float16". threads: 0 for TVMJIT_NUM_THREADS or the number of cores."""
+    in TVM's spelling ("LegalizeOps,FuseOps"). mixed_precision: None, "float32",
+    "float16" or "bfloat16" (bfloat16 storage, float32 accumulation). threads: 0 for TVMJIT_NUM_THREADS or the number of cores."""
     return Module(os.fspath(path), params=params, passes=passes, mixed_precision=mixed_precision, threads=threads,
                   strict_float=strict_float, use_cache=use_cache, opt_level=opt_level)
 
