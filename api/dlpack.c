@@ -9,6 +9,7 @@
 static const DLDataType dl_dtypes[] = {
     {kDLFloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}, {kDLInt, 8, 1},  {kDLInt, 16, 1},  {kDLInt, 32, 1},
     {kDLInt, 64, 1},   {kDLUInt, 8, 1},   {kDLUInt, 16, 1},  {kDLUInt, 32, 1}, {kDLUInt, 64, 1}, {TVMJIT_DL_BOOL, 8, 1},
+    {kDLBfloat, 16, 1},
 };
 enum { N_DL_DTYPES = sizeof dl_dtypes / sizeof dl_dtypes[0] };
 

@@ -25,10 +25,13 @@ static tj_status_t *pipeline_text(tj_arena_t *arena, const tj_driver_passes_t *o
   }
   const char *mp = o->mixed_precision;
   if (!mp) return *out_text = passes, NULL;
-  if (strcmp(mp, "float16") && strcmp(mp, "float32"))
-    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "mixed precision '%s': use float16 or float32", mp);
+  if (strcmp(mp, "float16") && strcmp(mp, "float32") && strcmp(mp, "bfloat16"))
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "mixed precision '%s': use float32, float16 or bfloat16", mp);
   bool none = strcmp(passes, "none") == 0;
-  *out_text = tj_arena_printf(arena, "ToMixedPrecision(out_dtype=\"%s\")%s%s", mp, none ? "" : ",", none ? "" : passes);
+  /* bfloat16: bfloat16 storage, float32 accumulation (bfloat16 sums lose too much: 8 bits) */
+  const char *pass = strcmp(mp, "bfloat16") == 0 ? "ToMixedPrecision(out_dtype=\"float32\", storage_dtype=\"bfloat16\")"
+                                                 : tj_arena_printf(arena, "ToMixedPrecision(out_dtype=\"%s\")", mp);
+  *out_text = pass ? tj_arena_printf(arena, "%s%s%s", pass, none ? "" : ",", none ? "" : passes) : NULL;
   return *out_text ? NULL : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "out of memory");
 }
 

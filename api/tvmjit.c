@@ -32,7 +32,8 @@ void tvmjit_status_free(tvmjit_status_t *status) { tj_status_free(status); }
 /* ---------------------------------------------------------------- tensors */
 
 static const char *const dtype_names[] = {"float16", "float32", "float64", "int8",   "int16",  "int32",
-                                          "int64",   "uint8",   "uint16",  "uint32", "uint64", "bool"};
+                                          "int64",   "uint8",   "uint16",  "uint32", "uint64", "bool",
+                                          "bfloat16"};
 enum { N_DTYPES = sizeof dtype_names / sizeof dtype_names[0] };
 
 const char *tvmjit_dtype_name(tvmjit_dtype_t dtype) {

@@ -81,6 +81,7 @@ typedef enum tvmjit_dtype {
   TVMJIT_INT8, TVMJIT_INT16, TVMJIT_INT32, TVMJIT_INT64,
   TVMJIT_UINT8, TVMJIT_UINT16, TVMJIT_UINT32, TVMJIT_UINT64,
   TVMJIT_BOOL,
+  TVMJIT_BFLOAT16, /* float32's upper 16 bits; .npy files hold it as '<V2' (ml_dtypes' convention) */
 } tvmjit_dtype_t;
 
 #define TVMJIT_MAX_NDIM 8
@@ -169,7 +170,8 @@ typedef struct tvmjit_module_options {
   /* Pass pipeline: "default" (DispatchSortScan, LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR),
    * "none", or a list in TVM's spelling: "ToMixedPrecision(out_dtype=\"float16\"),LegalizeOps". */
   const char *passes;
-  /* NULL, "float32" or "float16": put ToMixedPrecision(out_dtype=...) first. */
+  /* NULL, "float32" or "float16": put ToMixedPrecision(out_dtype=...) first; "bfloat16":
+   * ToMixedPrecision(out_dtype="float32", storage_dtype="bfloat16") (bfloat16 storage). */
   const char *mixed_precision;
   int verify_each;               /* run the verifier after every pass (default 1) */
   /* Instruments: where to print IR (NULL = nowhere) and which. */
@@ -325,7 +327,7 @@ tvmjit_status_t *tvmjit_function_call_profiled(const tvmjit_function_t *function
 /* The DLPack dtype of a tvmjit dtype (bool: TVMJIT_DL_BOOL, 8 bits, as PyTorch and
  * numpy export it). */
 DLDataType tvmjit_dtype_to_dlpack(tvmjit_dtype_t dtype);
-/* 0, or -1 when tvmjit has no such dtype (bfloat16, complex, lanes > 1). Accepts bool
+/* 0, or -1 when tvmjit has no such dtype (complex, lanes > 1). kDLBfloat/16 is TVMJIT_BFLOAT16. Accepts bool
  * as TVMJIT_DL_BOOL/8 and as TVM's kDLUInt/1. */
 int tvmjit_dtype_from_dlpack(DLDataType dl, tvmjit_dtype_t *out_dtype);
 

@@ -126,7 +126,14 @@ static void interp_restore(entry_t *e, saved_t s) {
 
 /* ---- scalar semantics per dtype ---- */
 
+/* float16/32/64 and bfloat16: values held as doubles, rounded to their dtype. */
+static bool interp_is_fp(tj_dtype_t dt) { return dt.code == TJ_DT_FLOAT || dt.code == TJ_DT_BFLOAT; }
+
+/* bfloat16 arithmetic runs in float32 and is rounded once to bfloat16 (jit/codegen_bf16.c). */
+static tj_dtype_t interp_compute_dtype(tj_dtype_t dt) { return dt.code == TJ_DT_BFLOAT ? TJ_F32 : dt; }
+
 static double interp_round(tj_dtype_t dt, double x) {
+  if (dt.code == TJ_DT_BFLOAT) return tj_bfloat_to_float(tj_float_to_bfloat((float)x));
   if (dt.bits == 16) return tj_half_to_float(tj_float_to_half((float)x));
   if (dt.bits == 32) return (double)(float)x;
   return x;
@@ -152,7 +159,7 @@ static int64_t interp_wrap(tj_dtype_t dt, int64_t x) {
 }
 
 static double interp_to_double(tj_dtype_t dt, ival_t v) {
-  if (dt.code == TJ_DT_FLOAT) return v.f;
+  if (interp_is_fp(dt)) return v.f;
   if (dt.code == TJ_DT_UINT) return (double)(uint64_t)v.i;
   return (double)v.i;
 }
@@ -175,9 +182,9 @@ static int64_t interp_float_to_int(tj_dtype_t to, double x) {
 
 static ival_t interp_cast(tj_dtype_t from, tj_dtype_t to, ival_t v) {
   ival_t r;
-  if (to.code == TJ_DT_BOOL) r.i = from.code == TJ_DT_FLOAT ? v.f != 0 : v.i != 0;
-  else if (to.code == TJ_DT_FLOAT) r.f = interp_round(to, interp_to_double(from, v));
-  else if (from.code == TJ_DT_FLOAT) r.i = interp_wrap(to, interp_float_to_int(to, v.f));
+  if (to.code == TJ_DT_BOOL) r.i = interp_is_fp(from) ? v.f != 0 : v.i != 0;
+  else if (interp_is_fp(to)) r.f = interp_round(to, interp_to_double(from, v));
+  else if (interp_is_fp(from)) r.i = interp_wrap(to, interp_float_to_int(to, v.f));
   else r.i = interp_wrap(to, v.i);
   return r;
 }
@@ -185,6 +192,12 @@ static ival_t interp_cast(tj_dtype_t from, tj_dtype_t to, ival_t v) {
 static ival_t interp_load_scalar(tj_dtype_t dt, const char *p) {
   ival_t v;
   switch ((tj_dtype_code_t)dt.code) {
+    case TJ_DT_BFLOAT: {
+      uint16_t b;
+      memcpy(&b, p, 2);
+      v.f = tj_bfloat_to_float(b);
+      return v;
+    }
     case TJ_DT_FLOAT:
       if (dt.bits == 16) {
         uint16_t h;
@@ -210,6 +223,11 @@ static ival_t interp_load_scalar(tj_dtype_t dt, const char *p) {
 
 static void interp_store_scalar(tj_dtype_t dt, char *p, ival_t v) {
   switch ((tj_dtype_code_t)dt.code) {
+    case TJ_DT_BFLOAT: {
+      uint16_t b = tj_float_to_bfloat((float)v.f);
+      memcpy(p, &b, 2);
+      return;
+    }
     case TJ_DT_FLOAT:
       if (dt.bits == 16) {
         uint16_t h = tj_float_to_half((float)v.f);
@@ -234,6 +252,7 @@ static bool interp_supported_scalar(tj_dtype_t dt) {
   if (dt.lanes != 1) return false;
   switch ((tj_dtype_code_t)dt.code) {
     case TJ_DT_FLOAT: return dt.bits == 16 || dt.bits == 32 || dt.bits == 64;
+    case TJ_DT_BFLOAT: return dt.bits == 16;
     case TJ_DT_INT:
     case TJ_DT_UINT: return dt.bits == 8 || dt.bits == 16 || dt.bits == 32 || dt.bits == 64;
     case TJ_DT_BOOL: return true;
@@ -245,6 +264,11 @@ static bool interp_supported_scalar(tj_dtype_t dt) {
 
 static ival_t interp_float_arith(tj_tir_expr_kind_t k, tj_dtype_t dt, double x, double y) {
   ival_t r;
+  if (dt.code == TJ_DT_BFLOAT) {
+    r = interp_float_arith(k, TJ_F32, x, y);
+    r.f = interp_round(dt, r.f);
+    return r;
+  }
   double q;
   switch (k) {
     case TJ_TIR_ADD: r.f = x + y; break;
@@ -305,7 +329,7 @@ static ival_t interp_int_arith(interp_t *ip, tj_tir_expr_kind_t k, tj_dtype_t dt
 }
 
 static bool interp_compare(tj_tir_expr_kind_t k, tj_dtype_t dt, ival_t a, ival_t b) {
-  if (dt.code == TJ_DT_FLOAT) {
+  if (interp_is_fp(dt)) {
     switch (k) {
       case TJ_TIR_EQ: return a.f == b.f;
       case TJ_TIR_NE: return a.f != b.f;
@@ -342,14 +366,14 @@ static ival_t interp_eval(interp_t *ip, const tj_tir_expr_t *e);
 static char *interp_buffer_addr(interp_t *ip, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *indices);
 
 static int64_t interp_eval_int(interp_t *ip, const tj_tir_expr_t *e, const char *what) {
-  if (e && e->kind == TJ_TIR_INT_IMM && e->dtype.lanes == 1 && e->dtype.code != TJ_DT_FLOAT)
+  if (e && e->kind == TJ_TIR_INT_IMM && e->dtype.lanes == 1 && !interp_is_fp(e->dtype))
     return interp_wrap(e->dtype, e->int_imm);
   if (!e) {
     interp_fail(ip, TJ_ERR_INVALID_ARGUMENT, "missing %s", what);
     return 0;
   }
   ival_t v = interp_eval(ip, e);
-  if (e->dtype.code == TJ_DT_FLOAT) {
+  if (interp_is_fp(e->dtype)) {
     interp_fail(ip, TJ_ERR_INVALID_ARGUMENT, "%s must be an integer, not a float", what);
     return 0;
   }
@@ -453,10 +477,10 @@ static ival_t interp_call(interp_t *ip, const tj_tir_expr_t *e) {
     /* 1 / sqrt(x), each step rounded to the dtype, as the lowering emits it. */
     if (!interp_check_args(ip, e, 1)) return r;
     double x = interp_to_double(args[0]->dtype, interp_eval(ip, args[0]));
-    double s = interp_round(e->dtype, sqrt(x));
+    double s = interp_round(interp_compute_dtype(e->dtype), sqrt(x));
     return interp_cast(TJ_F64, e->dtype, (ival_t){.f = 1.0 / s});
   }
-  if ((!strcmp(op, "abs") || !strcmp(op, "fabs")) && e->dtype.code != TJ_DT_FLOAT) {
+  if ((!strcmp(op, "abs") || !strcmp(op, "fabs")) && !interp_is_fp(e->dtype)) {
     if (!interp_check_args(ip, e, 1)) return r;
     ival_t v = interp_eval(ip, args[0]);
     r.i = interp_wrap(e->dtype, e->dtype.code == TJ_DT_UINT || v.i >= 0 ? v.i : (int64_t)(0 - (uint64_t)v.i));
@@ -492,11 +516,11 @@ static ival_t interp_eval(interp_t *ip, const tj_tir_expr_t *e) {
   }
   switch (e->kind) {
     case TJ_TIR_INT_IMM:
-      if (e->dtype.code == TJ_DT_FLOAT) r.f = interp_round(e->dtype, (double)e->int_imm);
+      if (interp_is_fp(e->dtype)) r.f = interp_round(e->dtype, (double)e->int_imm);
       else r.i = interp_wrap(e->dtype, e->int_imm);
       return r;
     case TJ_TIR_FLOAT_IMM:
-      if (e->dtype.code == TJ_DT_FLOAT) r.f = interp_round(e->dtype, e->float_imm);
+      if (interp_is_fp(e->dtype)) r.f = interp_round(e->dtype, e->float_imm);
       else r.i = interp_wrap(e->dtype, interp_float_to_int(e->dtype, e->float_imm));
       return r;
     case TJ_TIR_VAR: {
@@ -513,7 +537,7 @@ static ival_t interp_eval(interp_t *ip, const tj_tir_expr_t *e) {
       ival_t a = interp_eval(ip, e->binary.a), b = interp_eval(ip, e->binary.b);
       if (ip->err) return r;
       tj_dtype_t dt = e->dtype;
-      if (dt.code == TJ_DT_FLOAT)
+      if (interp_is_fp(dt))
         return interp_float_arith(e->kind, dt, interp_to_double(e->binary.a->dtype, a),
                                   interp_to_double(e->binary.b->dtype, b));
       return interp_int_arith(ip, e->kind, dt, a.i, b.i);

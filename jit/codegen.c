@@ -56,6 +56,7 @@ static LLVMTypeRef scalar_type(cg_t *c, tj_dtype_t d) {
       if (d.bits == 64) return LLVMDoubleTypeInContext(c->ctx);
       return NULL;
     case TJ_DT_INT: case TJ_DT_UINT: return LLVMIntTypeInContext(c->ctx, d.bits);
+    case TJ_DT_BFLOAT: return LLVMInt16TypeInContext(c->ctx); /* its bits: jit/codegen_bf16.c */
     case TJ_DT_BOOL: return c->t_i1;
     case TJ_DT_HANDLE: return c->t_ptr;
     default: return NULL;
@@ -116,10 +117,23 @@ static LLVMValueRef fcmp(cg_t *c, LLVMRealPredicate pred, LLVMValueRef x, LLVMVa
 }
 
 
+static tj_dtype_t f32_lanes(tj_dtype_t d) { return tj_dtype_make(TJ_DT_FLOAT, 32, d.lanes); }
+
+static LLVMValueRef gen_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueRef v);
+
+/* bfloat16 casts go through float32, as the interpreter's: widen exactly, or convert to
+ * float32 and round that to nearest even (float64 -> bfloat16 rounds twice, as TVM). */
+static LLVMValueRef gen_bf16_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueRef v) {
+  if (from.code == TJ_DT_BFLOAT) return gen_cast(c, f32_lanes(from), to, tj_cg_bf16_widen(c, v));
+  LLVMValueRef f = gen_cast(c, from, f32_lanes(to), v);
+  return f ? tj_cg_bf16_narrow(c, f) : NULL;
+}
+
 static LLVMValueRef gen_cast(cg_t *c, tj_dtype_t from, tj_dtype_t to, LLVMValueRef v) {
   LLVMTypeRef t = value_type(c, to);
   if (!t || !v) return NULL;
   if (tj_dtype_eq(from, to)) return v;
+  if (from.code == TJ_DT_BFLOAT || to.code == TJ_DT_BFLOAT) return gen_bf16_cast(c, from, to, v);
   LLVMBuilderRef b = c->b;
   if (to.code == TJ_DT_BOOL) {
     if (from.code == TJ_DT_FLOAT) return fcmp(c, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)));
@@ -271,6 +285,21 @@ static LLVMValueRef allow_reciprocal(cg_t *c, tj_dtype_t d, LLVMValueRef v) {
   return v;
 }
 
+static LLVMValueRef gen_binary_values(cg_t *c, tj_tir_expr_kind_t kind, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y);
+
+/* A bfloat16 op is the float32 op on the widened operands, rounded once (min and max
+ * pick an operand, so they keep its bits). */
+static LLVMValueRef gen_bf16_binary(cg_t *c, tj_tir_expr_kind_t kind, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y) {
+  LLVMValueRef wx = tj_cg_bf16_widen(c, x), wy = tj_cg_bf16_widen(c, y);
+  if (tj_tir_kind_is_compare(kind) || kind == TJ_TIR_MIN || kind == TJ_TIR_MAX) {
+    tj_tir_expr_kind_t k = kind == TJ_TIR_MIN ? TJ_TIR_LT : kind == TJ_TIR_MAX ? TJ_TIR_GT : kind;
+    LLVMValueRef cmp = gen_binary_values(c, k, f32_lanes(d), wx, wy);
+    return kind == k ? cmp : LLVMBuildSelect(c->b, cmp, x, y, "");
+  }
+  LLVMValueRef r = gen_binary_values(c, kind, f32_lanes(d), wx, wy);
+  return r ? tj_cg_bf16_narrow(c, r) : NULL;
+}
+
 static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
   LLVMValueRef x = gen_expr(c, e->binary.a);
   LLVMValueRef y = x ? gen_expr(c, e->binary.b) : NULL;
@@ -281,10 +310,15 @@ static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
     return cg_fail(c, TJ_ERR_VERIFY, "%s of %s and %s: operands must have the same dtype",
                    tj_tir_expr_kind_name(e->kind), tj_dtype_str(d, b1), tj_dtype_str(e->binary.b->dtype, b2));
   }
+  if (d.code == TJ_DT_BFLOAT) return gen_bf16_binary(c, e->kind, d, x, y);
+  return gen_binary_values(c, e->kind, d, x, y);
+}
+
+static LLVMValueRef gen_binary_values(cg_t *c, tj_tir_expr_kind_t kind, tj_dtype_t d, LLVMValueRef x, LLVMValueRef y) {
   LLVMBuilderRef b = c->b;
   bool f = d.code == TJ_DT_FLOAT, s = is_signed(d);
-  if (tj_tir_kind_is_compare(e->kind)) return gen_compare(c, e->kind, d, x, y);
-  switch (e->kind) {
+  if (tj_tir_kind_is_compare(kind)) return gen_compare(c, kind, d, x, y);
+  switch (kind) {
     case TJ_TIR_ADD: return f ? allow_contract(c, d, LLVMBuildFAdd(b, x, y, "")) : s ? LLVMBuildNSWAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
     case TJ_TIR_SUB: return f ? allow_contract(c, d, LLVMBuildFSub(b, x, y, "")) : s ? LLVMBuildNSWSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
     case TJ_TIR_MUL: return f ? allow_contract(c, d, LLVMBuildFMul(b, x, y, "")) : s ? LLVMBuildNSWMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
@@ -297,7 +331,7 @@ static LLVMValueRef gen_binary(cg_t *c, const tj_tir_expr_t *e) {
     case TJ_TIR_MAX: return LLVMBuildSelect(b, gen_compare(c, TJ_TIR_GT, d, x, y), x, y, "");
     case TJ_TIR_AND: return LLVMBuildAnd(b, x, y, "");
     case TJ_TIR_OR: return LLVMBuildOr(b, x, y, "");
-    default: return cg_fail(c, TJ_ERR_INTERNAL, "unknown binary kind %d", (int)e->kind);
+    default: return cg_fail(c, TJ_ERR_INTERNAL, "unknown binary kind %d", (int)kind);
   }
 }
 
@@ -543,20 +577,29 @@ static LLVMValueRef gen_erf(cg_t *c, tj_dtype_t d, LLVMValueRef x) {
  * expf, bit for bit what the interpreter computes). */
 static bool use_fast_exp(const cg_t *c, tj_dtype_t d) { return c->fp_contract && d.code == TJ_DT_FLOAT && d.bits == 32; }
 
+static LLVMValueRef math_values(cg_t *c, const math_op_t *op, tj_dtype_t d, LLVMValueRef *args) {
+  if (strcmp(op->tir, "tir.erf") == 0) return gen_erf(c, d, args[0]);
+  if (strcmp(op->tir, "tir.exp") == 0 && use_fast_exp(c, d)) return tj_cg_fast_exp_f32(c, args[0]);
+  if (op->llvm) {
+    LLVMValueRef r = float_intrinsic(c, op->llvm, value_type(c, d), args, op->n_args);
+    if (r) return r;
+  }
+  return call_libm(c, op->libm, d, args, op->n_args);
+}
+
 static LLVMValueRef gen_math(cg_t *c, const tj_tir_expr_t *e, const math_op_t *op) {
   if (e->call.n_args != op->n_args)
     return cg_fail(c, TJ_ERR_VERIFY, "%s takes %d argument(s), got %d", op->tir, op->n_args, e->call.n_args);
-  if (e->dtype.code != TJ_DT_FLOAT) return cg_fail(c, TJ_ERR_UNSUPPORTED, "%s on a non-float dtype", op->tir);
+  bool bf16 = e->dtype.code == TJ_DT_BFLOAT;
+  if (e->dtype.code != TJ_DT_FLOAT && !bf16) return cg_fail(c, TJ_ERR_UNSUPPORTED, "%s on a non-float dtype", op->tir);
   LLVMValueRef args[2];
-  for (int i = 0; i < op->n_args; i++)
+  for (int i = 0; i < op->n_args; i++) {
     if (!(args[i] = gen_expr(c, e->call.args[i]))) return NULL;
-  if (strcmp(op->tir, "tir.erf") == 0) return gen_erf(c, e->dtype, args[0]);
-  if (strcmp(op->tir, "tir.exp") == 0 && use_fast_exp(c, e->dtype)) return tj_cg_fast_exp_f32(c, args[0]);
-  if (op->llvm) {
-    LLVMValueRef r = float_intrinsic(c, op->llvm, value_type(c, e->dtype), args, op->n_args);
-    if (r) return r;
+    if (bf16) args[i] = tj_cg_bf16_widen(c, args[i]);
   }
-  return call_libm(c, op->libm, e->dtype, args, op->n_args);
+  if (!bf16) return math_values(c, op, e->dtype, args);
+  LLVMValueRef r = math_values(c, op, f32_lanes(e->dtype), args); /* float32's function, rounded once */
+  return r ? tj_cg_bf16_narrow(c, r) : NULL;
 }
 
 static LLVMValueRef gen_unary_arg(cg_t *c, const tj_tir_expr_t *e) {
@@ -569,14 +612,19 @@ static LLVMValueRef gen_float_special(cg_t *c, const tj_tir_expr_t *e) {
   LLVMValueRef x = gen_unary_arg(c, e);
   if (!x) return NULL;
   tj_dtype_t d = e->call.args[0]->dtype;
+  bool bf16 = d.code == TJ_DT_BFLOAT; /* computed in float32: rsqrt and sigmoid round once */
+  if (bf16) x = tj_cg_bf16_widen(c, x), d = f32_lanes(d);
   LLVMTypeRef t = LLVMTypeOf(x);
   LLVMBuilderRef b = c->b;
-  if (strcmp(op, "tir.rsqrt") == 0) /* TVM: 1 / sqrt(x), two rounded ops */
-    return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), float_intrinsic(c, "llvm.sqrt", t, &x, 1), "");
+  if (strcmp(op, "tir.rsqrt") == 0) { /* TVM: 1 / sqrt(x), two rounded ops */
+    LLVMValueRef r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), float_intrinsic(c, "llvm.sqrt", t, &x, 1), "");
+    return bf16 ? tj_cg_bf16_narrow(c, r) : r;
+  }
   if (strcmp(op, "tir.sigmoid") == 0) {
     LLVMValueRef nx = LLVMBuildFNeg(b, x, "");
     LLVMValueRef ex = use_fast_exp(c, d) ? tj_cg_fast_exp_f32(c, nx) : float_intrinsic(c, "llvm.exp", t, &nx, 1);
-    return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), ex, ""), "");
+    LLVMValueRef r = LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), LLVMBuildFAdd(b, LLVMConstReal(t, 1.0), ex, ""), "");
+    return bf16 ? tj_cg_bf16_narrow(c, r) : r;
   }
   if (d.code != TJ_DT_FLOAT) return cg_fail(c, TJ_ERR_UNSUPPORTED, "%s on a non-float dtype", op);
   if (strcmp(op, "tir.isnan") == 0) return fcmp(c, LLVMRealUNO, x, x);
@@ -658,8 +706,10 @@ static LLVMValueRef gen_expr(cg_t *c, const tj_tir_expr_t *e) {
   switch (e->kind) {
     case TJ_TIR_INT_IMM:
       if (e->dtype.code == TJ_DT_FLOAT) return LLVMConstReal(value_type(c, e->dtype), (double)e->int_imm);
+      if (e->dtype.code == TJ_DT_BFLOAT) return const_int(c, e->dtype, tj_float_to_bfloat((float)e->int_imm));
       return const_int(c, e->dtype, e->dtype.code == TJ_DT_BOOL ? e->int_imm != 0 : e->int_imm);
     case TJ_TIR_FLOAT_IMM: {
+      if (e->dtype.code == TJ_DT_BFLOAT) return const_int(c, e->dtype, tj_float_to_bfloat((float)e->float_imm));
       LLVMTypeRef t = value_type(c, e->dtype);
       return t ? LLVMConstReal(t, e->float_imm) : NULL;
     }

@@ -42,6 +42,11 @@ LLVMValueRef tj_cg_lookup(cg_t *c, const tj_tir_expr_t *var);
  * where llvm.exp is one libm call per lane. */
 LLVMValueRef tj_cg_fast_exp_f32(cg_t *c, LLVMValueRef x);
 
+/* codegen_bf16.c: a bfloat16 value is its bits in an i16 (vector); widen is exact, narrow
+ * rounds a float32 to nearest even (NaN stays a quiet NaN), as tj_float_to_bfloat. */
+LLVMValueRef tj_cg_bf16_widen(cg_t *c, LLVMValueRef bits);
+LLVMValueRef tj_cg_bf16_narrow(cg_t *c, LLVMValueRef f);
+
 /* codegen_parallel.c: a T.parallel loop outlined into a body function run by the
  * thread pool through TJ_KERNEL_HELPER_PARALLEL_FOR. */
 bool tj_cg_parallel_for(cg_t *c, const tj_tir_stmt_t *loop);

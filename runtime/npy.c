@@ -23,7 +23,8 @@
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 #define NPY_SUPPORTED_HINT                                                                  \
-  "tvmjit reads float16/32/64, int8/16/32/64, uint8/16/32/64 and bool in little-endian " \
+  "tvmjit reads float16/32/64, bfloat16 ('<V2', ml_dtypes), int8/16/32/64, uint8/16/32/64 " \
+  "and bool in little-endian "                                                          \
   "order; convert with e.g. a.astype(np.float32)"
 
 typedef struct npy_header {
@@ -47,6 +48,10 @@ static const struct {
     {'i', 8, {TJ_DT_INT, 64, 1}, "<i8"},   {'u', 1, {TJ_DT_UINT, 8, 1}, "|u1"},
     {'u', 2, {TJ_DT_UINT, 16, 1}, "<u2"},  {'u', 4, {TJ_DT_UINT, 32, 1}, "<u4"},
     {'u', 8, {TJ_DT_UINT, 64, 1}, "<u8"},  {'b', 1, {TJ_DT_BOOL, 1, 1}, "|b1"},
+    /* numpy has no bfloat16: ml_dtypes' bfloat16 arrays are saved as 2 opaque bytes,
+     * '<V2' (a plain void array says '|V2'); np.load gives them back as void, and
+     * a.view(ml_dtypes.bfloat16) or a.view(np.uint16) reads the bits. */
+    {'V', 2, {TJ_DT_BFLOAT, 16, 1}, "<V2"},
 };
 #define NPY_N_TYPES (sizeof npy_types / sizeof npy_types[0])
 
@@ -58,6 +63,7 @@ const char *tj_npy_descr(tj_dtype_t dtype) {
 
 /* Maps a descr string to a dtype; the message explains any refusal. */
 static tj_status_t *npy_dtype_from_descr(const char *name, const char *descr, tj_dtype_t *out_dtype) {
+  if (strcmp(descr, "bfloat16") == 0) return *out_dtype = TJ_BF16, NULL;
   char order = descr[0];
   if (order == '\0' || !strchr("<>|=", order))
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "%s: dtype '%s' is not supported; " NPY_SUPPORTED_HINT, name, descr);
@@ -70,12 +76,10 @@ static tj_status_t *npy_dtype_from_descr(const char *name, const char *descr, tj
   char *end;
   long size = kind ? strtol(descr + 2, &end, 10) : 0;
   bool well_formed = kind && descr[2] >= '0' && descr[2] <= '9' && *end == '\0';
-  if (well_formed && kind == 'V' && size == 2)
-    return tj_status_new(TJ_ERR_INVALID_ARGUMENT,
-                         "%s: dtype '%s' is 2 opaque bytes, which is how numpy saves bfloat16 (ml_dtypes); "
-                         "tvmjit does not read bfloat16 arrays yet: save them as float32, "
-                         "np.save(path, a.astype(np.float32))",
-                         name, descr);
+  if (well_formed && kind == 'V' && size == 2) { /* '<V2' or '|V2' */
+    *out_dtype = TJ_BF16;
+    return NULL;
+  }
   for (size_t i = 0; well_formed && i < NPY_N_TYPES; i++) {
     if (npy_types[i].kind != kind || npy_types[i].size != size) continue;
     if (size > 1 && order == '>')

@@ -1,7 +1,9 @@
 /* NumPy .npy files (format versions 1.0, 2.0 and 3.0), read and written.
  *
  * Supported element types are the little-endian numbers tvmjit computes with:
- * <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1, C order, up to TJ_MAX_NDIM dims.
+ * <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1, C order, up to TJ_MAX_NDIM dims, and
+ * bfloat16 as ml_dtypes saves it: descr '<V2' (also '|V2' and the name 'bfloat16' are
+ * read), the raw 16-bit patterns; bfloat16 tensors are written as '<V2'.
  * Everything else (big-endian, Fortran order, object, structured, unknown dtypes) is
  * rejected with a message that names the file, says what is wrong and how to fix it.
  *

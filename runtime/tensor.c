@@ -114,6 +114,7 @@ const char *tj_tensor_type_str(tj_dtype_t dtype, int ndim, const int64_t *shape,
 double tj_tensor_get_f64(const tj_tensor_t *t, int64_t i) {
   const char *p = t->data;
   switch ((tj_dtype_code_t)t->dtype.code) {
+    case TJ_DT_BFLOAT: return tj_bfloat_to_float(((const uint16_t *)p)[i]);
     case TJ_DT_FLOAT:
       if (t->dtype.bits == 16) return tj_half_to_float(((const uint16_t *)p)[i]);
       if (t->dtype.bits == 32) return ((const float *)p)[i];
@@ -155,6 +156,7 @@ static uint64_t tj_tensor_to_u64(double v) {
 void tj_tensor_set_f64(tj_tensor_t *t, int64_t i, double v) {
   char *p = t->data;
   switch ((tj_dtype_code_t)t->dtype.code) {
+    case TJ_DT_BFLOAT: ((uint16_t *)p)[i] = tj_float_to_bfloat((float)v); return;
     case TJ_DT_FLOAT:
       if (t->dtype.bits == 16) ((uint16_t *)p)[i] = tj_float_to_half((float)v);
       else if (t->dtype.bits == 32) ((float *)p)[i] = (float)v;

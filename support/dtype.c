@@ -82,6 +82,12 @@ size_t tj_dtype_bytes(tj_dtype_t d) {
   return elem * d.lanes;
 }
 
+double tj_dtype_float_max(tj_dtype_t d) {
+  if (d.code == TJ_DT_BFLOAT) return 3.3895313892515355e38;
+  if (d.bits == 16) return 65504.0;
+  return d.bits == 32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+}
+
 tj_dtype_t tj_dtype_with_lanes(tj_dtype_t d, int lanes) {
   d.lanes = (uint16_t)lanes;
   return d;

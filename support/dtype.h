@@ -48,6 +48,10 @@ bool tj_dtype_eq(tj_dtype_t a, tj_dtype_t b);
 /* Storage bytes of one element (bool is 1 byte), lanes included. */
 size_t tj_dtype_bytes(tj_dtype_t dtype);
 static inline bool tj_dtype_is_float(tj_dtype_t d) { return d.code == TJ_DT_FLOAT; }
+/* float16/32/64 or bfloat16: the dtypes of real numbers (TVM's DataType::is_floating_point). */
+static inline bool tj_dtype_is_floating(tj_dtype_t d) { return d.code == TJ_DT_FLOAT || d.code == TJ_DT_BFLOAT; }
+/* The largest finite value of a floating dtype (bfloat16: 0x7f7f = 3.3895e38). */
+double tj_dtype_float_max(tj_dtype_t d);
 static inline bool tj_dtype_is_int(tj_dtype_t d) { return d.code == TJ_DT_INT || d.code == TJ_DT_UINT; }
 static inline bool tj_dtype_is_void(tj_dtype_t d) { return d.code == TJ_DT_VOID; }
 tj_dtype_t tj_dtype_with_lanes(tj_dtype_t d, int lanes);

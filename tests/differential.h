@@ -176,6 +176,7 @@ static void fill_random(void *data, tj_dtype_t dt, int64_t n) {
         else ((double *)data)[i] = r;
         break;
       case TJ_DT_BOOL: ((uint8_t *)data)[i] = r > 0; break;
+      case TJ_DT_BFLOAT: ((uint16_t *)data)[i] = tj_float_to_bfloat((float)r); break;
       default: { /* small non-negative ints: they are often indices */
         int64_t v = (int64_t)(next_u64() % 3);
         memcpy((char *)data + i * (dt.bits / 8), &v, (size_t)dt.bits / 8); /* little-endian */

@@ -5,8 +5,9 @@
 #include "transforms/pass_manager.h"
 #include "transforms/tir/schedule.h"
 
-/* A Relax model (path relative to the source tree) through the default pipeline. */
-static const tj_module_t *default_pipeline(tj_arena_t *arena, const char *rel, char *path, size_t path_size) {
+/* A Relax model (path relative to the source tree) through a pipeline. */
+static const tj_module_t *run_pipeline(tj_arena_t *arena, const char *pipeline, const char *rel, char *path,
+                                       size_t path_size) {
   snprintf(path, path_size, "%s/%s", tu_source_dir(), rel);
   tj_module_t *m = NULL;
   TU_OK(tj_parse_file(arena, path, &m));
@@ -14,9 +15,13 @@ static const tj_module_t *default_pipeline(tj_arena_t *arena, const char *rel, c
   tj_pass_context_t ctx;
   tj_pass_context_init(&ctx, arena);
   const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(arena, "default", &p));
+  TU_OK(tj_pipeline_parse(arena, pipeline, &p));
   TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
   return out;
+}
+
+static const tj_module_t *default_pipeline(tj_arena_t *arena, const char *rel, char *path, size_t path_size) {
+  return run_pipeline(arena, "default", rel, path, path_size);
 }
 
 /* Each PrimFunc the default pipeline makes of a model (legalized, fused), JIT-compiled
@@ -204,6 +209,27 @@ static void project_models(void) {
   tj_jit_free(jit);
 }
 
+/* The float32 seed's layers with bfloat16 storage: the convs read bfloat16 through the
+ * widened schedule (float32 copies of weights and padding) and round their output to
+ * bfloat16; every kernel as the interpreter computes it (strict float mode). */
+START_TEST(bfloat16_seed_kernels_match_the_interpreter) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  char path[4096];
+  tj_arena_t *arena = tj_arena_create();
+  const tj_module_t *out = run_pipeline(arena, "ToMixedPrecision(storage_dtype=\"bfloat16\"),default",
+                                        "tests/models/seed_small_f32.rx", path, sizeof path);
+  for (int i = 0; i < out->n_funcs; i++)
+    if (out->funcs[i].is_prim) compare_function(arena, path, out->funcs[i].name, out->funcs[i].prim, &t);
+  tj_arena_free(arena);
+  report("bfloat16 seed", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.skipped, 0);
+  ck_assert_int_ge(t.exact, 3); /* the casts and the two convs; layer_norm's rsqrt is libm's: within tolerance */
+  tj_jit_free(jit);
+}
+END_TEST
+
 START_TEST(project_models_match_the_interpreter) { project_models(); }
 END_TEST
 
@@ -224,6 +250,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, project_models_match_the_interpreter);
+  tcase_add_test(tc, bfloat16_seed_kernels_match_the_interpreter);
   tcase_add_test(tc, project_models_vectorized_match_the_interpreter);
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);

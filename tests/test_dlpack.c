@@ -137,7 +137,10 @@ START_TEST(what_tvmjit_cannot_take_is_refused_clearly) {
   expect_error(&gpu, &o, TVMJIT_UNSUPPORTED, "tensor.cpu()");
   DLTensor bf16 = dense(xs);
   bf16.dtype = (DLDataType){kDLBfloat, 16, 1};
-  expect_error(&bf16, &o, TVMJIT_UNSUPPORTED, "bfloat16");
+  expect_error(&bf16, &o, TVMJIT_INVALID_ARGUMENT, "expected float32[4, 6], got bfloat16[4, 6]");
+  DLTensor c64 = dense(xs);
+  c64.dtype = (DLDataType){kDLComplex, 64, 1};
+  expect_error(&c64, &o, TVMJIT_UNSUPPORTED, "complex64");
   DLTensor f64 = dense(xs);
   f64.dtype = (DLDataType){kDLFloat, 64, 1};
   expect_error(&f64, &o, TVMJIT_INVALID_ARGUMENT, "float64");
@@ -185,7 +188,7 @@ START_TEST(tensors_cross_in_both_directions_without_copies) {
 END_TEST
 
 START_TEST(dtype_mapping_round_trips) {
-  for (int d = TVMJIT_FLOAT16; d <= TVMJIT_BOOL; d++) {
+  for (int d = TVMJIT_FLOAT16; d <= TVMJIT_BFLOAT16; d++) {
     tvmjit_dtype_t back;
     ck_assert_int_eq(tvmjit_dtype_from_dlpack(tvmjit_dtype_to_dlpack((tvmjit_dtype_t)d), &back), 0);
     ck_assert_int_eq(back, d);
@@ -194,7 +197,9 @@ START_TEST(dtype_mapping_round_trips) {
   ck_assert_int_eq(tvmjit_dtype_from_dlpack((DLDataType){kDLUInt, 1, 1}, &b), 0); /* TVM's bool */
   ck_assert_int_eq(b, TVMJIT_BOOL);
   ck_assert_int_eq(tvmjit_dtype_from_dlpack((DLDataType){kDLFloat, 32, 4}, &b), -1);
-  ck_assert_int_eq(tvmjit_dtype_from_dlpack((DLDataType){kDLBfloat, 16, 1}, &b), -1);
+  ck_assert_int_eq(tvmjit_dtype_from_dlpack((DLDataType){kDLBfloat, 16, 1}, &b), 0);
+  ck_assert_int_eq(b, TVMJIT_BFLOAT16);
+  ck_assert_int_eq(tvmjit_dtype_from_dlpack((DLDataType){kDLComplex, 64, 1}, &b), -1);
 }
 END_TEST
 

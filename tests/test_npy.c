@@ -58,9 +58,10 @@ static void expect_header_error(const char *header, size_t data_len, tj_code_t c
 /* ---- round trips ---- */
 
 START_TEST(round_trip_every_dtype) {
-  static const char *names[] = {"float16", "float32", "float64", "int8",   "int16",  "int32",
-                                "int64",   "uint8",   "uint16",  "uint32", "uint64", "bool"};
-  static const char *descrs[] = {"<f2", "<f4", "<f8", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "|b1"};
+  static const char *names[] = {"float16", "float32", "float64", "int8",   "int16",  "int32",  "int64",
+                                "uint8",   "uint16",  "uint32",  "uint64", "bool",   "bfloat16"};
+  static const char *descrs[] = {"<f2", "<f4", "<f8", "|i1", "<i2", "<i4", "<i8",
+                                 "|u1", "<u2", "<u4", "<u8", "|b1", "<V2"};
   const char *dir = tu_make_tmp_dir("tj_npy");
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     tj_dtype_t dt;
@@ -87,8 +88,28 @@ START_TEST(round_trip_every_dtype) {
     }
   }
   /* Nothing but the saved files (no temporary leftovers). */
-  ck_assert_int_eq(tu_count_entries(dir), 36);
+  ck_assert_int_eq(tu_count_entries(dir), 39);
   tu_remove_tree(dir);
+}
+END_TEST
+
+/* bfloat16 as ml_dtypes' np.save writes it ('<V2'), a plain void array ('|V2') and the
+ * name: the raw patterns, unchanged (0x3fc0 = 1.5, 0xc020 = -2.5, 0x7fc0 = NaN). */
+START_TEST(bfloat16_void_arrays_load_as_bfloat16) {
+  const char *headers[] = {"{'descr': '<V2', 'fortran_order': False, 'shape': (3,), }\n",
+                           "{'descr': '|V2', 'fortran_order': False, 'shape': (3,), }\n",
+                           "{'descr': 'bfloat16', 'fortran_order': False, 'shape': (3,), }\n"};
+  const uint16_t bits[3] = {0x3fc0, 0xc020, 0x7fc0};
+  for (int k = 0; k < 3; k++) {
+    static unsigned char buf[256];
+    size_t len = build_npy(buf, 1, headers[k], bits, sizeof bits);
+    tj_tensor_t *t;
+    TU_OK(tj_npy_load_bytes(buf, len, "bf16.npy", &t));
+    ck_assert(tj_dtype_eq(t->dtype, TJ_BF16));
+    ck_assert_int_eq(memcmp(t->data, bits, sizeof bits), 0);
+    ck_assert(tj_tensor_get_f64(t, 0) == 1.5 && tj_tensor_get_f64(t, 1) == -2.5);
+    tj_tensor_free(t);
+  }
 }
 END_TEST
 
@@ -200,7 +221,7 @@ START_TEST(unsupported_contents_are_explained) {
   expect_header_error("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }\n", 16, TJ_ERR_INVALID_ARGUMENT,
                       "object arrays ('|O') are not supported", "Python objects");
   expect_header_error("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }\n", 16, TJ_ERR_INVALID_ARGUMENT,
-                      "dtype '<c8' is not supported", "float16/32/64, int8/16/32/64, uint8/16/32/64 and bool");
+                      "dtype '<c8' is not supported", "float16/32/64, bfloat16 ('<V2', ml_dtypes), int8/16/32/64");
   expect_header_error("{'descr': '<U5', 'fortran_order': False, 'shape': (2,), }\n", 40, TJ_ERR_INVALID_ARGUMENT,
                       "dtype '<U5' is not supported", NULL);
   expect_header_error("{'descr': '|f4', 'fortran_order': False, 'shape': (2,), }\n", 8, TJ_ERR_INVALID_ARGUMENT,
@@ -427,6 +448,7 @@ int main(void) {
   TCase *tc = tcase_create("npy");
   tcase_add_test(tc, round_trip_every_dtype);
   tcase_add_test(tc, encoded_header_matches_numpy);
+  tcase_add_test(tc, bfloat16_void_arrays_load_as_bfloat16);
   tcase_add_test(tc, versions_2_and_3_headers_load);
   tcase_add_test(tc, numpy_written_files_load);
   tcase_add_test(tc, unsupported_contents_are_explained);

@@ -211,6 +211,41 @@ START_TEST(fp16_inputs_change_the_signature) {
 }
 END_TEST
 
+/* storage_dtype="bfloat16" (tvmjit's option): the conv reads bfloat16 and accumulates in
+ * float32 (out_dtype), the relu that follows runs in bfloat16, and no float16 appears. */
+static const char *const conv_relu_f32 =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((1, 4, 8, 8), dtype=\"float32\"), w: R.Tensor((4, 4, 3, 3), dtype=\"float32\")) -> R.Tensor((1, 4, 6, 6), dtype=\"float32\"):\n"
+    "        with R.dataflow():\n"
+    "            c = R.nn.conv2d(x, w)\n"
+    "            y = R.nn.relu(c)\n"
+    "            R.output(y)\n"
+    "        return y\n";
+
+START_TEST(bfloat16_storage_with_float32_accumulation) {
+  const tj_module_t *out = run("ToMixedPrecision(storage_dtype=\"bfloat16\")", parse_text(conv_relu_f32), true);
+  char *text = tj_print_module(out);
+  ck_assert_ptr_nonnull(strstr(text, "R.astype(x, dtype=\"bfloat16\")"));
+  ck_assert_ptr_nonnull(strstr(text, "R.astype(w, dtype=\"bfloat16\")"));
+  ck_assert_ptr_nonnull(strstr(text, "out_dtype=\"float32\""));
+  ck_assert_msg(strstr(text, "R.nn.relu(") && strstr(text, "R.Tensor((1, 4, 6, 6), dtype=\"bfloat16\") = R.nn.relu("),
+                "relu should run in bfloat16:\n%s", text);
+  ck_assert_msg(!strstr(text, "\"float16\""), "no float16 expected:\n%s", text);
+  tj_free(text);
+  tj_pipeline_t p;
+  TU_OK(tj_pipeline_parse(arena, "ToMixedPrecision(out_dtype=\"float16\", storage_dtype=\"bfloat16\")", &p));
+  const tj_module_t *o = NULL;
+  tj_status_t *s = tj_pipeline_run(&ctx, &p, NULL, parse_text(conv_relu_f32), &o, NULL);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(strstr(tj_status_text(s), "out_dtype must be \"float32\""));
+  tj_status_free(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("to_mixed_precision");
   TCase *tc = tcase_create("pass");
@@ -220,6 +255,7 @@ int main(void) {
   tcase_add_test(tc, knever_call_tir_gets_its_original_dtype_back);
   tcase_add_test(tc, verify_each_rejects_the_prefix_output);
   tcase_add_test(tc, fp16_inputs_change_the_signature);
+  tcase_add_test(tc, bfloat16_storage_with_float32_accumulation);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

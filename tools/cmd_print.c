@@ -31,8 +31,8 @@ static int parse_print_args(int argc, char **argv, print_args_t *a) {
       if (!v) return cli_usage_error("print", "--passes needs a value");
       a->passes = v;
     } else if (cli_option(argc, argv, &i, "mixed-precision", false, &v)) {
-      if (v && strcmp(v, "float16") && strcmp(v, "float32"))
-        return cli_usage_error("print", "--mixed-precision takes float16 or float32 (default float32)");
+      if (v && strcmp(v, "float16") && strcmp(v, "float32") && strcmp(v, "bfloat16"))
+        return cli_usage_error("print", "--mixed-precision takes float32, float16 or bfloat16 (default float32)");
       a->mixed_precision = v ? v : "float32";
     } else if (cli_option(argc, argv, &i, "print-ir-before", true, &v)) a->print_before = v;
     else if (cli_flag(argv[i], "print-ir-after-all", "print", &rc)) a->print_after_all = true;
@@ -176,7 +176,7 @@ static int run_print(int argc, char **argv) {
 
 const cli_command_t cli_cmd_print = {
     "print", "print a model as TVMScript, after passes with --passes",
-    "usage: tvmjit print FILE.rx [--passes P1,P2,...] [--mixed-precision[=float32|float16]]\n"
+    "usage: tvmjit print FILE.rx [--passes P1,P2,...] [--mixed-precision[=float32|float16|bfloat16]]\n"
     "                    [--print-ir-before=P] [--print-ir-after=P] [--print-ir-after-all] [--time-passes]\n"
     "                    [--graph | --graph-svg OUT.svg]\n"
     "\n"

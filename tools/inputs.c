@@ -42,13 +42,14 @@ bool cli_model_option(const char *cmd, int argc, char **argv, int *i, cli_model_
     a->seed = (unsigned long)n;
   } else if (cli_option(argc, argv, i, "passes", true, &v)) a->passes = v;
   else if (cli_option(argc, argv, i, "mixed-precision", false, &v)) {
-    if (v && strcmp(v, "float16") && strcmp(v, "float32"))
-      return *rc = cli_usage_error(cmd, "--mixed-precision takes float16 or float32 (default float32)"), true;
+    if (v && strcmp(v, "float16") && strcmp(v, "float32") && strcmp(v, "bfloat16"))
+      return *rc = cli_usage_error(cmd, "%s", "--mixed-precision takes float32, float16 or bfloat16 (default float32)"), true;
     a->mixed_precision = v ? v : "float32";
   } else if (cli_flag(argv[*i], "no-schedule", cmd, rc)) a->no_schedule = 1;
   else if (cli_flag(argv[*i], "no-prepack", cmd, rc)) a->no_prepack = 1;
   else if (cli_flag(argv[*i], "strict-float", cmd, rc)) a->strict_float = 1;
   else if (cli_flag(argv[*i], "bind-params", cmd, rc)) a->bind_params = 1;
+  else if (cli_flag(argv[*i], "convert-inputs", cmd, rc)) a->convert_inputs = 1;
   else if (cli_option(argc, argv, i, "threads", true, &v)) {
     if (cli_parse_int(v, 1, 1024, &n)) return *rc = cli_usage_error(cmd, "--threads takes a count from 1 to 1024"), true;
     a->threads = (int)n;
@@ -105,22 +106,44 @@ void cli_type_str(tvmjit_dtype_t dt, int ndim, const int64_t *shape, char *buf, 
   if (n < (int)len) snprintf(buf + n, len - (size_t)n, "]");
 }
 
-/* Checks a given tensor against parameter i; prints the message and returns false on mismatch. */
-static bool check_input(const tvmjit_function_t *fn, int i, const tvmjit_tensor_t *t, const char *source) {
+static bool is_float_dtype(tvmjit_dtype_t d) {
+  return d == TVMJIT_FLOAT16 || d == TVMJIT_FLOAT32 || d == TVMJIT_FLOAT64 || d == TVMJIT_BFLOAT16;
+}
+
+/* Checks a given tensor against parameter i; prints the message and returns false on
+ * mismatch. With --convert-inputs a float tensor of another float dtype is replaced by a
+ * converted copy (*t; the original is freed when `owned`). */
+static bool check_input(const cli_model_args_t *a, const tvmjit_function_t *fn, int i, tvmjit_tensor_t **t,
+                        bool owned, const char *source) {
   const char *name;
   tvmjit_dtype_t dt;
   int ndim;
   const int64_t *shape;
   tvmjit_function_input_info(fn, i, &name, &dt, &ndim, &shape);
-  bool ok = dt == tvmjit_tensor_dtype(t) && ndim == tvmjit_tensor_ndim(t);
-  for (int d = 0; ok && d < ndim; d++) ok = shape[d] < 0 || shape[d] == tvmjit_tensor_shape(t)[d]; /* -1: symbolic */
-  if (!ok) {
-    char want[256], got[256];
-    cli_type_str(dt, ndim, shape, want, sizeof want);
-    cli_type_str(tvmjit_tensor_dtype(t), tvmjit_tensor_ndim(t), tvmjit_tensor_shape(t), got, sizeof got);
-    fprintf(stderr, "tvmjit: input '%s': expected %s, got %s from %s\n", name, want, got, source);
+  tvmjit_dtype_t got_dt = tvmjit_tensor_dtype(*t);
+  bool shape_ok = ndim == tvmjit_tensor_ndim(*t);
+  for (int d = 0; shape_ok && d < ndim; d++) shape_ok = shape[d] < 0 || shape[d] == tvmjit_tensor_shape(*t)[d]; /* -1: symbolic */
+  bool convertible = shape_ok && dt != got_dt && is_float_dtype(dt) && is_float_dtype(got_dt);
+  if (convertible && a->convert_inputs) {
+    tvmjit_tensor_t *c = NULL;
+    tvmjit_status_t *st = tvmjit_tensor_new(dt, ndim, tvmjit_tensor_shape(*t), &c);
+    if (!st) st = tvmjit_tensor_convert(*t, c);
+    if (st) return tvmjit_tensor_free(c), cli_report(st), false;
+    if (owned) tvmjit_tensor_free(*t);
+    *t = c;
+    return true;
   }
-  return ok;
+  if (shape_ok && dt == got_dt) return true;
+  char want[256], got[256];
+  cli_type_str(dt, ndim, shape, want, sizeof want);
+  cli_type_str(got_dt, tvmjit_tensor_ndim(*t), tvmjit_tensor_shape(*t), got, sizeof got);
+  if (convertible)
+    fprintf(stderr, "tvmjit: input '%s': expected %s, got %s from %s; pass --convert-inputs to convert it to %s "
+            "(rounded to nearest even), or save it as %s%s\n", name, want, got, source, tvmjit_dtype_name(dt),
+            tvmjit_dtype_name(dt), dt == TVMJIT_BFLOAT16 ? " ('<V2', as ml_dtypes saves bfloat16)" : "");
+  else
+    fprintf(stderr, "tvmjit: input '%s': expected %s, got %s from %s\n", name, want, got, source);
+  return false;
 }
 
 static double next_random(uint64_t *state) {
@@ -135,7 +158,7 @@ static double next_random(uint64_t *state) {
 static double random_value(tvmjit_dtype_t dt, uint64_t *rng) {
   double u = next_random(rng);
   switch (dt) {
-    case TVMJIT_FLOAT16: case TVMJIT_FLOAT32: case TVMJIT_FLOAT64: return u;
+    case TVMJIT_FLOAT16: case TVMJIT_FLOAT32: case TVMJIT_FLOAT64: case TVMJIT_BFLOAT16: return u;
     case TVMJIT_BOOL: return u >= 0;
     case TVMJIT_UINT8: case TVMJIT_UINT16: case TVMJIT_UINT32: case TVMJIT_UINT64: return floor((u + 1) * 8);
     default: return floor(u * 8);
@@ -244,7 +267,7 @@ int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_
     }
     if ((st = tvmjit_tensor_load_npy(path, &b->tensors[idx]))) return cli_report(st), CLI_FAILED;
     b->sources[idx] = path;
-    if (!check_input(fn, idx, b->tensors[idx], path)) return CLI_FAILED;
+    if (!check_input(a, fn, idx, &b->tensors[idx], true, path)) return CLI_FAILED;
   }
   if (a->params && !a->bind_params) { /* with --bind-params they are constants of the model already */
     if ((st = tvmjit_npz_load(a->params, &b->npz_count, &b->npz_names, &b->npz_tensors)))
@@ -255,7 +278,7 @@ int cli_bind_inputs(const cli_model_args_t *a, const tvmjit_function_t *fn, cli_
       if (idx < 0 || b->tensors[idx]) continue; /* --input wins over --params */
       b->tensors[idx] = b->npz_tensors[k];
       b->sources[idx] = a->params;
-      if (!check_input(fn, idx, b->tensors[idx], a->params)) return CLI_FAILED;
+      if (!check_input(a, fn, idx, &b->tensors[idx], false, a->params)) return CLI_FAILED;
     }
   }
   uint64_t rng = 0x9e3779b97f4a7c15ull ^ (a->seed * 0x2545f4914f6cdd1dull + 1);

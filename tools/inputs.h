@@ -21,6 +21,7 @@ typedef struct cli_model_args {
   int no_prepack;  /* --no-prepack: kernels repack constant weights per call */
   int strict_float; /* --strict-float: float32 exactly as the IR's operations, in order */
   int bind_params;  /* --bind-params: the --params tensors become constants (BindParams + FoldConstant) */
+  int convert_inputs; /* --convert-inputs: a float input of another float dtype is converted (rounded to nearest even) */
   unsigned long seed;
 } cli_model_args_t;
 

@@ -71,7 +71,7 @@ static const tj_rx_expr_t *scalar_const(tj_rx_mutator_t *m, double v, tj_dtype_t
 static const tj_rx_expr_t *decompose_batch_norm(tj_rx_mutator_t *m, const tj_rx_expr_t *call) {
   const tj_rx_expr_t *const *a = call->call.args;
   const tj_sinfo_t *x = a[0]->sinfo;
-  if (!tj_sinfo_is_tensor(x) || x->tensor.ndim < 0 || !tj_dtype_is_float(x->tensor.dtype))
+  if (!tj_sinfo_is_tensor(x) || x->tensor.ndim < 0 || !tj_dtype_is_floating(x->tensor.dtype))
     return call; /* inference has rejected these already; leave anything unknown alone */
   int ndim = x->tensor.ndim;
   int axis = (int)tj_attrs_get_int(call->call.attrs, "axis", 1);

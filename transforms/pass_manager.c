@@ -19,8 +19,8 @@
 /* Adapters for the passes with options: the option fields to the entry point. */
 static tj_status_t *run_to_mixed_precision(const tj_pass_context_t *ctx, const tj_pass_t *pass,
                                            const tj_module_t *in, const tj_module_t **out) {
-  return tj_to_mixed_precision(ctx, in, pass->out_dtype ? pass->out_dtype : "float32", pass->n_fp16_input_names,
-                               pass->fp16_input_names, out);
+  return tj_to_mixed_precision(ctx, in, pass->out_dtype ? pass->out_dtype : "float32", pass->storage_dtype,
+                               pass->n_fp16_input_names, pass->fp16_input_names, out);
 }
 
 static tj_status_t *run_fuse_ops(const tj_pass_context_t *ctx, const tj_pass_t *pass, const tj_module_t *in,
@@ -35,7 +35,7 @@ static tj_status_t *run_fuse_ops(const tj_pass_context_t *ctx, const tj_pass_t *
 /* The passes, by TVM name. `default` is the in_default rows, in table order. */
 static const tj_pass_t k_passes[] = {
     PASS(.name = "ToMixedPrecision", .run_with_options = run_to_mixed_precision,
-         .options = OPTIONS("out_dtype", "fp16_input_names")),
+         .options = OPTIONS("out_dtype", "fp16_input_names", "storage_dtype")),
     PASS(.name = "DispatchSortScan", .run = tj_dispatch_sort_scan, .in_default = true),
     PASS(.name = "LegalizeOps", .run = tj_legalize_ops, .in_default = true),
     PASS(.name = "AnnotateTIROpPattern", .run = tj_annotate_tir_op_pattern, .in_default = true),
@@ -169,6 +169,19 @@ static bool print_out_dtype(tj_strbuf_t *sb, const tj_pass_t *pass) {
   return true;
 }
 
+static tj_status_t *set_storage_dtype(const cursor_t *c, tj_pass_t *pass, const value_t *v) {
+  if (v->kind != VAL_STR || (strcmp(v->s, "float16") != 0 && strcmp(v->s, "bfloat16") != 0))
+    return syntax(c, "storage_dtype must be \"float16\" or \"bfloat16\"");
+  pass->storage_dtype = v->s;
+  return NULL;
+}
+
+static bool print_storage_dtype(tj_strbuf_t *sb, const tj_pass_t *pass) {
+  if (!pass->storage_dtype || strcmp(pass->storage_dtype, "float16") == 0) return false;
+  tj_strbuf_printf(sb, "storage_dtype=\"%s\"", pass->storage_dtype);
+  return true;
+}
+
 static tj_status_t *set_fp16_input_names(const cursor_t *c, tj_pass_t *pass, const value_t *v) {
   if (v->kind == VAL_NONE) {
     pass->n_fp16_input_names = 0;
@@ -214,6 +227,7 @@ typedef struct pass_option {
 static const pass_option_t k_options[] = {
     {"out_dtype", set_out_dtype, print_out_dtype},
     {"fp16_input_names", set_fp16_input_names, print_fp16_input_names},
+    {"storage_dtype", set_storage_dtype, print_storage_dtype},
     {"fuse_opt_level", set_fuse_opt_level, print_fuse_opt_level},
 };
 

@@ -44,6 +44,9 @@ struct tj_pass {
   bool in_default;
   /* ToMixedPrecision */
   const char *out_dtype; /* "float32" (default) or "float16" */
+  /* tvmjit's option: the low-precision dtype, "float16" (default, TVM's only one) or
+   * "bfloat16" (needs out_dtype="float32"). */
+  const char *storage_dtype;
   int n_fp16_input_names;
   const char *const *fp16_input_names;
   /* FuseOps */

@@ -13,7 +13,12 @@
  * of tensors) argument is cast back to its original dtype; the call_tir callee and
  * any other non-tensor argument pass through untouched (TVM would assert there).
  * Casts are nested astype calls that the block normaliser lifts into their own
- * bindings, named lv, lv1, ... as TVM's block builder names them. */
+ * bindings, named lv, lv1, ... as TVM's block builder names them.
+ *
+ * storage_dtype="bfloat16" (tvmjit's option; TVM's pass knows float16 only) puts
+ * bfloat16 wherever the algorithm puts float16 ("low" below), with out_dtype float32:
+ * kAlways ops read bfloat16 and accumulate in float32. bfloat16 has float32's range,
+ * so every float32 constant is castable (float16's check is |v| <= 65504). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +45,7 @@ typedef struct tmp_state {
   tj_infer_ctx_t ictx;
   const tj_module_t *module;
   tj_dtype_t out_dtype;
+  tj_dtype_t low; /* float16, or bfloat16 with storage_dtype="bfloat16" */
   int n_fp16_names;
   const char *const *fp16_names;
   tj_map_t need;         /* var -> ntype (phase A) */
@@ -109,7 +115,7 @@ static const ntype_t *ntype_combine(tmp_state_t *st, const ntype_t *a, const nty
   if (a->n < 0) {
     /* merge: the wider requirement wins. Otherwise a = current dtype, b = required:
      * cast to float16 only where float16 is required. */
-    t->dtype = merge ? merge_leaf(a->dtype, b->dtype) : (tj_dtype_eq(b->dtype, TJ_F16) ? TJ_F16 : a->dtype);
+    t->dtype = merge ? merge_leaf(a->dtype, b->dtype) : (tj_dtype_eq(b->dtype, st->low) ? st->low : a->dtype);
     return t;
   }
   ntype_t *fields = TJ_ARENA_ARRAY(st->a, ntype_t, a->n > 0 ? a->n : 1);
@@ -170,7 +176,7 @@ static void collect_binding(tmp_state_t *st, const tj_rx_binding_t *b) {
   const tj_rx_expr_t *value = b->value;
   int policy = b->match_cast ? -1 : tj_op_call_mp_policy(value);
   if (policy >= 0) {
-    require_args(st, value, policy == TJ_MP_ALWAYS ? TJ_F16 : TJ_F32);
+    require_args(st, value, policy == TJ_MP_ALWAYS ? st->low : TJ_F32);
   } else if (!b->match_cast && value->kind == TJ_RX_TUPLE) {
     const ntype_t *lhs = lhs_need(st, b->var);
     for (int i = 0; lhs && i < value->tuple.n && i < lhs->n; i++) require_expr(st, value->tuple.fields[i], &lhs->fields[i]);
@@ -223,7 +229,7 @@ static const tj_rx_expr_t *rewrite_expr(tmp_state_t *st, const tj_rx_expr_t *e, 
   const tj_sinfo_t *s = e->sinfo;
   if (to->n < 0) {
     if (!tj_sinfo_is_tensor(s) || tj_dtype_is_void(to->dtype) || tj_dtype_eq(s->tensor.dtype, to->dtype)) return e;
-    if (!tj_dtype_eq(s->tensor.dtype, TJ_F16) && !tj_dtype_eq(s->tensor.dtype, TJ_F32)) return e;
+    if (!tj_dtype_eq(s->tensor.dtype, st->low) && !tj_dtype_eq(s->tensor.dtype, TJ_F32)) return e;
     return astype(st, e, to->dtype);
   }
   if (!s || s->kind != TJ_SINFO_TUPLE || s->tuple.n != to->n) return e;
@@ -269,10 +275,11 @@ static void reemit(tmp_state_t *st, const tj_rx_binding_t *b, const tj_rx_expr_t
   tj_rx_reemit(&st->rw, b, value);
 }
 
-static bool constant_fits_f16(const tj_rx_expr_t *c) {
+static bool constant_fits_low(const tmp_state_t *st, const tj_rx_expr_t *c) {
   tj_dtype_t d = c->constant.dtype;
   if (d.lanes > 1 || !c->constant.data) return false;
-  if (tj_dtype_eq(d, TJ_F16)) return true;
+  if (tj_dtype_eq(d, st->low)) return true;
+  if (st->low.code == TJ_DT_BFLOAT && tj_dtype_eq(d, TJ_F32)) return true;
   size_t n = tj_dtype_bytes(d) ? c->constant.nbytes / tj_dtype_bytes(d) : 0;
   for (size_t i = 0; i < n; i++) {
     double v;
@@ -289,13 +296,13 @@ static bool constant_fits_f16(const tj_rx_expr_t *c) {
   return true;
 }
 
-static bool all_fp16_castable(int n, const tj_rx_expr_t *const *args) {
+static bool all_low_castable(const tmp_state_t *st, int n, const tj_rx_expr_t *const *args) {
   for (int i = 0; i < n; i++) {
     const tj_rx_expr_t *a = args[i];
     if (!is_nested_tensor(a->sinfo)) continue;
-    if (tj_sinfo_is_tensor(a->sinfo) && tj_dtype_eq(a->sinfo->tensor.dtype, TJ_F16)) continue;
-    if (a->kind == TJ_RX_CONSTANT && constant_fits_f16(a)) continue;
-    if (a->kind == TJ_RX_TUPLE && all_fp16_castable(a->tuple.n, a->tuple.fields)) continue;
+    if (tj_sinfo_is_tensor(a->sinfo) && tj_dtype_eq(a->sinfo->tensor.dtype, st->low)) continue;
+    if (a->kind == TJ_RX_CONSTANT && constant_fits_low(st, a)) continue;
+    if (a->kind == TJ_RX_TUPLE && all_low_castable(st, a->tuple.n, a->tuple.fields)) continue;
     return false;
   }
   return true;
@@ -331,12 +338,12 @@ static void rewrite_op_call(tmp_state_t *st, const tj_rx_binding_t *b, int polic
   }
   for (int i = 0; i < n; i++) args[i] = with_inferred(st, args[i]);
   if (st->rw.error) return;
-  tj_dtype_t target = TJ_F16;
+  tj_dtype_t target = st->low;
   const tj_rx_expr_t *nc = call_with_args(st, call, args);
   if (policy == TJ_MP_ALWAYS) {
     const tj_op_def_t *def = tj_op_lookup(call->call.callee->op.name);
     if (def && def->mixed_precision_call) nc = def->mixed_precision_call(st->a, nc, st->out_dtype);
-  } else if (!all_fp16_castable(n, args)) {
+  } else if (!all_low_castable(st, n, args)) {
     target = TJ_F32;
   }
   if (!nc) return fail(st, oom());
@@ -349,7 +356,7 @@ static void rewrite_op_call(tmp_state_t *st, const tj_rx_binding_t *b, int polic
                                    nc->call.sinfo_args));
   if (!value) return;
   if (b->var->kind != TJ_RX_DATAFLOW_VAR) value = cast_back(st, value, b->var);
-  else if (policy == TJ_MP_ALWAYS) value = rewrite_expr(st, value, ntype_from(st, value->sinfo, TJ_F16));
+  else if (policy == TJ_MP_ALWAYS) value = rewrite_expr(st, value, ntype_from(st, value->sinfo, st->low));
   reemit(st, b, normalize(st, value));
 }
 
@@ -429,7 +436,7 @@ static const tj_rx_func_t *rewrite_function(tmp_state_t *st, const tj_rx_func_t 
       tj_sinfo_t *s16 = TJ_ARENA_NEW(st->a, tj_sinfo_t);
       if (!s16) return fail(st, oom()), NULL;
       *s16 = *s;
-      s16->tensor.dtype = TJ_F16;
+      s16->tensor.dtype = st->low;
       params[i] = tj_rx_var(st->a, p->var.name, s16);
       if (!params[i]) return fail(st, oom()), NULL;
       tj_rx_mutator_remap(&st->rw, p, params[i]);
@@ -474,13 +481,19 @@ static const tj_sinfo_t *module_func_sinfo(void *ctx, const char *name) {
 }
 
 tj_status_t *tj_to_mixed_precision(const tj_pass_context_t *ctx, const tj_module_t *in, const char *out_dtype,
-                                   int n_fp16_inputs, const char *const *fp16_input_names,
+                                   const char *storage_dtype, int n_fp16_inputs, const char *const *fp16_input_names,
                                    const tj_module_t **out) {
   tmp_state_t st = {.a = ctx->arena, .module = in, .n_fp16_names = n_fp16_inputs, .fp16_names = fp16_input_names};
   st.ictx = (tj_infer_ctx_t){.arena = ctx->arena, .global_sinfo = module_func_sinfo, .global_ctx = &st};
   const char *dt = out_dtype ? out_dtype : "float32";
   if (!tj_dtype_parse(dt, &st.out_dtype) || (!tj_dtype_eq(st.out_dtype, TJ_F32) && !tj_dtype_eq(st.out_dtype, TJ_F16)))
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "ToMixedPrecision: out_dtype must be \"float32\" or \"float16\", got \"%s\"", dt);
+  const char *sd = storage_dtype ? storage_dtype : "float16";
+  if (!tj_dtype_parse(sd, &st.low) || (!tj_dtype_eq(st.low, TJ_F16) && !tj_dtype_eq(st.low, TJ_BF16)))
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "ToMixedPrecision: storage_dtype must be \"float16\" or \"bfloat16\", got \"%s\"", sd);
+  if (tj_dtype_eq(st.low, TJ_BF16) && !tj_dtype_eq(st.out_dtype, TJ_F32))
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "ToMixedPrecision: storage_dtype=\"bfloat16\" accumulates in float32: "
+                         "out_dtype must be \"float32\", got \"%s\"", dt);
   tj_func_entry_t *funcs = TJ_ARENA_ARRAY(ctx->arena, tj_func_entry_t, in->n_funcs + 1);
   if (!funcs) return oom();
   bool changed = false;

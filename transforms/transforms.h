@@ -44,9 +44,10 @@ typedef struct tj_pass_context {
 
 void tj_pass_context_init(tj_pass_context_t *ctx, tj_arena_t *arena);
 
-/* ToMixedPrecision(out_dtype="float32", fp16_input_names=None). */
+/* ToMixedPrecision(out_dtype="float32", fp16_input_names=None, storage_dtype="float16"):
+ * storage_dtype (NULL = "float16") is tvmjit's: "bfloat16" stores in bfloat16 instead. */
 tj_status_t *tj_to_mixed_precision(const tj_pass_context_t *ctx, const tj_module_t *in, const char *out_dtype,
-                                   int n_fp16_inputs, const char *const *fp16_input_names,
+                                   const char *storage_dtype, int n_fp16_inputs, const char *const *fp16_input_names,
                                    const tj_module_t **out);
 /* DispatchSortScan: cumsum/cumprod to their TOPI kernels (TVM runs it before LegalizeOps). */
 tj_status_t *tj_dispatch_sort_scan(const tj_pass_context_t *ctx, const tj_module_t *in, const tj_module_t **out);

@@ -76,7 +76,7 @@ static tj_status_t *infer_layer_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 0, "data", &x));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 1, "gamma", &gamma));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 2, "beta", &beta));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
     char b[TJ_DTYPE_BUFSIZE];
     return tj_op_error("layer_norm: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
   }
@@ -128,7 +128,7 @@ static tj_status_t *infer_rms_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr_t
   const tj_sinfo_t *x = NULL, *weight = NULL;
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("rms_norm", call, 0, "data", &x));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("rms_norm", call, 1, "weight", &weight));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
     char b[TJ_DTYPE_BUFSIZE];
     return tj_op_error("rms_norm: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
   }
@@ -177,7 +177,7 @@ static tj_status_t *normalize_softmax(tj_arena_t *arena, const tj_attrs_t *given
 static tj_status_t *infer_softmax(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
   const tj_sinfo_t *x = NULL;
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("softmax", call, 0, "data", &x));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
     char b[TJ_DTYPE_BUFSIZE];
     return tj_op_error("softmax: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
   }
@@ -199,7 +199,7 @@ const tj_op_def_t tj_op_softmax = {
 static tj_status_t *float_unary(const char *op, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
   const tj_sinfo_t *x = NULL;
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg(op, call, 0, "data", &x));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
     char b[TJ_DTYPE_BUFSIZE];
     return tj_op_error("%s: data must be a float tensor, got %s", op, tj_dtype_str(x->tensor.dtype, b));
   }
@@ -323,7 +323,7 @@ static tj_status_t *infer_batch_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr
   for (int i = 0; i < 5; i++) TJ_RETURN_IF_ERROR(tj_op_tensor_arg("batch_norm", call, i, what[i], &s[i]));
   char b0[TJ_DTYPE_BUFSIZE], b1[TJ_DTYPE_BUFSIZE];
   tj_dtype_t dt = s[0]->tensor.dtype;
-  if (!tj_dtype_is_void(dt) && !tj_dtype_is_float(dt))
+  if (!tj_dtype_is_void(dt) && !tj_dtype_is_floating(dt))
     return tj_op_error("batch_norm: data must be a float tensor, got %s", tj_dtype_str(dt, b0));
   int axis = -1;
   if (s[0]->tensor.ndim >= 0)
@@ -480,7 +480,7 @@ static tj_status_t *infer_group_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 0, "data", &x));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 1, "gamma", &gamma));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 2, "beta", &beta));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
     char b[TJ_DTYPE_BUFSIZE];
     return tj_op_error("group_norm: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
   }

@@ -13,7 +13,7 @@ static tj_status_t *infer_unary(const char *op, bool require_float, const tj_rx_
                                 const tj_sinfo_t **out) {
   const tj_sinfo_t *x = NULL;
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg(op, call, 0, "x", &x));
-  if (require_float && !tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_float(x->tensor.dtype)) {
+  if (require_float && !tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
     char b[TJ_DTYPE_BUFSIZE];
     return tj_op_error("%s: x must be a float tensor, got %s; insert R.astype(x, \"float32\") first", op,
                        tj_dtype_str(x->tensor.dtype, b));

@@ -29,7 +29,7 @@ tj_dtype_t tj_val_dtype(tj_pctx_t *c, const tj_val_t *v) {
 /* TVM's make_const: a literal of the given dtype. */
 static const tj_tir_expr_t *make_const(tj_pctx_t *c, tj_dtype_t dt, const tj_val_t *v) {
   double f = v->kind == V_FLOAT ? v->f : (double)v->i;
-  if (tj_dtype_is_float(dt)) return TJ_CHK(c, tj_tir_float(c->arena, dt, f));
+  if (tj_dtype_is_floating(dt)) return TJ_CHK(c, tj_tir_float(c->arena, dt, f));
   if (dt.code == TJ_DT_BOOL) return TJ_CHK(c, tj_tir_bool(c->arena, f != 0));
   if (tj_dtype_is_int(dt)) {
     /* -2^63 <= f < 2^63, written so that NaN fails too: converting anything else is UB. */
@@ -77,7 +77,7 @@ static void match_types(tj_pctx_t *c, tj_src_pos_t pos, const tj_tir_expr_t **a,
   tj_dtype_t l = (*a)->dtype, r = (*b)->dtype;
   if (tj_dtype_eq(l, r)) return;
   if (l.lanes != r.lanes) tj_parse_fail(c->src, pos, "operands have different vector lanes");
-  bool lf = tj_dtype_is_float(l), rf = tj_dtype_is_float(r);
+  bool lf = tj_dtype_is_floating(l), rf = tj_dtype_is_floating(r);
   bool li = tj_dtype_is_int(l) || l.code == TJ_DT_BOOL, ri = tj_dtype_is_int(r) || r.code == TJ_DT_BOOL;
   if (lf && rf) {
     if (l.bits < r.bits) *a = fold_cast(c, r, *a);
@@ -254,7 +254,7 @@ static const tj_tir_expr_t *broadcast_literal(tj_pctx_t *c, const tj_val_t *lit,
   if (!is_literal(lit) || is_literal(other)) return tj_tir_as_expr(c, lit);
   const tj_tir_expr_t *o = tj_tir_as_expr(c, other);
   tj_dtype_t dt = tj_dtype_element(o->dtype);
-  if (lit->kind == V_FLOAT && !tj_dtype_is_float(dt)) dt = TJ_F32;
+  if (lit->kind == V_FLOAT && !tj_dtype_is_floating(dt)) dt = TJ_F32;
   return make_const(c, dt, lit);
 }
 
@@ -693,7 +693,7 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
     want_args(c, call, name, &a, 2, 2);
     tj_dtype_t d = tj_val_dtype(c, &a.v[0]);
     bool is_float = name[2] == 'F';
-    if (is_float != tj_dtype_is_float(d))
+    if (is_float != tj_dtype_is_floating(d))
       tj_parse_fail(c->src, a.v[0].pos, "%s needs a%s dtype", name, is_float ? " float" : "n integer or bool");
     if (a.v[1].kind != V_INT && a.v[1].kind != V_FLOAT && a.v[1].kind != V_BOOL)
       tj_parse_fail(c->src, a.v[1].pos, "%s needs a literal value", name);
@@ -714,7 +714,7 @@ static tj_val_t eval_call(tj_pctx_t *c, const tj_py_t *call) {
     tj_dtype_t d = tj_val_dtype(c, &a.v[0]);
     bool mx = name[2] == 'm' && name[3] == 'a';
     tj_val_t v = tj_val_make(V_FLOAT, call->pos);
-    if (tj_dtype_is_float(d)) v.f = d.bits == 16 ? 65504.0 : d.bits == 32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+    if (tj_dtype_is_floating(d)) v.f = tj_dtype_float_max(d);
     else {
       v.kind = V_INT;
       v.i = d.code == TJ_DT_UINT ? (d.bits >= 63 ? INT64_MAX : ((int64_t)1 << d.bits) - 1)

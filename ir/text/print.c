@@ -1653,6 +1653,12 @@ static void rx_call(pr_t *p, const tj_rx_expr_t *e) {
 static void const_element(pr_t *p, tj_dtype_t dt, const unsigned char *data, size_t i) {
   switch (dt.code) {
     case TJ_DT_BOOL: out(p, data[i] ? "True" : "False"); return;
+    case TJ_DT_BFLOAT: {
+      uint16_t b;
+      memcpy(&b, data + i * 2, 2);
+      out_double(p, tj_bfloat_to_float(b));
+      return;
+    }
     case TJ_DT_FLOAT: {
       double v = 0;
       if (dt.bits == 16) {

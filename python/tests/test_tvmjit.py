@@ -85,6 +85,31 @@ def test_float32_against_numpy_with_strided_and_keyword_inputs():
     np.testing.assert_array_equal(m.run({"x": x, "y": y})[0], np.maximum(x + y, 0))
 
 
+BF16_MUL_ADD = HEADER + '''@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 5), dtype="bfloat16"), y: R.Tensor((2, 5), dtype="bfloat16")) -> R.Tensor((2, 5), dtype="bfloat16"):
+        with R.dataflow():
+            s = R.multiply(x, y)
+            r = R.add(s, x)
+            R.output(r)
+        return r
+'''
+
+
+def test_bfloat16_from_torch_and_bit_patterns_against_torch():
+    torch = pytest.importorskip("torch")
+    m = tvmjit.load_string(BF16_MUL_ADD)
+    assert [dt for _, dt, _ in m.inputs] == ["bfloat16", "bfloat16"]
+    g = torch.Generator().manual_seed(0)
+    x, y = (torch.randn(2, 5, generator=g) * 3).bfloat16(), torch.randn(2, 5, generator=g).bfloat16()
+    want = (x * y + x).float().numpy()  # torch: each bfloat16 op in float32, rounded to nearest even
+    got = np.asarray(m(x, y), dtype=np.float32)  # ml_dtypes.bfloat16, or float32 without ml_dtypes
+    np.testing.assert_array_equal(got, want)
+    bits = lambda t: t.view(torch.int16).numpy().view("<V2")  # what np.save writes for ml_dtypes
+    np.testing.assert_array_equal(np.asarray(m(bits(x), y=bits(y)), dtype=np.float32), want)
+
+
 def test_params_dict_binds_weights_and_warns_about_extra_keys():
     y = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
     with pytest.warns(UserWarning, match="not used by main.*unused_weight"):

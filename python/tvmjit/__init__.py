@@ -7,7 +7,10 @@
     torch.from_dlpack(y)            # outputs are numpy arrays: zero-copy to PyTorch
 
 Inputs are used in place (no copy) when they are C-contiguous and of the parameter's
-dtype; other layouts are copied once. Errors raise tvmjit.TvmjitError with tvmjit's
+dtype; other layouts are copied once. numpy has no bfloat16: a bfloat16 input is an
+ml_dtypes.bfloat16 array, a torch.bfloat16 tensor, or an array of the raw 16-bit patterns
+as np.save writes them ('<V2'); a bfloat16 output comes back as ml_dtypes.bfloat16 when
+ml_dtypes is installed, else as float32 (every bfloat16 value is exactly a float32). Errors raise tvmjit.TvmjitError with tvmjit's
 message (file:line:col, the parameter, the fix).
 """
 import ctypes
@@ -53,24 +56,46 @@ class _OwnedTensor:
         lib.tvmjit_tensor_free(self.handle)
 
 
+def _bfloat16_view(bits):
+    """A uint16 array of bfloat16 patterns as ml_dtypes.bfloat16 (no copy), or as float32."""
+    try:
+        import ml_dtypes
+        return bits.view(ml_dtypes.bfloat16)
+    except ImportError:
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
 def _adopt(handle):
-    """A numpy array over an output tensor's memory, without a copy."""
+    """A numpy array over an output tensor's memory, without a copy (bfloat16 without
+    ml_dtypes: a float32 copy)."""
     ndim = lib.tvmjit_tensor_ndim(handle)
     dims = lib.tvmjit_tensor_shape(handle)
     shape = tuple(dims[i] for i in range(ndim))
-    dtype = np.dtype(_capi.DTYPE_NAMES[lib.tvmjit_tensor_dtype(handle)])
+    name = _capi.DTYPE_NAMES[lib.tvmjit_tensor_dtype(handle)]
+    dtype = np.dtype(np.uint16 if name == "bfloat16" else name)
     nbytes = lib.tvmjit_tensor_nbytes(handle)
     if nbytes == 0:
         lib.tvmjit_tensor_free(handle)
         return np.empty(shape, dtype)
     buf = (ctypes.c_uint8 * nbytes).from_address(lib.tvmjit_tensor_data(handle))
     buf.owner = _OwnedTensor(handle)  # the array keeps buf alive, buf keeps the tensor
-    return np.frombuffer(buf, dtype=dtype).reshape(shape)
+    array = np.frombuffer(buf, dtype=dtype).reshape(shape)
+    return _bfloat16_view(array) if name == "bfloat16" else array
+
+
+_BFLOAT16_NAMES = ("bfloat16", "void16")  # ml_dtypes' name; '<V2' as np.load reads ml_dtypes' files
+
+
+def _dtype_name(array):
+    return "bfloat16" if array.dtype.name in _BFLOAT16_NAMES and array.dtype.itemsize == 2 else array.dtype.name
 
 
 def _as_array(value, name):
     if isinstance(value, np.ndarray):
         array = value
+    elif str(getattr(value, "dtype", "")) == "torch.bfloat16":  # numpy's DLPack has no bfloat16
+        import torch
+        array = value.detach().cpu().contiguous().view(torch.int16).numpy().view("<V2")
     elif hasattr(value, "__dlpack__"):
         try:
             array = np.from_dlpack(value)
@@ -79,10 +104,11 @@ def _as_array(value, name):
                             "pass a CPU tensor (for torch: tensor.detach().cpu())") from e
     else:
         array = np.asarray(value)
-    if array.dtype.name not in _capi.DTYPE_CODE:
+    if _dtype_name(array) not in _capi.DTYPE_CODE:
         raise TypeError(f"input '{name}' has dtype {array.dtype}, which tvmjit does not take "
-                        f"(it takes {', '.join(_capi.DTYPE_NAMES)})")
-    if not array.dtype.isnative:
+                        f"(it takes {', '.join(_capi.DTYPE_NAMES)}; bfloat16 as ml_dtypes.bfloat16, "
+                        "torch.bfloat16 or '<V2' bit patterns)")
+    if _dtype_name(array) != "bfloat16" and not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
     return np.ascontiguousarray(array)  # a copy only when the layout needs one
 
@@ -202,7 +228,7 @@ class Module:
             for i, a in enumerate(arrays):
                 shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
                 h = ctypes.c_void_p()
-                _check(lib.tvmjit_tensor_wrap(_capi.DTYPE_CODE[a.dtype.name], a.ndim, shape,
+                _check(lib.tvmjit_tensor_wrap(_capi.DTYPE_CODE[_dtype_name(a)], a.ndim, shape,
                                               a.ctypes.data_as(ctypes.c_void_p), ctypes.byref(h)))
                 handles[i] = h.value
             outs = (ctypes.c_void_p * len(self.outputs))()
@@ -285,8 +311,8 @@ def load(path, params=None, passes="default", mixed_precision=None, threads=0, s
 
     params: an .npz path or a dict {parameter name: array} binding main's weights; keys
     main does not have are ignored with a warning. passes: "default", "none" or a list
-    in TVM's spelling ("LegalizeOps,FuseOps"). mixed_precision: None, "float32" or
-    "float16". threads: 0 for TVMJIT_NUM_THREADS or the number of cores."""
+    in TVM's spelling ("LegalizeOps,FuseOps"). mixed_precision: None, "float32",
+    "float16" or "bfloat16" (bfloat16 storage, float32 accumulation). threads: 0 for TVMJIT_NUM_THREADS or the number of cores."""
     return Module(os.fspath(path), params=params, passes=passes, mixed_precision=mixed_precision, threads=threads,
                   strict_float=strict_float, use_cache=use_cache, opt_level=opt_level)
 

@@ -12,7 +12,7 @@ MAX_NDIM = 8
 
 # tvmjit_dtype_t, in the header's order.
 DTYPE_NAMES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64",
-               "uint8", "uint16", "uint32", "uint64", "bool"]
+               "uint8", "uint16", "uint32", "uint64", "bool", "bfloat16"]
 DTYPE_CODE = {name: code for code, name in enumerate(DTYPE_NAMES)}
 
 # tvmjit_code_t, in the header's order.

@@ -79,7 +79,7 @@ expect_exit 2 "--threads 0" -- "$BIN" bench "$MODEL" --fill zeros --threads 0
 expect_text "$TMP/err" "--threads takes a count" "--threads message"
 expect_exit 2 "--input without a value" -- "$BIN" bench "$MODEL" --input
 expect_text "$TMP/err" "option '--input' needs a value" "missing value message"
-expect_exit 2 "bad --mixed-precision" -- "$BIN" bench "$MODEL" --fill zeros --mixed-precision=bfloat16
+expect_exit 2 "bad --mixed-precision" -- "$BIN" bench "$MODEL" --fill zeros --mixed-precision=int8
 expect_exit 2 "unknown pass" -- "$BIN" bench "$MODEL" --fill zeros --passes Frobnicate
 expect_exit 1 "missing parameter" -- "$BIN" bench "$MODEL" --input "$EX/data.npy"
 expect_text "$TMP/err" "input 'weight1' is missing" "missing parameter message"

@@ -24,6 +24,12 @@ static bool read_scalar(const tj_rx_expr_t *c, double *out_f, int64_t *out_i) {
   const void *p = c->constant.data;
   tj_dtype_t d = c->constant.dtype;
   if (!p || c->constant.nbytes < tj_dtype_bytes(d)) return false;
+  if (d.code == TJ_DT_BFLOAT) {
+    uint16_t b;
+    memcpy(&b, p, 2);
+    *out_f = tj_bfloat_to_float(b);
+    return true;
+  }
   if (d.code == TJ_DT_FLOAT) {
     if (d.bits == 16) {
       uint16_t h;
@@ -61,7 +67,7 @@ const tj_tir_expr_t *tj_lg_scalar_const(tj_arena_t *a, const tj_rx_expr_t *arg) 
   int64_t i = 0;
   if (!read_scalar(arg, &f, &i)) return NULL;
   tj_dtype_t d = arg->constant.dtype;
-  return d.code == TJ_DT_FLOAT ? tj_tir_float(a, d, f) : tj_tir_int(a, d, i);
+  return tj_dtype_is_floating(d) ? tj_tir_float(a, d, f) : tj_tir_int(a, d, i);
 }
 
 const tj_sinfo_t *tj_lg_call_sinfo(const tj_rx_expr_t *call, const tj_sinfo_t *fallback) {
@@ -105,8 +111,8 @@ tj_dtype_t tj_lg_attr_dtype(const tj_attrs_t *attrs, const char *key) {
 }
 
 const tj_tir_expr_t *tj_lg_limit_value(tj_arena_t *a, tj_dtype_t d, bool highest) {
-  if (tj_dtype_is_float(d)) {
-    double m = d.bits == 16 ? 65504.0 : d.bits == 32 ? (double)FLT_MAX : DBL_MAX;
+  if (tj_dtype_is_floating(d)) {
+    double m = tj_dtype_float_max(d);
     return tj_tir_float(a, d, highest ? m : -m);
   }
   if (d.code == TJ_DT_UINT) {

@@ -11,7 +11,7 @@ static bool is_int_imm(const tj_tir_expr_t *e) { return e && e->kind == TJ_TIR_I
 static bool is_float_imm(const tj_tir_expr_t *e) { return e && e->kind == TJ_TIR_FLOAT_IMM; }
 
 const tj_tir_expr_t *tj_lg_const(tj_arena_t *a, tj_dtype_t dtype, double value) {
-  if (tj_dtype_is_float(dtype)) return tj_tir_float(a, dtype, value);
+  if (tj_dtype_is_floating(dtype)) return tj_tir_float(a, dtype, value);
   if (dtype.code == TJ_DT_BOOL) return tj_tir_int(a, dtype, value != 0);
   return tj_tir_int(a, dtype, (int64_t)value);
 }
@@ -24,7 +24,7 @@ const tj_tir_expr_t *tj_lg_cast(tj_arena_t *a, tj_dtype_t dtype, const tj_tir_ex
   /* tvm::cast folds literals (make_const of the new type). */
   if (is_int_imm(x)) return tj_lg_const(a, dtype, (double)x->int_imm);
   if (is_float_imm(x)) {
-    if (tj_dtype_is_float(dtype)) return tj_tir_float(a, dtype, x->float_imm);
+    if (tj_dtype_is_floating(dtype)) return tj_tir_float(a, dtype, x->float_imm);
     return tj_lg_const(a, dtype, trunc(x->float_imm));
   }
   return tj_tir_cast(a, dtype, x);
@@ -35,9 +35,9 @@ const tj_tir_expr_t *tj_lg_cast(tj_arena_t *a, tj_dtype_t dtype, const tj_tir_ex
 static void match_types(tj_arena_t *a, const tj_tir_expr_t **x, const tj_tir_expr_t **y) {
   tj_dtype_t dx = (*x)->dtype, dy = (*y)->dtype;
   if (tj_dtype_eq(dx, dy)) return;
-  if (tj_dtype_is_float(dx) && !tj_dtype_is_float(dy)) {
+  if (tj_dtype_is_floating(dx) && !tj_dtype_is_floating(dy)) {
     *y = tj_lg_cast(a, dx, *y);
-  } else if (!tj_dtype_is_float(dx) && tj_dtype_is_float(dy)) {
+  } else if (!tj_dtype_is_floating(dx) && tj_dtype_is_floating(dy)) {
     *x = tj_lg_cast(a, dy, *x);
   } else if (dx.bits < dy.bits) {
     *x = tj_lg_cast(a, dy, *x);

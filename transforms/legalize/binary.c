@@ -164,7 +164,7 @@ static tj_status_t *legalize_binary(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
 
 /* ---------------- bodies (topi/broadcast.h over tir/op.cc) ---------------- */
 
-static bool is_float(const tj_tir_expr_t *x) { return x && x->dtype.code == TJ_DT_FLOAT; }
+static bool is_float(const tj_tir_expr_t *x) { return x && tj_dtype_is_floating(x->dtype); }
 
 static const tj_tir_expr_t *call2(tj_arena_t *a, const char *op, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
   if (!x || !y) return NULL;

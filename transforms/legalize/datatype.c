@@ -11,6 +11,11 @@ static const tj_tir_expr_t *cast_body(tj_arena_t *a, const tj_tir_expr_t *x, tj_
 
 /* Stores `v` (a double or an int64) as one element of `dtype`, as numpy's astype. */
 static bool store_scalar(tj_dtype_t dtype, double f, int64_t i, bool from_float, void *out) {
+  if (dtype.code == TJ_DT_BFLOAT) { /* through float32, as a compiled cast (jit/codegen_bf16.c) */
+    uint16_t b = tj_float_to_bfloat((float)(from_float ? f : (double)i));
+    memcpy(out, &b, 2);
+    return true;
+  }
   if (dtype.code == TJ_DT_FLOAT) {
     double v = from_float ? f : (double)i;
     if (dtype.bits == 16) {

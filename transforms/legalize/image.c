@@ -120,7 +120,7 @@ tj_status_t *tj_legalize_resize2d(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, co
                     .rounding = tj_attrs_get_str(at, "rounding_method", "round")};
   int nd, h, w;
   if (!resize_layout(tj_attrs_get_str(at, "layout", "NCHW"), &nd, &h, &w) || nd != xs->tensor.ndim) return NULL;
-  if (c.linear && !tj_dtype_is_float(xs->tensor.dtype)) return NULL;
+  if (c.linear && !tj_dtype_is_floating(xs->tensor.dtype)) return NULL;
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);
   const tj_buffer_t *x = tj_lg_placeholder(&te, call->call.args[0]);

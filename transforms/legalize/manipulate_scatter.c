@@ -80,7 +80,7 @@ tj_status_t *tj_legalize_scatter_elements(tj_lg_ctx_t *ctx, const tj_rx_expr_t *
   scatter_ir_t s = {.reduction = "update"};
   const tj_attr_value_t *rv = tj_attrs_get(call->call.attrs, "reduction");
   if (rv && rv->kind == TJ_ATTR_STR) s.reduction = rv->s;
-  if (strcmp(s.reduction, "mean") == 0 && !tj_dtype_is_float(ds->tensor.dtype)) return NULL;
+  if (strcmp(s.reduction, "mean") == 0 && !tj_dtype_is_floating(ds->tensor.dtype)) return NULL;
   if (!tj_lg_axis(tj_attrs_get_int(call->call.attrs, "axis", 0), ds->tensor.ndim, &s.axis)) return NULL;
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);

@@ -192,11 +192,7 @@ tj_status_t *tj_legalize_layer_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
  * (max-reduction, init = lowest value of the dtype), T_softmax_exp, T_softmax_expsum
  * and the output T_softmax_norm (annotated {"axis": axis}). */
 
-static double lowest(tj_dtype_t d) {
-  if (d.bits == 16) return -65504.0;
-  if (d.bits == 32) return -(double)FLT_MAX;
-  return -DBL_MAX;
-}
+static double lowest(tj_dtype_t d) { return -tj_dtype_float_max(d); }
 
 /* Indices with the reduce var inserted at `axis` / the axis removed. */
 static void insert_at(const tj_tir_expr_t *const *iv, int n, int axis, const tj_tir_expr_t *k,
@@ -235,7 +231,7 @@ static bool softmax_like_input(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, const
                                int *out_axis) {
   if (call->call.n_args != 1) return false;
   const tj_sinfo_t *xs = tj_lg_arg_sinfo(ctx->arena, call->call.args[0]);
-  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
+  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_floating(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
       xs->tensor.ndim >= TJ_LG_MAX_ITERS)
     return false;
   *out_sinfo = xs;
@@ -344,7 +340,7 @@ static tj_status_t *legalize_activation(tj_lg_ctx_t *ctx, const tj_rx_expr_t *ca
   if (call->call.n_args != 1) return NULL;
   tj_arena_t *a = ctx->arena;
   const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
-  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim > TJ_LG_MAX_ITERS) return NULL;
+  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_floating(xs->tensor.dtype) || xs->tensor.ndim > TJ_LG_MAX_ITERS) return NULL;
   tj_dtype_t dt = xs->tensor.dtype;
   tj_lg_te_t te;
   tj_lg_te_init(&te, ctx);
@@ -614,7 +610,7 @@ tj_status_t *tj_legalize_batch_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, 
   if (call->call.n_args != 5) return NULL;
   tj_arena_t *a = ctx->arena;
   const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
-  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_float(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
+  if (!tj_lg_tensor_known(xs) || !tj_dtype_is_floating(xs->tensor.dtype) || xs->tensor.ndim < 1 ||
       xs->tensor.ndim >= TJ_LG_MAX_ITERS)
     return NULL;
   for (int i = 1; i < 5; i++) {

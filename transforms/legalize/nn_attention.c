@@ -175,7 +175,7 @@ static const tj_tir_expr_t *v_exp(att_t *s, const tj_tir_expr_t *const *iv, cons
   return tj_lg_call1(s->a, "tir.exp", tj_lg_load(s->a, c->x, 3, iv));
 }
 
-static double lowest(tj_dtype_t d) { return d.bits == 16 ? -65504.0 : d.bits == 32 ? -(double)FLT_MAX : -DBL_MAX; }
+static double lowest(tj_dtype_t d) { return -tj_dtype_float_max(d); }
 
 /* Row max or sum of x (BN, Sq, Skv) into out; keepdims gives (BN, Sq, 1) with loops
  * ax0, ax1, ax2, k2; without, (BN, Sq) with loops i0, i1, k (topi softmax). */
@@ -269,7 +269,7 @@ tj_status_t *tj_legalize_attention(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, c
   if (dk[2] != dq[2] || dv[2] != dq[2] || dk[0] != dq[0] || dv[0] != dq[0] || dk[3] != dq[3] || dv[1] != dk[1])
     return NULL;
   s.dt = tj_lg_arg_sinfo(a, call->call.args[0])->tensor.dtype;
-  if (!tj_dtype_is_float(s.dt)) return NULL;
+  if (!tj_dtype_is_floating(s.dt)) return NULL;
   s.B = dq[0], s.Sq = dq[1], s.N = dq[2], s.H = dq[3], s.Skv = dk[1], s.Hv = dv[3];
   const char *name = nargs == 4 ? "attention_bias" : "attention";
   const tj_attr_value_t *mv = tj_attrs_get(at, "causal_mask");

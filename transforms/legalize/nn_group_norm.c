@@ -29,7 +29,7 @@ static bool gn_plan(const tj_rx_expr_t *call, const tj_sinfo_t *xs, gn_plan_t *p
   p->dt = xs->tensor.dtype;
   p->acc = p->dt.bits == 16 ? TJ_F32 : p->dt;
   p->G = tj_attrs_get_int(at, "num_groups", 1);
-  if (p->nd < 2 || p->nd + 1 > TJ_LG_MAX_ITERS || !tj_dtype_is_float(p->dt)) return false;
+  if (p->nd < 2 || p->nd + 1 > TJ_LG_MAX_ITERS || !tj_dtype_is_floating(p->dt)) return false;
   if (!tj_lg_axis(tj_attrs_get_int(at, "channel_axis", 1), p->nd, &p->c)) return false;
   /* a literal channel count must split into the groups (topi asserts it); a
    * symbolic one is split as C // G, as topi writes it */

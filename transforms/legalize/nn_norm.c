@@ -141,7 +141,7 @@ tj_status_t *tj_legalize_rms_norm(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call, co
   tj_arena_t *a = ctx->arena;
   const tj_sinfo_t *xs = tj_lg_arg_sinfo(a, call->call.args[0]);
   const tj_sinfo_t *ws = tj_lg_arg_sinfo(a, call->call.args[1]);
-  if (!tj_lg_tensor_known(xs) || !tj_lg_tensor_known(ws) || !tj_dtype_is_float(xs->tensor.dtype)) return NULL;
+  if (!tj_lg_tensor_known(xs) || !tj_lg_tensor_known(ws) || !tj_dtype_is_floating(xs->tensor.dtype)) return NULL;
   rms_plan_t p;
   if (!rms_plan(call, xs->tensor.ndim, &p) || ws->tensor.ndim != p.n_axes) return NULL;
   tj_dtype_t dt = xs->tensor.dtype;

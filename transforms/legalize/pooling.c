@@ -47,11 +47,7 @@ static bool spatial_axes(const char *layout, int nsp, int ndim, int *axes) {
 }
 
 static double lowest(tj_dtype_t d) {
-  if (tj_dtype_is_float(d)) {
-    if (d.bits == 16) return -65504.0;
-    if (d.bits == 32) return -(double)FLT_MAX;
-    return -DBL_MAX;
-  }
+  if (tj_dtype_is_floating(d)) return -tj_dtype_float_max(d);
   if (d.code == TJ_DT_UINT || d.bits == 1) return 0;
   return -(double)((uint64_t)1 << (d.bits - 1));
 }

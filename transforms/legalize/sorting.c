@@ -27,13 +27,13 @@ static const tj_tir_expr_t *isnan_of(tj_arena_t *a, const tj_tir_expr_t *x) {
 /* x before y in ascending order, NaN last. */
 static const tj_tir_expr_t *less(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
   const tj_tir_expr_t *lt = tj_tir_binary(a, TJ_TIR_LT, x, y);
-  if (!tj_dtype_is_float(x->dtype)) return lt;
+  if (!tj_dtype_is_floating(x->dtype)) return lt;
   return tj_tir_binary(a, TJ_TIR_OR, lt, tj_tir_binary(a, TJ_TIR_AND, tj_tir_not(a, isnan_of(a, x)), isnan_of(a, y)));
 }
 
 static const tj_tir_expr_t *same(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
   const tj_tir_expr_t *eq = tj_tir_binary(a, TJ_TIR_EQ, x, y);
-  if (!tj_dtype_is_float(x->dtype)) return eq;
+  if (!tj_dtype_is_floating(x->dtype)) return eq;
   return tj_tir_binary(a, TJ_TIR_OR, eq, tj_tir_binary(a, TJ_TIR_AND, isnan_of(a, x), isnan_of(a, y)));
 }
 

@@ -23,7 +23,7 @@ static tj_status_t *legalize_elemwise(tj_lg_ctx_t *ctx, const tj_rx_expr_t *call
 
 /* ---------------- bodies (TVM's tir/op/op.cc and topi) ---------------- */
 
-static bool is_float(const tj_tir_expr_t *x) { return x && x->dtype.code == TJ_DT_FLOAT; }
+static bool is_float(const tj_tir_expr_t *x) { return x && tj_dtype_is_floating(x->dtype); }
 
 /* tvm::neg: 0 - x. */
 static const tj_tir_expr_t *neg(tj_arena_t *a, const tj_tir_expr_t *x) {

@@ -179,7 +179,7 @@ static const tj_tir_expr_t *guarded_load(tj_tir_mutator_t *m, const tj_tir_expr_
     cond = cond ? tj_tir_binary(a, TJ_TIR_AND, cond, ok) : ok;
   }
   if (!cond) return load;
-  const tj_tir_expr_t *zero = tj_dtype_is_float(load->dtype) ? tj_tir_float(a, load->dtype, 0)
+  const tj_tir_expr_t *zero = tj_dtype_is_floating(load->dtype) ? tj_tir_float(a, load->dtype, 0)
                                                              : tj_tir_int(a, load->dtype, 0);
   const tj_tir_expr_t *args[3] = {cond, load, zero};
   const tj_tir_expr_t *r = zero ? tj_tir_call(a, load->dtype, "tir.if_then_else", 3, args) : NULL;

@@ -191,7 +191,7 @@ static bool speculatable(const tj_tir_expr_t *e) {
     case TJ_TIR_DIV: case TJ_TIR_MOD: case TJ_TIR_FLOOR_DIV: case TJ_TIR_FLOOR_MOD: {
       /* integers: only by a positive constant (a fused loop's unfuse, `fo % 72`; not -1: INT_MIN / -1 traps) */
       int64_t d;
-      if (!tj_dtype_is_float(e->dtype) && (!tj_tir_is_const_int(e->binary.b, &d) || d <= 0)) return false;
+      if (!tj_dtype_is_floating(e->dtype) && (!tj_tir_is_const_int(e->binary.b, &d) || d <= 0)) return false;
       break;
     }
     case TJ_TIR_CALL:
