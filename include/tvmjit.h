@@ -181,10 +181,6 @@ typedef struct tvmjit_module_options {
   int print_ir_after_all;
   int time_passes;               /* collect per-pass times, see tvmjit_module_report */
   int no_schedule;               /* 1: kernels as plain loops, without the CPU schedule */
-  /* 1: kernels repack their constant (bound or folded) weights on every call, as they
-   * do weights passed as inputs, instead of reading a copy packed once when the function
-   * is compiled (default 0; for comparison: the outputs are the same bits either way). */
-  int no_prepack;
   /* 0 (default): float32/float64 arithmetic as TVM compiles it: a * b + c may become
    * one fused multiply-add (TVM's LLVM target uses FP-op fusion "fast"), and a conv's
    * reduction may take its terms in another order (as TVM's schedules reorder reduction
@@ -214,13 +210,19 @@ typedef struct tvmjit_module_options {
    * then LegalizeOps, AnnotateTIROpPattern, FoldConstant, DeadCodeElimination, FuseOps,
    * FuseTIR; an explicit `passes` list gets BindParams in front and should name
    * FoldConstant. The tensors are borrowed, not copied (weights are most of a model's
-   * memory): keep them alive and unchanged until the module is freed. A name
+   * memory): keep them alive and unchanged until the module is freed, except those
+   * tvmjit_module_uses_tensor reports unused once the module is loaded. A name
    * that is no parameter of main is an error, unless bind_params_skip_unknown is 1.
    * Not for functions with symbolic dims (loading fails naming the function). */
   int n_bind_params;
   const char *const *bind_param_names;
   const tvmjit_tensor_t *const *bind_params;
   int bind_params_skip_unknown;
+  /* 1: kernels repack their constant (bound or folded) weights on every call, as they
+   * do weights passed as inputs, instead of reading a copy packed once when the function
+   * is compiled (default 0; for comparison: the outputs are the same bits either way).
+   * Last, so that hosts mirroring this struct (python/tvmjit/_capi.py) keep its layout. */
+  int no_prepack;
 } tvmjit_module_options_t;
 
 /* A compiled model: the IR after the passes, the JIT'd kernels and executables of its

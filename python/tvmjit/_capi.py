@@ -51,6 +51,7 @@ class ModuleOptions(ctypes.Structure):
         ("bind_param_names", ctypes.c_void_p),
         ("bind_params", ctypes.c_void_p),
         ("bind_params_skip_unknown", ctypes.c_int),
+        ("no_prepack", ctypes.c_int),
     ]
 
 
