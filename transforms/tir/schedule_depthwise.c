@@ -153,6 +153,10 @@ static bool plan_tile(plane_t *k) {
       k->rows = r;
       break;
     }
+  /* At stride 2, 4 rows where 4 divides Y (a 9-row window): 144 channels at 56x56, 28
+   * output rows, 0.205 -> 0.160 ms with 4 rows instead of 7 (default float mode, 1
+   * thread); 14 output rows keep 7 (0.058 ms; 2 rows 0.068-0.095). */
+  if (k->sy >= 2 && k->rows > 4 && k->Y % 4 == 0) k->rows = 4;
   int64_t wp;
   if (!tj_tir_is_const_int(k->p->shape[3], &wp)) return false;
   int64_t window_rows = (k->rows - 1) * k->sy + k->KY;
