@@ -8,6 +8,12 @@
 
 /* ---------------- nests ---------------- */
 
+int tj_sched_iter_index(const tj_block_t *b, const tj_tir_expr_t *e) {
+  for (int k = 0; k < b->n_iter_vars; k++)
+    if (b->iter_vars[k].var == e) return k;
+  return -1;
+}
+
 bool tj_sched_collect_nest(const tj_tir_stmt_t *s, tj_sched_nest_t *out) {
   memset(out, 0, sizeof *out);
   while (s->kind == TJ_TIR_FOR) {

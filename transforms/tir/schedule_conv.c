@@ -100,12 +100,6 @@ static bool find_f16(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
   return true;
 }
 
-static int iter_index(const tj_block_t *b, const tj_tir_expr_t *e) {
-  for (int k = 0; k < b->n_iter_vars; k++)
-    if (b->iter_vars[k].var == e) return k;
-  return -1;
-}
-
 static int64_t largest_divisor(int64_t n, int64_t at_most) {
   for (int64_t d = at_most < n ? at_most : n; d > 1; d--)
     if (n % d == 0) return d;
@@ -248,7 +242,7 @@ static bool matmul_like(const conv_t *k) {
     const tj_buffer_t *w = c->func->buffer_map ? c->func->buffer_map[p] : NULL;
     const tj_tir_expr_t *load = w && w->ndim == 2 ? tj_sched_single_load(k->st->store.value, w) : NULL;
     if (!load || load->load.indices[1] != vvar) continue;
-    int it = iter_index(k->b, load->load.indices[0]);
+    int it = tj_sched_iter_index(k->b, load->load.indices[0]);
     if (it >= 0 && k->b->iter_vars[it].kind == TJ_ITER_REDUCE) return true;
   }
   return false;
@@ -283,7 +277,7 @@ static bool scan_loads(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
     s->product |= a && b && a != b;
   } else if (e->kind == TJ_TIR_BUFFER_LOAD && e->load.n_indices > 0) {
     const conv_t *k = s->k;
-    int it = iter_index(k->b, e->load.indices[e->load.n_indices - 1]);
+    int it = tj_sched_iter_index(k->b, e->load.indices[e->load.n_indices - 1]);
     /* rows shorter than two vectors are better read across rows, as a conv does */
     s->row_read |= it >= 0 && k->b->iter_vars[it].kind == TJ_ITER_REDUCE &&
                    k->nest.extent[k->nest.loop_of_iter[it]] >= 2 * tj_sched_lanes(k->c, e->load.buffer->dtype);
@@ -314,7 +308,7 @@ static bool match(conv_t *k) {
   int n_spatial = k->nest.n - k->nest.n_reduce;
   if (d != n_spatial) return false;
   for (int i = 0; i < d; i++) {
-    int it = iter_index(b, st->store.indices[i]);
+    int it = tj_sched_iter_index(b, st->store.indices[i]);
     if (it < 0 || b->iter_vars[it].kind != TJ_ITER_SPATIAL || in->store.indices[i] != st->store.indices[i]) return false;
     for (int j = 0; j < i; j++)
       if (st->store.indices[j] == st->store.indices[i]) return false;
@@ -322,8 +316,8 @@ static bool match(conv_t *k) {
   if (!tj_sched_pure_update(b, st) || tj_sched_count_uses(in, cb) != 1 || row_reduction(k)) return false;
   k->st = st;
   k->init = in;
-  k->vec_iter = iter_index(b, st->store.indices[d - 1]);
-  k->tile_iter = d >= 2 ? iter_index(b, st->store.indices[d - 2]) : -1;
+  k->vec_iter = tj_sched_iter_index(b, st->store.indices[d - 1]);
+  k->tile_iter = d >= 2 ? tj_sched_iter_index(b, st->store.indices[d - 2]) : -1;
   tj_sched_conv_pick_axes(k->c, &k->nest, st, &k->vec_iter, &k->tile_iter);
   int64_t ev = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
   k->lanes = largest_divisor(ev, tj_sched_lanes(k->c, cb->dtype));
@@ -700,7 +694,7 @@ static const tj_tir_stmt_t *store_body(conv_t *k, const tj_tir_expr_t *xi, const
   element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
   int d = k->st->store.n_indices;
   const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
-  for (int i = 0; i < d; i++) idx[i] = el.vals[iter_index(k->b, k->st->store.indices[i])];
+  for (int i = 0; i < d; i++) idx[i] = el.vals[tj_sched_iter_index(k->b, k->st->store.indices[i])];
   const tj_tir_expr_t *v = acc_load(k, xi, fi);
   if (v && k->widen && !tj_dtype_eq(v->dtype, k->st->store.buffer->dtype))
     v = tj_tir_cast(c->arena, k->st->store.buffer->dtype, v); /* exact: acc holds a float16 value */
@@ -873,7 +867,7 @@ static int sliding_reduce(const conv_t *k, const tj_tir_expr_t *e) {
   const tj_tir_expr_t *x = e->binary.a, *y = e->binary.b;
   if (y == tile) x = e->binary.b, y = e->binary.a;
   if (x != tile) return -1;
-  int r = iter_index(k->b, y);
+  int r = tj_sched_iter_index(k->b, y);
   return r >= 0 && k->b->iter_vars[r].kind == TJ_ITER_REDUCE ? r : -1;
 }
 

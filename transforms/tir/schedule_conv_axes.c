@@ -92,12 +92,6 @@ static bool qualifies(const tj_sched_ctx_t *c, const tj_sched_nest_t *nest, cons
   return a.ok;
 }
 
-static int iter_of(const tj_block_t *b, const tj_tir_expr_t *e) {
-  for (int k = 0; k < b->n_iter_vars; k++)
-    if (b->iter_vars[k].var == e) return k;
-  return -1;
-}
-
 void tj_sched_conv_pick_axes(const tj_sched_ctx_t *c, const tj_sched_nest_t *nest, const tj_tir_stmt_t *store,
                              int *vec_iter, int *tile_iter) {
   const tj_block_t *b = nest->block;
@@ -110,10 +104,10 @@ void tj_sched_conv_pick_axes(const tj_sched_ctx_t *c, const tj_sched_nest_t *nes
    * never taken this way: x (56, 28, 14) would qualify everywhere. */
   for (int half = 0; half < 2; half++)
     for (int i = d - 2; i >= 0; i--) {
-      int it = iter_of(b, store->store.indices[i]);
+      int it = tj_sched_iter_index(b, store->store.indices[i]);
       if (it < 0 || !qualifies(c, nest, store, it, half)) continue;
       *vec_iter = it;
-      *tile_iter = iter_of(b, store->store.indices[d - 1]);
+      *tile_iter = tj_sched_iter_index(b, store->store.indices[d - 1]);
       return;
     }
 }

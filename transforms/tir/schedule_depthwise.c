@@ -44,12 +44,6 @@ typedef struct plane {
   tj_sched_window_t w;
 } plane_t;
 
-static int iter_index(const tj_block_t *b, const tj_tir_expr_t *e) {
-  for (int k = 0; k < b->n_iter_vars; k++)
-    if (b->iter_vars[k].var == e) return k;
-  return -1;
-}
-
 static int64_t extent_of(const plane_t *k, int it) { return k->nest.extent[k->nest.loop_of_iter[it]]; }
 
 /* e = v * s + r or v + r (either order), v spatial iter `want`, r a reduce iter var. */
@@ -57,11 +51,11 @@ static bool strided_index(const plane_t *k, const tj_tir_expr_t *e, int want, in
   if (e->kind != TJ_TIR_ADD) return false;
   for (int swap = 0; swap < 2; swap++) {
     const tj_tir_expr_t *m = swap ? e->binary.b : e->binary.a, *y = swap ? e->binary.a : e->binary.b;
-    *r = iter_index(k->b, y);
+    *r = tj_sched_iter_index(k->b, y);
     if (*r < 0 || k->b->iter_vars[*r].kind != TJ_ITER_REDUCE) continue;
     *s = 1;
     if (m->kind == TJ_TIR_MUL && (!tj_tir_is_const_int(m->binary.b, s) || *s < 1)) continue;
-    if (iter_index(k->b, m->kind == TJ_TIR_MUL ? m->binary.a : m) == want) return true;
+    if (tj_sched_iter_index(k->b, m->kind == TJ_TIR_MUL ? m->binary.a : m) == want) return true;
   }
   return false;
 }
@@ -76,7 +70,7 @@ static bool match_store(plane_t *k) {
   if (in->store.buffer != cb || st->store.n_indices != 4 || k->nest.n - k->nest.n_reduce != 4) return false;
   if (cb->strides || !tj_dtype_eq(cb->dtype, TJ_F32)) return false;
   for (int i = 0; i < 4; i++) {
-    int it = iter_index(b, st->store.indices[i]);
+    int it = tj_sched_iter_index(b, st->store.indices[i]);
     if (it < 0 || b->iter_vars[it].kind != TJ_ITER_SPATIAL || in->store.indices[i] != st->store.indices[i])
       return false;
     for (int j = 0; j < i; j++)
@@ -85,8 +79,8 @@ static bool match_store(plane_t *k) {
   if (!tj_sched_pure_update(b, st) || tj_sched_count_uses(in, cb) != 1) return false;
   k->st = st;
   k->init = in;
-  k->y_iter = iter_index(b, st->store.indices[2]);
-  k->x_iter = iter_index(b, st->store.indices[3]);
+  k->y_iter = tj_sched_iter_index(b, st->store.indices[2]);
+  k->x_iter = tj_sched_iter_index(b, st->store.indices[3]);
   return true;
 }
 
@@ -251,7 +245,7 @@ static const tj_tir_stmt_t *store_element(plane_t *k, const tile_t *t, const tj_
   tj_sched_ctx_t *c = k->c;
   const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST], *idx[4];
   if (!element(k, t, yi, xi, vals)) return NULL;
-  for (int d = 0; d < 4; d++) idx[d] = vals[iter_index(k->b, k->st->store.indices[d])];
+  for (int d = 0; d < 4; d++) idx[d] = vals[tj_sched_iter_index(k->b, k->st->store.indices[d])];
   const tj_tir_expr_t *v = acc_load(k, t, yi, xi);
   if (v && t->ep->n) v = tj_sched_apply_epilogue(c, t->ep, v, idx);
   const tj_tir_stmt_t *s = v ? tj_tir_store(c->arena, t->ep->out, 4, idx, v) : NULL;

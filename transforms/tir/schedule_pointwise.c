@@ -68,12 +68,6 @@ typedef struct pointwise {
   bool declined; /* an access along the pixels was left gathered */
 } pointwise_t;
 
-static int iter_index(const tj_block_t *b, const tj_tir_expr_t *e) {
-  for (int k = 0; k < b->n_iter_vars; k++)
-    if (b->iter_vars[k].var == e) return k;
-  return -1;
-}
-
 static int64_t extent_of(const pointwise_t *k, int it) { return k->nest.extent[k->nest.loop_of_iter[it]]; }
 
 static bool has_tail(const pointwise_t *k) { return k->blocks * k->vecs * k->lanes != k->H * k->W; }
@@ -102,7 +96,7 @@ static bool match_update(pointwise_t *k) {
     return false;
   int its[4];
   for (int d = 0; d < 4; d++) {
-    its[d] = iter_index(b, st->store.indices[d]);
+    its[d] = tj_sched_iter_index(b, st->store.indices[d]);
     if (its[d] < 0 || b->iter_vars[its[d]].kind != TJ_ITER_SPATIAL || in->store.indices[d] != st->store.indices[d])
       return false;
     for (int e = 0; e < d; e++)
@@ -367,7 +361,7 @@ static const tj_tir_stmt_t *store_body(pointwise_t *k, const tile_vars_t *t) {
   tj_sched_ctx_t *c = k->c;
   const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST], *idx[4], *flat[4];
   element_values(k, t, false, vals);
-  for (int d = 0; d < 4; d++) idx[d] = vals[iter_index(k->b, k->st->store.indices[d])];
+  for (int d = 0; d < 4; d++) idx[d] = vals[tj_sched_iter_index(k->b, k->st->store.indices[d])];
   const tj_tir_expr_t *v = acc_load(k, t);
   if (v && t->ep->n) v = tj_sched_apply_epilogue(c, t->ep, v, idx);
   v = check_flat(k, flatten_loads(k, v));

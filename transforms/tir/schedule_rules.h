@@ -24,6 +24,8 @@ typedef struct tj_sched_nest {
 } tj_sched_nest_t;
 
 bool tj_sched_collect_nest(const tj_tir_stmt_t *s, tj_sched_nest_t *out);
+/* The index of the block iter var `e` is, or -1 when it is none of them. */
+int tj_sched_iter_index(const tj_block_t *b, const tj_tir_expr_t *e);
 
 /* The context of one tj_tir_schedule call. */
 typedef struct tj_sched_ctx {
