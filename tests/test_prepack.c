@@ -282,15 +282,21 @@ static int packed_allocs(const tj_prim_func_t *f) {
   return c.n;
 }
 
-START_TEST(a_constant_weight_becomes_a_packed_parameter) {
-  tj_arena_t *arena = tj_arena_create();
+/* `name` of the module `text` after LegalizeOps. */
+static const tj_prim_func_t *legalized_prim(tj_arena_t *arena, const char *text, const char *name) {
   tj_module_t *parsed;
-  TU_OK(tj_driver_parse(arena, "prepack.rx", model_text, strlen(model_text), &parsed));
+  TU_OK(tj_driver_parse(arena, "prepack.rx", text, strlen(text), &parsed));
   tj_driver_passes_t o = {.passes = "LegalizeOps"};
   const tj_module_t *legal;
   TU_OK(tj_driver_run_passes(arena, &o, parsed, &legal, NULL));
-  const tj_prim_func_t *conv = tj_module_find_prim(legal, "conv2d");
-  ck_assert_ptr_nonnull(conv);
+  const tj_prim_func_t *f = tj_module_find_prim(legal, name);
+  ck_assert_ptr_nonnull(f);
+  return f;
+}
+
+START_TEST(a_constant_weight_becomes_a_packed_parameter) {
+  tj_arena_t *arena = tj_arena_create();
+  const tj_prim_func_t *conv = legalized_prim(arena, model_text, "conv2d");
   ck_assert_int_eq(conv->n_params, 3); /* x, w, out */
   for (int vector_bits = 256; vector_bits <= 512; vector_bits += 256) {
     tj_tir_prepacks_t packs = {0};
@@ -378,13 +384,7 @@ static const char *small_matmul_text =
 
 START_TEST(a_constant_matmul_weight_is_packed_below_the_per_call_threshold) {
   tj_arena_t *arena = tj_arena_create();
-  tj_module_t *parsed;
-  TU_OK(tj_driver_parse(arena, "small.rx", small_matmul_text, strlen(small_matmul_text), &parsed));
-  tj_driver_passes_t o = {.passes = "LegalizeOps"};
-  const tj_module_t *legal;
-  TU_OK(tj_driver_run_passes(arena, &o, parsed, &legal, NULL));
-  const tj_prim_func_t *mm = tj_module_find_prim(legal, "matmul");
-  ck_assert_ptr_nonnull(mm);
+  const tj_prim_func_t *mm = legalized_prim(arena, small_matmul_text, "matmul");
   tj_tir_prepacks_t packs = {0};
   tj_tir_schedule_options_t s = {.enabled = true, .vector_bits = 512, .prepacked = &packs};
   const tj_prim_func_t *low;
