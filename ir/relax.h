@@ -183,6 +183,10 @@ const tj_rx_expr_t *tj_rx_dtype_imm(tj_arena_t *a, tj_dtype_t dtype);
 const tj_rx_expr_t *tj_rx_extern_func(tj_arena_t *a, const char *name);
 const tj_rx_expr_t *tj_rx_constant(tj_arena_t *a, tj_dtype_t dtype, int ndim, const int64_t *shape,
                                    const void *data, size_t nbytes);
+/* Same, but the constant takes `data` (from tj_malloc/tj_calloc, nbytes long) instead of
+ * copying it: the arena frees it with the IR. On failure (NULL) data is freed. */
+const tj_rx_expr_t *tj_rx_constant_take(tj_arena_t *a, tj_dtype_t dtype, int ndim, const int64_t *shape, void *data,
+                                        size_t nbytes);
 const tj_rx_expr_t *tj_rx_if(tj_arena_t *a, const tj_rx_expr_t *cond, const tj_rx_expr_t *then_branch,
                              const tj_rx_expr_t *else_branch);
 const tj_rx_expr_t *tj_rx_seq(tj_arena_t *a, int n_blocks, const tj_rx_block_t *blocks,

@@ -13,8 +13,15 @@ typedef struct chunk {
   _Alignas(16) unsigned char data[];
 } chunk_t;
 
+/* A heap block the arena frees with its chunks (tj_arena_adopt). */
+typedef struct adopted {
+  struct adopted *next;
+  void *block;
+} adopted_t;
+
 struct tj_arena {
   chunk_t *head;
+  adopted_t *adopted;
   size_t total;
   bool failed;
 };
@@ -25,6 +32,7 @@ tj_arena_t *tj_arena_create(void) { return tj_calloc(1, sizeof(tj_arena_t)); }
 
 void tj_arena_free(tj_arena_t *arena) {
   if (!arena) return;
+  for (adopted_t *a = arena->adopted; a; a = a->next) tj_free(a->block);
   for (chunk_t *c = arena->head, *next; c; c = next) {
     next = c->next;
     tj_free(c);
@@ -53,6 +61,15 @@ void *tj_arena_alloc(tj_arena_t *arena, size_t size) {
   arena->total += size;
   memset(p, 0, size);
   return p;
+}
+
+bool tj_arena_adopt(tj_arena_t *arena, void *block) {
+  adopted_t *a = TJ_ARENA_NEW(arena, adopted_t);
+  if (!a) return false;
+  a->block = block;
+  a->next = arena->adopted;
+  arena->adopted = a;
+  return true;
 }
 
 void *tj_arena_memdup(tj_arena_t *arena, const void *p, size_t n) {

@@ -20,6 +20,10 @@ char *tj_arena_strdup(tj_arena_t *arena, const char *s);
 char *tj_arena_strndup(tj_arena_t *arena, const char *s, size_t n);
 char *tj_arena_printf(tj_arena_t *arena, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void *tj_arena_memdup(tj_arena_t *arena, const void *p, size_t n);
+/* The arena takes `block` (from tj_malloc/tj_calloc) and tj_frees it when it is freed:
+ * large data whose lifetime is the arena's without a copy into it. False (block not
+ * taken) when out of memory. */
+bool tj_arena_adopt(tj_arena_t *arena, void *block);
 /* True once any allocation from this arena has failed. */
 bool tj_arena_failed(const tj_arena_t *arena);
 size_t tj_arena_bytes_used(const tj_arena_t *arena);

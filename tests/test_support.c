@@ -46,6 +46,22 @@ START_TEST(arena_allocates_zeroed_aligned_memory) {
 }
 END_TEST
 
+/* An adopted block stays valid while the arena lives and is freed with it. */
+START_TEST(arena_frees_adopted_blocks_with_itself) {
+  long live = tj_alloc_live();
+  tj_arena_t *a = tj_arena_create();
+  int *block = tj_malloc(64 * sizeof(int));
+  ck_assert_ptr_nonnull(block);
+  for (int i = 0; i < 64; i++) block[i] = i * 3;
+  ck_assert(tj_arena_adopt(a, block));
+  for (int i = 0; i < 1000; i++) ck_assert_ptr_nonnull(tj_arena_alloc(a, 100)); /* new chunks */
+  for (int i = 0; i < 64; i++) ck_assert_int_eq(block[i], i * 3);
+  ck_assert_int_gt(tj_alloc_live(), live);
+  tj_arena_free(a);
+  ck_assert_int_eq(tj_alloc_live(), live);
+}
+END_TEST
+
 START_TEST(dtype_names_round_trip) {
   const char *names[] = {"float16", "float32", "float64", "int8", "int16", "int32", "int64",
                          "uint8", "uint16", "uint32", "uint64", "bool", "float32x16", "handle", "bfloat16",
@@ -152,6 +168,7 @@ int main(void) {
   tcase_add_test(tc, status_carries_code_message_and_context);
   tcase_add_test(tc, status_survives_out_of_memory);
   tcase_add_test(tc, arena_allocates_zeroed_aligned_memory);
+  tcase_add_test(tc, arena_frees_adopted_blocks_with_itself);
   tcase_add_test(tc, dtype_names_round_trip);
   tcase_add_test(tc, half_conversion_matches_ieee);
   tcase_add_test(tc, bfloat_conversion_rounds_to_nearest_even);

@@ -72,9 +72,12 @@ static const tj_rx_expr_t *try_fold(tj_rx_mutator_t *m, const tj_rx_expr_t *call
   for (int i = 0; i < v.n_args; i++) buffers[i] = (void *)v.args[i]->constant.data; /* inputs are read only */
   buffers[v.n_args] = result;
   tj_status_t *err = evaluate(st, v.callee->var.name, f, v.n_args + 1, buffers, nbytes);
-  const tj_rx_expr_t *c = err ? NULL : tj_rx_constant(m->arena, dtype, ndim, dims, result, nbytes);
-  tj_free(result);
-  if (err) return tj_rx_mutator_fail(m, tj_status_annotate(err, "FoldConstant: evaluating '%s'", v.callee->var.name));
+  if (err) {
+    tj_free(result);
+    return tj_rx_mutator_fail(m, tj_status_annotate(err, "FoldConstant: evaluating '%s'", v.callee->var.name));
+  }
+  /* The IR takes the result (freed with the arena), no copy. */
+  const tj_rx_expr_t *c = tj_rx_constant_take(m->arena, dtype, ndim, dims, result, nbytes);
   if (!c) return tj_rx_mutator_oom(m);
   ((tj_rx_expr_t *)c)->sinfo = v.out_sinfo;
   return c;
