@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
 done
 
 PACKAGES=(build-essential cmake pkg-config llvm-19-dev libffi-dev check libsubunit-dev libzip-dev
-          libxxhash-dev zlib1g-dev libdlpack-dev python3-numpy "${FUZZ_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+          libdeflate-dev libxxhash-dev zlib1g-dev libdlpack-dev python3-numpy "${FUZZ_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -257,9 +257,57 @@ START_TEST(stored_member_data_corruption_fails_the_crc) {
   ck_assert_ptr_nonnull(s);
   ck_assert_ptr_null(npz);
   ck_assert_int_eq(tj_status_code(s), TJ_ERR_IO);
-  ck_assert_msg(strstr(tj_status_message(s), "flip.npz:a.npy: cannot read member: CRC error"), "%s", tj_status_message(s));
+  ck_assert_msg(strstr(tj_status_message(s), "flip.npz:a.npy: CRC error"), "%s", tj_status_message(s));
   tj_status_free(s);
   free(data);
+}
+END_TEST
+
+/* The CRC the central directory records for member `name` (offset 16 of its entry),
+ * or NULL. */
+static unsigned char *central_crc_of(char *zip, size_t len, const char *name) {
+  size_t nlen = strlen(name);
+  for (size_t i = 0; i + 46 + nlen <= len; i++) {
+    unsigned char *e = (unsigned char *)zip + i;
+    if (memcmp(e, "PK\x01\x02", 4) != 0) continue;
+    size_t fnlen = (size_t)e[28] | (size_t)e[29] << 8;
+    if (fnlen == nlen && memcmp(e + 46, name, nlen) == 0) return e + 16;
+  }
+  return NULL;
+}
+
+/* A damaged CRC field (the data intact) must fail the load naming the member, for a
+ * stored member (read raw, CRC checked by npz.c) and a deflated one (libzip's check). */
+static void check_damaged_crc_fails(const char *fixture_name, const char *want) {
+  char path[1024];
+  fixture(path, sizeof path, fixture_name);
+  size_t len;
+  char *data = tu_read_file(path, &len);
+  ck_assert_ptr_nonnull(data);
+  tj_npz_t *npz = NULL;
+  tj_status_t *s = tj_npz_load_bytes(data, len, "crc.npz", &npz); /* intact: loads */
+  ck_assert_msg(s == NULL, "%s", s ? tj_status_message(s) : "");
+  tj_npz_free(npz);
+  npz = NULL;
+  unsigned char *crc = central_crc_of(data, len, "b.npy");
+  ck_assert_ptr_nonnull(crc);
+  crc[0] ^= 0x40;
+  s = tj_npz_load_bytes(data, len, "crc.npz", &npz);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(npz);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_IO);
+  ck_assert_msg(strstr(tj_status_message(s), want), "%s", tj_status_message(s));
+  tj_status_free(s);
+  free(data);
+}
+
+START_TEST(damaged_crc_of_stored_member_names_it) {
+  check_damaged_crc_fails("tests/fixtures/npz/stored.npz", "crc.npz:b.npy: CRC error");
+}
+END_TEST
+
+START_TEST(damaged_crc_of_deflated_member_names_it) {
+  check_damaged_crc_fails("tests/fixtures/npz/deflated.npz", "crc.npz:b.npy: cannot read member: CRC error");
 }
 END_TEST
 
@@ -309,6 +357,8 @@ int main(void) {
   tcase_add_test(tc, bad_archives_fail_cleanly);
   tcase_add_test(tc, corrupted_archives_never_crash);
   tcase_add_test(tc, stored_member_data_corruption_fails_the_crc);
+  tcase_add_test(tc, damaged_crc_of_stored_member_names_it);
+  tcase_add_test(tc, damaged_crc_of_deflated_member_names_it);
   tcase_add_test(tc, member_larger_than_archive_is_refused);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
