@@ -54,29 +54,17 @@ static const char *k_model =
     "        for i in range(65536):\n"
     "            y[i] = T.max(T.sqrt(T.fabs(a[i])) / b[i], T.bfloat16(-0.5)) - T.exp(T.min(b[i], a[i]))\n";
 
-static uint32_t float_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-static float bits_float(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 /* The bfloat16 pattern's value in double; 0x7f80 / 0xff80 stand for +-2^128, the value
  * IEEE rounding compares against before overflowing to infinity. */
 static double bf16_value(uint16_t b) {
   if ((b & 0x7fff) == 0x7f80) return (b & 0x8000) ? -ldexp(1.0, 128) : ldexp(1.0, 128);
-  return (double)bits_float((uint32_t)b << 16);
+  return (double)tu_bits_float((uint32_t)b << 16);
 }
 
 /* Independent round-to-nearest-even of a finite float32 to bfloat16: of the two
  * neighbours (truncated and next away from zero), the nearer; a tie takes the even one. */
 static uint16_t reference_round(float f) {
-  uint32_t u = float_bits(f);
+  uint32_t u = tu_float_bits(f);
   uint16_t lo = (uint16_t)(u >> 16), hi = (uint16_t)(lo + 1);
   if ((u & 0xffff) == 0) return lo;
   double dlo = fabs((double)f - bf16_value(lo)), dhi = fabs(bf16_value(hi) - (double)f);
@@ -86,7 +74,7 @@ static uint16_t reference_round(float f) {
 }
 
 static bool is_quiet_nan_of(uint16_t got, float f) {
-  return (got & 0x7fc0) == 0x7fc0 && (got & 0x8000) == ((float_bits(f) >> 16) & 0x8000);
+  return (got & 0x7fc0) == 0x7fc0 && (got & 0x8000) == ((tu_float_bits(f) >> 16) & 0x8000);
 }
 
 static const tj_prim_func_t *find(tj_module_t *m, const char *name) {
@@ -110,7 +98,7 @@ static bool same_output(const void *a, const void *b, size_t bytes, bool float32
   if (!float32) return memcmp(a, b, bytes) == 0;
   const float *x = a, *y = b;
   for (size_t i = 0; i < bytes / 4; i++)
-    if (float_bits(x[i]) != float_bits(y[i]) && !(isnan(x[i]) && isnan(y[i]))) return false;
+    if (tu_float_bits(x[i]) != tu_float_bits(y[i]) && !(isnan(x[i]) && isnan(y[i]))) return false;
   return true;
 }
 
@@ -152,19 +140,19 @@ static void narrow_inputs(float *x) {
       0x7fc00000, 0xffc00000, 0x7f800001, 0xff800001, 0x7fffffff, 0x7fbfffff /* NaNs, quiet and signalling */
   };
   size_t ne = sizeof edges / sizeof edges[0];
-  for (size_t i = 0; i < ne; i++) x[i] = bits_float(edges[i]);
+  for (size_t i = 0; i < ne; i++) x[i] = tu_bits_float(edges[i]);
   uint32_t u = 12345;
-  for (size_t i = ne; i < N; i++, u += 65537u) x[i] = bits_float(u);
+  for (size_t i = ne; i < N; i++, u += 65537u) x[i] = tu_bits_float(u);
 }
 
 static void check_narrowed(const char *name, const float *x, const uint16_t *y) {
   for (int i = 0; i < N; i++) {
     if (isnan(x[i])) {
-      ck_assert_msg(is_quiet_nan_of(y[i], x[i]), "%s: NaN %08x became %04x", name, float_bits(x[i]), y[i]);
+      ck_assert_msg(is_quiet_nan_of(y[i], x[i]), "%s: NaN %08x became %04x", name, tu_float_bits(x[i]), y[i]);
       continue;
     }
     uint16_t want = reference_round(x[i]);
-    ck_assert_msg(y[i] == want, "%s: %08x (%a) -> %04x, want %04x", name, float_bits(x[i]), (double)x[i], y[i], want);
+    ck_assert_msg(y[i] == want, "%s: %08x (%a) -> %04x, want %04x", name, tu_float_bits(x[i]), (double)x[i], y[i], want);
   }
 }
 
@@ -193,7 +181,7 @@ START_TEST(widening_is_exact_for_every_pattern) {
   run_both("widen_vec", 2, bufs, bytes);
   for (int i = 0; i < N; i++)
     if (!isnan(y[i]) || (i & 0x7fc0) == 0x7fc0) /* the interpreter's double quiets signalling NaNs */
-      ck_assert_msg(float_bits(y[i]) == (uint32_t)i << 16, "%04x widened to %08x", i, float_bits(y[i]));
+      ck_assert_msg(tu_float_bits(y[i]) == (uint32_t)i << 16, "%04x widened to %08x", i, tu_float_bits(y[i]));
   tj_aligned_free(x);
   tj_aligned_free(y);
 }
@@ -218,15 +206,15 @@ START_TEST(arithmetic_is_one_float32_op_then_one_rounding) {
   size_t bytes[3] = {N * 2, N * 2, N * 2};
   run_both("mul_add_vec", 3, bufs, bytes);
   for (int i = 0; i < N; i++) {
-    float fa = bits_float((uint32_t)a[i] << 16), fb = bits_float((uint32_t)b[i] << 16);
+    float fa = tu_bits_float((uint32_t)a[i] << 16), fb = tu_bits_float((uint32_t)b[i] << 16);
     float prod = fa * fb; /* two 8-bit significands: exact in float32 unless it overflows */
-    float p = isnan(prod) ? prod : bits_float((uint32_t)reference_round(prod) << 16);
+    float p = isnan(prod) ? prod : tu_bits_float((uint32_t)reference_round(prod) << 16);
     float sum = p + fa;
     if (isnan(sum)) {
       ck_assert_msg((y[i] & 0x7fc0) == 0x7fc0, "%04x * %04x + %04x = %04x, want NaN", a[i], b[i], a[i], y[i]);
       continue;
     }
-    uint16_t want = isinf(sum) ? (uint16_t)(float_bits(sum) >> 16) : reference_round(sum);
+    uint16_t want = isinf(sum) ? (uint16_t)(tu_float_bits(sum) >> 16) : reference_round(sum);
     ck_assert_msg(y[i] == want, "%04x * %04x + %04x = %04x, want %04x", a[i], b[i], a[i], y[i], want);
   }
   /* math through float32 (sqrt, exp, min, max, a constant): the interpreter, bit for bit */

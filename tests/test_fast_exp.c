@@ -32,12 +32,6 @@ static const char *k_model =
     "        for i in range(65536):\n"
     "            y[i] = T.exp(x[i])\n";
 
-static float bits_to_float(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 static int32_t ordered(float f) {
   int32_t i;
   memcpy(&i, &f, sizeof i);
@@ -81,7 +75,7 @@ static void inputs(float *x, int *n_edges) {
     float v;
     do {
       u += 97 * 1031;
-      v = bits_to_float(u);
+      v = tu_bits_float(u);
     } while (!(v > -110.0f && v < 90.0f));
     x[i] = v;
   }

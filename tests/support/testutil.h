@@ -4,6 +4,8 @@
 
 #include <check.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "ir/module.h"
 #include "support/status.h"
@@ -35,5 +37,18 @@ int tu_count_entries(const char *dir);
 /* Runs a suite made of one test case per function given; returns the exit code.
  * Honours SKIP (77) when the whole suite needs ../shared and it is absent. */
 int tu_run_suite(Suite *suite);
+
+/* A float's bit pattern, and back (for tests that sweep or compare bit patterns). */
+static inline uint32_t tu_float_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static inline float tu_bits_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
 
 #endif
