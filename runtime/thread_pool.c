@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -69,7 +70,15 @@ struct tj_thread_pool {
   int next_worker_id;
   atomic_int chunks_done;      /* written under `lock`; read by the spinning caller */
   atomic_uint_fast64_t generation_hint; /* mirror of `generation` (and stop) for spinners */
+  /* TVMJIT_POOL_TRACE set: per job and thread, what it ran (under `lock`); else NULL. */
+  struct thread_trace *trace;
+  int64_t trace_publish_ns;
 };
+
+/* One thread's part of one job, for the trace (see thread_pool.h). */
+typedef struct thread_trace {
+  int64_t chunks, iters, wall_ns, cpu_ns, first_ns;
+} thread_trace_t;
 
 static _Thread_local tj_thread_pool_t *current_pool;
 static _Thread_local bool inside_chunk; /* this thread is running a chunk */
@@ -116,11 +125,18 @@ int tj_thread_pool_num_chunks(int64_t n, int n_threads) {
   return (int)(n < want ? n : want);
 }
 
-/* Chunk i of n_chunks near-equal contiguous chunks: the first n % n_chunks get one more. */
+/* Chunk i of n_chunks near-equal contiguous chunks: [n*i/n_chunks, n*(i+1)/n_chunks).
+ * The longer chunks are spread out rather than all first, so that a thread's home range
+ * (a run of n_chunks/threads chunks) holds its share of n to one iteration: with the
+ * first n % n_chunks chunks one longer, 28 rows in 8 chunks over 2 threads went 16/12
+ * (the caller's range took all four long chunks, 14% over the even split), 10 went 6/4. */
 void tj_thread_pool_chunk(int64_t n, int n_chunks, int i, int64_t *out_begin, int64_t *out_end) {
-  int64_t q = n / n_chunks, r = n % n_chunks;
-  *out_begin = (int64_t)i * q + (i < r ? i : r);
-  *out_end = *out_begin + q + (i < r ? 1 : 0);
+  *out_begin = n * i / n_chunks;
+  *out_end = n * (i + 1) / n_chunks;
+}
+
+int tj_thread_pool_home_chunk(int n_chunks, int n_threads, int t) {
+  return (int)((int64_t)n_chunks * t / n_threads);
 }
 
 /* ---------------- waiting ---------------- */
@@ -136,6 +152,12 @@ static inline void cpu_relax(void) {
 static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -158,6 +180,30 @@ static void spin_for_done(tj_thread_pool_t *p, int n_chunks) {
   }
 }
 
+/* ---------------- the trace ---------------- */
+
+static void trace_chunk(tj_thread_pool_t *p, int self, int i, int64_t start_ns, int64_t wall_ns, int64_t cpu_ns) {
+  thread_trace_t *t = &p->trace[self];
+  int64_t begin, end;
+  tj_thread_pool_chunk(p->n, p->n_chunks, i, &begin, &end);
+  if (t->chunks++ == 0) t->first_ns = start_ns - p->trace_publish_ns;
+  t->iters += end - begin;
+  t->wall_ns += wall_ns;
+  t->cpu_ns += cpu_ns;
+}
+
+/* One line per job (format in thread_pool.h); under `lock`, after the last chunk. */
+static void print_trace(const tj_thread_pool_t *p) {
+  fprintf(stderr, "pool n=%lld chunks=%d wall_us=%.1f", (long long)p->n, p->n_chunks,
+          (double)(now_ns() - p->trace_publish_ns) / 1e3);
+  for (int t = 0; t < p->n_threads; t++) {
+    const thread_trace_t *tt = &p->trace[t];
+    fprintf(stderr, " | t%d chunks=%lld iters=%lld wall_us=%.1f cpu_us=%.1f first_us=%.1f", t, (long long)tt->chunks,
+            (long long)tt->iters, (double)tt->wall_ns / 1e3, (double)tt->cpu_ns / 1e3, (double)tt->first_ns / 1e3);
+  }
+  fputc('\n', stderr);
+}
+
 /* ---------------- running chunks ---------------- */
 
 static void run_chunk(tj_parallel_body_t body, void *ctx, int64_t n, int n_chunks, int i) {
@@ -172,8 +218,8 @@ static void run_chunk(tj_parallel_body_t body, void *ctx, int64_t n, int n_chunk
 /* Splits the job's chunks into the threads' home ranges (under `lock`). */
 static void assign_homes(tj_thread_pool_t *p) {
   for (int t = 0; t < p->n_homes; t++) {
-    p->home_next[t] = (int)((int64_t)p->n_chunks * t / p->n_homes);
-    p->home_end[t] = (int)((int64_t)p->n_chunks * (t + 1) / p->n_homes);
+    p->home_next[t] = tj_thread_pool_home_chunk(p->n_chunks, p->n_homes, t);
+    p->home_end[t] = tj_thread_pool_home_chunk(p->n_chunks, p->n_homes, t + 1);
   }
 }
 
@@ -195,8 +241,11 @@ static void run_chunks_locked(tj_thread_pool_t *p, int self) {
     int64_t n = p->n;
     int n_chunks = p->n_chunks;
     pthread_mutex_unlock(&p->lock);
+    int64_t wall0 = p->trace ? now_ns() : 0, cpu0 = p->trace ? thread_cpu_ns() : 0;
     run_chunk(body, ctx, n, n_chunks, i);
+    int64_t wall1 = p->trace ? now_ns() : 0, cpu1 = p->trace ? thread_cpu_ns() : 0;
     pthread_mutex_lock(&p->lock);
+    if (p->trace) trace_chunk(p, self, i, wall0, wall1 - wall0, cpu1 - cpu0);
     int done = atomic_load_explicit(&p->chunks_done, memory_order_relaxed) + 1;
     atomic_store_explicit(&p->chunks_done, done, memory_order_release);
     if (done == n_chunks && p->caller_waiting) pthread_cond_signal(&p->done_cv);
@@ -276,6 +325,8 @@ tj_status_t *tj_thread_pool_create(int num_threads, tj_thread_pool_t **out_pool)
   pthread_cond_init(&p->done_cv, NULL);
   atomic_init(&p->chunks_done, 0);
   atomic_init(&p->generation_hint, 0);
+  const char *trace = getenv("TVMJIT_POOL_TRACE");
+  if (trace && *trace && strcmp(trace, "0") != 0) p->trace = tj_calloc((size_t)n, sizeof *p->trace); /* NULL: off */
   *out_pool = p;
   return NULL;
 }
@@ -291,6 +342,7 @@ void tj_thread_pool_free(tj_thread_pool_t *p) {
   tj_free(p->workers);
   tj_free(p->home_next);
   tj_free(p->home_end);
+  tj_free(p->trace);
   pthread_cond_destroy(&p->done_cv);
   pthread_cond_destroy(&p->wake);
   pthread_mutex_destroy(&p->lock);
@@ -321,6 +373,10 @@ void tj_thread_pool_parallel_for(tj_thread_pool_t *p, int64_t n, tj_parallel_bod
   p->n = n;
   p->n_chunks = n_chunks;
   assign_homes(p);
+  if (p->trace) {
+    memset(p->trace, 0, sizeof *p->trace * (size_t)p->n_threads);
+    p->trace_publish_ns = now_ns();
+  }
   atomic_store_explicit(&p->chunks_done, 0, memory_order_relaxed);
   p->generation++;
   atomic_store_explicit(&p->generation_hint, p->generation, memory_order_relaxed);
@@ -335,6 +391,7 @@ void tj_thread_pool_parallel_for(tj_thread_pool_t *p, int64_t n, tj_parallel_bod
       pthread_cond_wait(&p->done_cv, &p->lock);
     p->caller_waiting = false;
   }
+  if (p->trace) print_trace(p);
   pthread_mutex_unlock(&p->lock);
   pthread_mutex_unlock(&p->dispatch);
 }

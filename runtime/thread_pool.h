@@ -15,6 +15,12 @@
  * using it, or it is called from inside a chunk) runs its loop inline, which static
  * partitioning makes indistinguishable in results.
  *
+ * TVMJIT_POOL_TRACE=1 (read when a pool is created) prints one line per parallel loop
+ * to stderr, for finding out how loops split (bench/pool_trace.py sums them up):
+ *   pool n=N chunks=C wall_us=W | t0 chunks=.. iters=.. wall_us=.. cpu_us=.. first_us=.. | t1 ...
+ * per thread: chunks and iterations it ran, wall and thread-CPU time inside them, and when
+ * it started its first chunk after the job was published (t0 is the caller).
+ *
  * Kernels reach the pool through a thread-local "current pool" that the executor sets
  * around a run (tj_thread_pool_set_current); with no current pool, loops run inline. */
 #ifndef TJ_RUNTIME_THREAD_POOL_H
@@ -52,6 +58,11 @@ void tj_thread_pool_parallel_for(tj_thread_pool_t *pool, int64_t n, tj_parallel_
 /* The chunks of [0, n) for `n_threads` threads: how many, and chunk i's bounds. */
 int tj_thread_pool_num_chunks(int64_t n, int n_threads);
 void tj_thread_pool_chunk(int64_t n, int n_chunks, int i, int64_t *out_begin, int64_t *out_end);
+/* The first chunk of thread t's home range (t = n_threads: n_chunks). Thread t (the
+ * caller is 0) runs chunks [home_chunk(t), home_chunk(t + 1)) unless others are faster;
+ * these hold n * t / n_threads to n * (t + 1) / n_threads, an even split of n to one
+ * iteration for any n and thread count. */
+int tj_thread_pool_home_chunk(int n_chunks, int n_threads, int t);
 
 /* The calling thread's current pool (NULL = none). set_current returns the previous
  * one so that callers can restore it. */

@@ -172,6 +172,43 @@ START_TEST(chunks_are_contiguous_and_depend_only_on_n_and_threads) {
 }
 END_TEST
 
+/* Each thread's home range holds n * t / T to n * (t + 1) / T: an even split to one
+ * iteration, e.g. 28 rows over 2 threads 14/14 (not 16/12), 7 rows 3/4, 10 rows 5/5. */
+START_TEST(home_ranges_split_the_iterations_evenly) {
+  for (int64_t n = 1; n < 300; n++)
+    for (int t = 1; t <= 9; t++) {
+      int nc = tj_thread_pool_num_chunks(n, t);
+      ck_assert_int_eq(tj_thread_pool_home_chunk(nc, t, 0), 0);
+      ck_assert_int_eq(tj_thread_pool_home_chunk(nc, t, t), nc);
+      for (int th = 0; th < t; th++) {
+        int c0 = tj_thread_pool_home_chunk(nc, t, th), c1 = tj_thread_pool_home_chunk(nc, t, th + 1);
+        int64_t b = n, e = n, unused;
+        if (c0 < nc) tj_thread_pool_chunk(n, nc, c0, &b, &unused);
+        if (c1 < nc) tj_thread_pool_chunk(n, nc, c1, &e, &unused);
+        ck_assert_msg(b == n * th / t && e == n * (th + 1) / t,
+                      "n %lld over %d threads: thread %d's home is [%lld, %lld)", (long long)n, t, th, (long long)b,
+                      (long long)e);
+      }
+    }
+}
+END_TEST
+
+/* Uneven loops over 2 threads (7 rows, 28 rows, one iteration, ...) run every index once. */
+START_TEST(uneven_loops_run_every_index_once) {
+  static const int64_t ns[] = {1, 2, 3, 7, 10, 14, 28, 57};
+  tj_thread_pool_t *pool;
+  TU_OK(tj_thread_pool_create(2, &pool));
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+    for (int rep = 0; rep < 50; rep++) {
+      cover_t c = {ns[k], calloc((size_t)ns[k], sizeof(atomic_int)), 0};
+      tj_thread_pool_parallel_for(pool, ns[k], count_hits, &c);
+      for (int64_t i = 0; i < ns[k]; i++) ck_assert_int_eq(atomic_load(&c.hits[i]), 1);
+      free(c.hits);
+    }
+  tj_thread_pool_free(pool);
+}
+END_TEST
+
 typedef struct nested {
   tj_thread_pool_t *pool;
   atomic_int inner_hits;
@@ -732,6 +769,8 @@ int main(void) {
   tcase_add_test(pool, a_held_up_threads_chunks_are_taken_over);
   tcase_add_test(pool, the_caller_runs_its_own_range_first);
   tcase_add_test(pool, chunks_are_contiguous_and_depend_only_on_n_and_threads);
+  tcase_add_test(pool, home_ranges_split_the_iterations_evenly);
+  tcase_add_test(pool, uneven_loops_run_every_index_once);
   tcase_add_test(pool, parallel_for_inside_a_chunk_runs_inline);
   tcase_add_test(pool, host_threads_share_a_pool_without_deadlock);
   tcase_add_test(pool, thread_count_comes_from_option_then_environment);

@@ -22,6 +22,18 @@ expect_text "$TMP/err" "TVMJIT_NUM_THREADS='lots' is not a thread count" "bad TV
 [ ! -e "$TMP/bad.npy" ] && passes=$((passes + 1)) || { echo "FAIL: output written after an error"; failures=$((failures + 1)); }
 expect_exit 2 "--threads 0" -- "$BIN" run "$MODEL" --fill zeros --threads 0
 expect_text "$TMP/err" "--threads takes a count from 1 to 1024" "--threads range message"
+# TVMJIT_POOL_TRACE=1: one line per parallel loop whose threads' iterations add up to n,
+# and bench/pool_trace.py reads it (every line of one loop: a period of 1).
+expect_exit 0 "TVMJIT_POOL_TRACE=1" -- env TVMJIT_POOL_TRACE=1 "$BIN" run "$MODEL" --fill zeros --threads 2 --repeat 3
+expect_text "$TMP/err" "pool n=" "the trace has pool lines"
+if awk '/^pool n=/ { split($2, a, "="); n = a[2]; s = 0
+         for (i = 1; i <= NF; i++) if ($i ~ /^iters=/) { split($i, b, "="); s += b[2] }
+         if (s != n) bad = 1; lines++ }
+       END { exit !(lines > 0 && !bad) }' "$TMP/err"; then passes=$((passes + 1)); else
+  echo "FAIL: trace iterations do not add up to n"; head -3 "$TMP/err"; failures=$((failures + 1)); fi
+cp "$TMP/err" "$TMP/trace.txt"
+expect_exit 0 "bench/pool_trace.py" -- python3 "$SRC/bench/pool_trace.py" "$TMP/trace.txt"
+expect_text "$TMP/out" "sum of critical paths" "pool_trace.py sums the trace up"
 expect_exit 0 "run --help" -- "$BIN" run --help
 expect_text "$TMP/out" "threads for parallel loops" "--help describes --threads"
 finish
