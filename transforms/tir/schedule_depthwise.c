@@ -5,7 +5,7 @@
  *   C[n, c, y, x] = g(C[n, c, y, x], P[n, c(+rc), y*sy + ry, x*sx + rx], W[c, .., ry, rx])
  * Each output plane is independent (no reduction over channels), so the plane is
  * walked along x in vectors, R output rows at a time:
- *   for fo in T.parallel(N * Y / R * C):            n, yb, c = unfuse(fo)
+ *   for fo in T.parallel(N * C * Y / R):            n, c, yb = unfuse(fo)
  *     window[(R-1)*sy + KY, Wp] = P[n, c, yb*R*sy + .., ..]   (the padded rows, in L1)
  *     for xo in range(ceil(X / L)):                 x0 = min(xo * L, X - L)
  *       acc[R, L] = init
@@ -281,11 +281,7 @@ static const tj_tir_stmt_t *build(plane_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   const tj_block_t *b = k->b;
   tile_t t = {.ep = ep};
-  /* fo over the outer spatial iter vars (loop order) with the row blocks before the last
-   * of them (the channel, in NCHW): the thread pool gives each thread a contiguous range
-   * of fo, so each thread takes a band of rows of every channel, as the pointwise convs
-   * and the dense convs around it do (their parallel loops go over pixels or rows
-   * first), and reads the rows that the kernel before wrote on the same core. */
+  /* fo over the outer spatial iter vars (loop order), then the row blocks */
   int64_t ext[TJ_SCHED_MAX_NEST], p = 1, work = 1;
   int order[TJ_SCHED_MAX_NEST], n_outer = 0;
   for (int l = 0; l < k->nest.n; l++) {
@@ -295,17 +291,13 @@ static const tj_tir_stmt_t *build(plane_t *k, const tj_sched_epilogue_t *ep) {
     order[n_outer] = it;
     ext[n_outer++] = k->nest.extent[l];
   }
-  int y_pos = n_outer > 0 ? n_outer - 1 : 0;
-  for (int i = n_outer; i > y_pos; i--) order[i] = order[i - 1], ext[i] = ext[i - 1];
-  order[y_pos] = k->y_iter;
-  ext[y_pos] = k->Y / k->rows;
-  n_outer++;
+  order[n_outer] = k->y_iter;
+  ext[n_outer++] = k->Y / k->rows;
   for (int i = 0; i < n_outer; i++) p *= ext[i];
   const tj_tir_expr_t *fo = tj_sched_var(c, "fo"), *unf[TJ_SCHED_MAX_NEST];
   if (!fo || !tj_sched_unfuse(c, fo, n_outer, ext, unf)) return NULL;
-  for (int i = 0; i < n_outer; i++)
-    if (i != y_pos) t.vals[order[i]] = unf[i];
-  t.y0 = tj_sched_mul(c, unf[y_pos], k->rows);
+  for (int i = 0; i + 1 < n_outer; i++) t.vals[order[i]] = unf[i];
+  t.y0 = tj_sched_mul(c, unf[n_outer - 1], k->rows);
   const tj_tir_expr_t *xo = tj_sched_var(c, "xo");
   t.x0 = tj_sched_mul(c, xo, k->lanes);
   if (t.x0 && k->X % k->lanes) t.x0 = tj_tir_binary(c->arena, TJ_TIR_MIN, t.x0, tj_tir_i64(c->arena, k->X - k->lanes));
