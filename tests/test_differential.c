@@ -99,6 +99,22 @@ START_TEST(row_reductions_in_the_default_float_mode_match_the_interpreter) {
 }
 END_TEST
 
+/* Global pooling (tests/models/global_pools.rx) in the default float mode: each
+ * plane's row reduced in vector partial results (schedule_global_pool.c); within
+ * tolerance of the interpreter. */
+START_TEST(global_pools_in_the_default_float_mode_match_the_interpreter) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  relaxed = true;
+  compare_pipeline_file("tests/models/global_pools.rx", &t);
+  relaxed = false;
+  report("global pools, default float mode", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 5);
+  tj_jit_free(jit);
+}
+END_TEST
+
 /* Runs f compiled with and without the CPU schedule (strict float) on the same random
  * inputs; true when every output bit agrees. */
 static bool scheduled_matches_plain_loops(const char *name, const tj_prim_func_t *f) {
@@ -258,6 +274,7 @@ int main(void) {
   tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
+  tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
