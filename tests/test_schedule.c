@@ -615,24 +615,40 @@ END_TEST
  * 7x7 with a masked tail), except at 512 bits a masked one with small weights and
  * output channels in threes of vectors (the conv rule's channel tile); the others
  * (stride 2, NHWC, float16) the conv rule; every kernel keeps its bits. */
+static bool partial_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_partial")) *(bool *)v->ctx = true;
+  return true;
+}
+
+/* The function keeps tile sums between blocks of input channels (a "*_partial" buffer). */
+static bool blocked_over_inputs(const tj_prim_func_t *f) {
+  bool found = false;
+  tj_tir_visitor_t v = {.stmt = partial_stmt, .ctx = &found};
+  tj_tir_visit_stmt(&v, f->body);
+  return found;
+}
+
 START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/pointwise_kernels.rx", "default");
   const int bits[] = {512, 256};
   for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
-    int pointwise = 0, prims = 0;
+    int pointwise = 0, prims = 0, blocked = 0;
     for (int i = 0; i < m->n_funcs; i++) {
       if (!m->funcs[i].is_prim) continue;
       const tj_prim_func_t *g;
       tj_tir_schedule_stats_t st = schedule(a, m->funcs[i].prim, bits[j], &g);
       ck_assert_msg(st.conv == 1, "%s: conv rule %d", m->funcs[i].name, st.conv);
       pointwise += st.pointwise;
+      blocked += blocked_over_inputs(g);
       prims++;
       assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
     }
-    ck_assert_int_eq(prims, 9);
+    ck_assert_int_eq(prims, 11);
     /* at 512 bits the 14x14 conv to 48 channels goes to the conv rule's 7 x 3-vector tile */
-    ck_assert_int_eq(pointwise, bits[j] == 512 ? 4 : 5);
+    ck_assert_int_eq(pointwise, bits[j] == 512 ? 6 : 7);
+    /* 200 input channels at 7x7 and 256 at 14x14 are blocked over the input channels */
+    if (bits[j] == 512) ck_assert_int_eq(blocked, 2);
   }
   tj_arena_free(a);
 }
