@@ -66,11 +66,11 @@ END_TEST
 
 /* 1x1 convs (tests/models/pointwise_kernels.rx): the pointwise rule's GEMM tile along
  * the flattened pixels (odd channel counts, batch 2, batch-norm + clip and residual
- * epilogues, masked tails at 14x14 and 7x7) and the ones it leaves to the conv rule:
- * bit-exact. */
+ * epilogues, masked tails at 14x14 and 7x7, blocks of input channels) and the ones it
+ * leaves to the conv rule: bit-exact. */
 START_TEST(pointwise_conv_kernels_match_the_interpreter) {
   const char *const files[] = {"tests/models/pointwise_kernels.rx", NULL};
-  expect_kernels_bit_exact("1x1 convs", files, 9);
+  expect_kernels_bit_exact("1x1 convs", files, 11);
 }
 END_TEST
 
@@ -93,6 +93,22 @@ START_TEST(row_reductions_in_the_default_float_mode_match_the_interpreter) {
   compare_pipeline_file("tests/models/row_reductions.rx", &t);
   relaxed = false;
   report("row reductions, default float mode", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 5);
+  tj_jit_free(jit);
+}
+END_TEST
+
+/* Global pooling (tests/models/global_pools.rx) in the default float mode: each
+ * plane's row reduced in vector partial results (schedule_global_pool.c); within
+ * tolerance of the interpreter. */
+START_TEST(global_pools_in_the_default_float_mode_match_the_interpreter) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  relaxed = true;
+  compare_pipeline_file("tests/models/global_pools.rx", &t);
+  relaxed = false;
+  report("global pools, default float mode", &t);
   ck_assert_int_eq(t.failed, 0);
   ck_assert_int_eq(t.compared, 5);
   tj_jit_free(jit);
@@ -258,6 +274,7 @@ int main(void) {
   tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
+  tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);

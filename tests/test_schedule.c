@@ -526,6 +526,44 @@ START_TEST(row_reductions_vectorize_only_when_reordering_is_allowed) {
 }
 END_TEST
 
+/* Global pooling (tests/models/global_pools.rx): with reorder_reductions a reduction
+ * over a whole plane of at least two vectors takes the global pool rule, each plane's
+ * row in vector partial results (adaptive_avg_pool2d with its multiply fused, a mean
+ * without keepdims with its divide, a max), within rounding of the IR's order (the max
+ * exactly: it only compares); a 5x5 plane is too short at 512 bits (not at 256), the
+ * NHWC mean reduces other dims than the last two; in the strict mode nothing takes it
+ * and every kernel keeps its bits. */
+START_TEST(global_pools_reduce_each_plane_in_vectors) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/global_pools.rx", "default");
+  static const char *const names[] = {"adaptive_avg_pool2d", "mean", "max", "sum", "mean1"};
+  static const int stages[] = {1, 1, 0, 0, 0};
+  const int bits[] = {512, 256};
+  for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++)
+    for (int i = 0; i < 5; i++) {
+      const tj_prim_func_t *f = prim(m, names[i]), *g;
+      tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = bits[j], .reorder_reductions = true};
+      tj_tir_schedule_stats_t st;
+      TU_OK(tj_tir_schedule(a, f, names[i], &o, &g, &st));
+      bool pooled = i < 3 || (i == 3 && bits[j] == 256);
+      ck_assert_msg(st.global_pools == pooled, "%s at %d bits: %d global pools", names[i], bits[j], st.global_pools);
+      if (pooled) {
+        ck_assert_int_eq(st.fused_epilogues, stages[i]);
+        ck_assert_int_ge(kinds_of(g).vectorized, 3);
+        /* the sums are one local element per row: no root buffer is left */
+        ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 0);
+      }
+      if (i == 2) assert_same_bits(names[i], f, g);
+      else max_diff(f, g, 1e-6);
+      o.reorder_reductions = false;
+      TU_OK(tj_tir_schedule(a, f, names[i], &o, &g, &st));
+      ck_assert_int_eq(st.global_pools, 0);
+      assert_same_bits(names[i], f, g);
+    }
+  tj_arena_free(a);
+}
+END_TEST
+
 /* A decomposed batch_norm behind a conv: the nests that expand its parameters sit
  * between the conv and its elementwise chain; they run first, so the whole chain
  * (subtract, divide, multiply, add) becomes the conv's epilogue. Same bits. */
@@ -577,24 +615,40 @@ END_TEST
  * 7x7 with a masked tail), except at 512 bits a masked one with small weights and
  * output channels in threes of vectors (the conv rule's channel tile); the others
  * (stride 2, NHWC, float16) the conv rule; every kernel keeps its bits. */
+static bool partial_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_partial")) *(bool *)v->ctx = true;
+  return true;
+}
+
+/* The function keeps tile sums between blocks of input channels (a "*_partial" buffer). */
+static bool blocked_over_inputs(const tj_prim_func_t *f) {
+  bool found = false;
+  tj_tir_visitor_t v = {.stmt = partial_stmt, .ctx = &found};
+  tj_tir_visit_stmt(&v, f->body);
+  return found;
+}
+
 START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/pointwise_kernels.rx", "default");
   const int bits[] = {512, 256};
   for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
-    int pointwise = 0, prims = 0;
+    int pointwise = 0, prims = 0, blocked = 0;
     for (int i = 0; i < m->n_funcs; i++) {
       if (!m->funcs[i].is_prim) continue;
       const tj_prim_func_t *g;
       tj_tir_schedule_stats_t st = schedule(a, m->funcs[i].prim, bits[j], &g);
       ck_assert_msg(st.conv == 1, "%s: conv rule %d", m->funcs[i].name, st.conv);
       pointwise += st.pointwise;
+      blocked += blocked_over_inputs(g);
       prims++;
       assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
     }
-    ck_assert_int_eq(prims, 9);
+    ck_assert_int_eq(prims, 11);
     /* at 512 bits the 14x14 conv to 48 channels goes to the conv rule's 7 x 3-vector tile */
-    ck_assert_int_eq(pointwise, bits[j] == 512 ? 4 : 5);
+    ck_assert_int_eq(pointwise, bits[j] == 512 ? 6 : 7);
+    /* 200 input channels at 7x7 and 256 at 14x14 are blocked over the input channels */
+    if (bits[j] == 512) ck_assert_int_eq(blocked, 2);
   }
   tj_arena_free(a);
 }
@@ -619,6 +673,7 @@ int main(void) {
   tcase_add_test(tc, matmuls_compute_the_same_bits);
   tcase_add_test(tc, reductions_are_vectorized);
   tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
+  tcase_add_test(tc, global_pools_reduce_each_plane_in_vectors);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

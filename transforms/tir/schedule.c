@@ -462,9 +462,13 @@ const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *
  * (keepdims) full reduction must not fall to the row rule's serial row. Neither
  * matches a conv or matmul (their loads end in a reduce var). 1x1 convs (NCHW) before
  * the general conv rule: they take a GEMM tile along the flattened pixels; so do
- * depthwise convs and pools over NCHW planes (schedule_depthwise.c). */
-static const tj_sched_rule_fn rules[] = {tj_sched_rule_row_fusion,      tj_sched_rule_full_reduction,
-                                         tj_sched_rule_column_reduction, tj_sched_rule_pointwise,
+ * depthwise convs and pools over NCHW planes (schedule_depthwise.c). Global pooling
+ * (a reduction over whole planes, with its elementwise stages) goes first: the conv
+ * rule would repack the input channels-last on every call, and the row fusion would
+ * run a mean without keepdims as a scalar chain over both reduce loops. */
+static const tj_sched_rule_fn rules[] = {tj_sched_rule_global_pool,      tj_sched_rule_row_fusion,
+                                         tj_sched_rule_full_reduction,   tj_sched_rule_column_reduction,
+                                         tj_sched_rule_pointwise,
                                          tj_sched_rule_plane_window,    tj_sched_rule_conv,
                                          tj_sched_rule_injective,       tj_sched_rule_reduction};
 

@@ -4,6 +4,10 @@
  * parallel / vectorized / unrolled with local buffers. Rules, tried in this order on
  * each nest (one file each):
  *
+ *   global pool (schedule_global_pool.c)  with reorder_reductions, a reduction over the
+ *                                whole of an input's last two dims (adaptive_avg_pool2d to
+ *                                1x1, mean over H, W): each plane's contiguous row reduced
+ *                                in vector partial results, its elementwise stages fused.
  *   rows (schedule_row_fusion.c)  consecutive nests over the same rows with a row
  *                                reduction among them (softmax, layer_norm), every
  *                                written buffer accessed at its own row: one parallel loop
@@ -41,7 +45,8 @@
  * original function (reductions start from the init value and take their terms in the
  * original loop order), so results are bit-identical; only the order across
  * independent elements changes. Three exceptions: reorder_reductions lets a
- * float32/float64 conv take its terms in another order and a row reduction take them in
+ * float32/float64 conv take its terms in another order and a row reduction (or a global
+ * pool) take them in
  * vector partial results (schedule_row_vector.c), and a full reduction combines
  * partial results (float sums round differently, within float tolerance). A nest no rule matches
  * stays as it is. */
@@ -107,6 +112,7 @@ typedef struct tj_tir_schedule_stats {
   int row_groups;      /* runs of nests over the same rows run row by row (schedule_row_fusion.c) */
   int pointwise;       /* 1x1 convs tiled as GEMMs along the flattened pixels (schedule_pointwise.c) */
   int plane_windows;   /* depthwise convs and pools walked plane by plane (schedule_depthwise.c) */
+  int global_pools;    /* reductions over whole planes, each plane's row in vectors (schedule_global_pool.c) */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */

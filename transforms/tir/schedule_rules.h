@@ -59,6 +59,8 @@ int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_pointwise(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 /* Depthwise convs and pools over NCHW planes with their padding (schedule_depthwise.c). */
 int tj_sched_rule_plane_window(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+/* Global pooling: reductions over the whole of an input's last two dims (schedule_global_pool.c). */
+int tj_sched_rule_global_pool(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_row_fusion(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
