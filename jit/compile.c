@@ -98,14 +98,31 @@ static tj_jit_object_cache_t cache_of(tj_jit_t *jit, const tj_jit_options_t *opt
   return cache;
 }
 
-/* The object for a lowered kernel from the disk cache; false on a miss (or no cache). */
+/* A kernel's disk cache key: its parts and their hash, computed once for the load and,
+ * on a miss, the store (hashing the parts reads the whole kernel text). */
+typedef struct cache_key {
+  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
+  int n_parts;
+  uint8_t hash[16];
+} cache_key_t;
+
+static void make_key(const char *text, int opt_level, cache_key_t *out) {
+  out->n_parts = tj_jit_cache_key_parts(text, opt_level, out->parts);
+  tj_jit_cache_key_hash(out->parts, out->n_parts, out->hash);
+}
+
+static tj_jit_cache_lookup_t lookup_of(const char *name, const cache_key_t *key, const tj_jit_options_t *opts) {
+  return (tj_jit_cache_lookup_t){name, key->parts, key->n_parts, opts ? opts->messages : NULL, key->hash};
+}
+
+/* The object for a lowered kernel from the disk cache; false on a miss (or no cache).
+ * `key` is made here, for the store after a miss. */
 static bool load_cached(tj_jit_t *jit, const char *name, const char *text, const tj_jit_options_t *opts,
-                        int opt_level, tj_jit_stats_t *acc, tj_jit_object_t *out) {
+                        int opt_level, tj_jit_stats_t *acc, cache_key_t *key, tj_jit_object_t *out) {
   tj_jit_object_cache_t cache = cache_of(jit, opts);
   if (!cache.load) return false;
-  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
-  tj_jit_cache_lookup_t lookup = {name, parts, tj_jit_cache_key_parts(text, opt_level, parts),
-                                  opts ? opts->messages : NULL};
+  make_key(text, opt_level, key);
+  tj_jit_cache_lookup_t lookup = lookup_of(name, key, opts);
   tj_jit_object_t obj = {0};
   if (cache.load(cache.ctx, &lookup, &obj) && obj.symbol && obj.bytes) {
     tj_free(obj.canonical_text);
@@ -120,14 +137,15 @@ static bool load_cached(tj_jit_t *jit, const char *name, const char *text, const
   return false;
 }
 
-/* Offers a freshly compiled object to the disk cache. */
+/* Offers a freshly compiled object to the disk cache under the key its load made
+ * (none when there is no cache; the text is then hashed only if a cache came since). */
 static void store_cached(tj_jit_t *jit, const char *name, const char *text, const tj_jit_options_t *opts,
-                         int opt_level, const tj_jit_object_t *obj) {
+                         int opt_level, const cache_key_t *key, const tj_jit_object_t *obj) {
   tj_jit_object_cache_t cache = cache_of(jit, opts);
   if (!cache.store) return;
-  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
-  tj_jit_cache_lookup_t lookup = {name, parts, tj_jit_cache_key_parts(text, opt_level, parts),
-                                  opts ? opts->messages : NULL};
+  cache_key_t own;
+  if (!key->n_parts) make_key(text, opt_level, &own), key = &own;
+  tj_jit_cache_lookup_t lookup = lookup_of(name, key, opts);
   cache.store(cache.ctx, &lookup, obj);
 }
 
@@ -136,13 +154,14 @@ static void store_cached(tj_jit_t *jit, const char *name, const char *text, cons
 static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, const char *name, uint64_t hash,
                                   const char *text, const tj_jit_options_t *opts, int opt_level,
                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_object_t *out) {
-  if (load_cached(jit, name, text, opts, opt_level, acc, out)) return NULL;
+  cache_key_t key = {.n_parts = 0};
+  if (load_cached(jit, name, text, opts, opt_level, acc, &key, out)) return NULL;
   char *symbol = make_symbol(name, hash);
   tj_status_t *s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, out, acc)
                           : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   tj_free(symbol);
   if (!s) acc->kernels_compiled++;
-  if (!s) store_cached(jit, name, text, opts, opt_level, out);
+  if (!s) store_cached(jit, name, text, opts, opt_level, &key, out);
   return s;
 }
 
@@ -174,6 +193,7 @@ typedef struct pending_kernel {
   const char *name;
   uint64_t hash;
   char *text, *symbol;
+  cache_key_t key;   /* from the disk cache's miss, for the store */
   tj_jit_kernel_t k; /* once compiled */
 } pending_kernel_t;
 
@@ -200,7 +220,7 @@ static int queue_find(const kernel_queue_t *q, uint64_t hash, const char *text) 
 
 /* Takes the arena and the text on success. */
 static tj_status_t *queue_push(kernel_queue_t *q, tj_arena_t *arena, const tj_prim_func_t *low, const char *name,
-                               uint64_t hash, char *text, int *out_index) {
+                               uint64_t hash, char *text, const cache_key_t *key, int *out_index) {
   if (q->n == q->cap) {
     int cap = q->cap ? q->cap * 2 : 16;
     pending_kernel_t *p = tj_realloc(q->items, sizeof *p * (size_t)cap);
@@ -210,7 +230,7 @@ static tj_status_t *queue_push(kernel_queue_t *q, tj_arena_t *arena, const tj_pr
   }
   char *symbol = make_symbol(name, hash);
   if (!symbol) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
-  q->items[q->n] = (pending_kernel_t){arena, low, name, hash, text, symbol, {0}};
+  q->items[q->n] = (pending_kernel_t){arena, low, name, hash, text, symbol, *key, {0}};
   *out_index = q->n++;
   return NULL;
 }
@@ -258,7 +278,7 @@ static tj_status_t *compile_queue(tj_jit_t *jit, kernel_queue_t *q, const tj_jit
       continue;
     }
     acc->kernels_compiled++;
-    store_cached(jit, p->name, p->text, opts, opt_level, &jobs[i].obj);
+    store_cached(jit, p->name, p->text, opts, opt_level, &p->key, &jobs[i].obj);
     s = add_kernel(jit, &jobs[i].obj, p->hash, acc, &p->k);
     tj_jit_object_free(&jobs[i].obj);
   }
@@ -317,9 +337,10 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
     return NULL;
   }
   tj_jit_object_t obj = {0};
-  if (queue && !load_cached(jit, name, text, opts, opt_level, acc, &obj)) {
+  cache_key_t key = {.n_parts = 0};
+  if (queue && !load_cached(jit, name, text, opts, opt_level, acc, &key, &obj)) {
     *out = abi_of(low);
-    s = queue_push(queue, arena, low, name, hash, text, out_pending);
+    s = queue_push(queue, arena, low, name, hash, text, &key, out_pending);
     if (!s) return NULL;
     tj_free(text);
     tj_arena_free(arena);
