@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -343,19 +342,6 @@ tj_status_t *tj_npy_load_bytes(const void *data, size_t len, const char *name, t
   return NULL;
 }
 
-/* Large arrays read from a file are fresh memory that the read faults in page by page:
- * 11,500 faults (and as many page clears and memcg charges) for ResNet-18's 47 MB, most
- * of the read's CPU time in a fresh process. Transparent huge pages, where the system
- * allows them on request (THP "madvise"), fault in 2 MB at a time. Only the 2 MB
- * aligned middle of the block is advised; failure changes nothing. */
-#define NPY_HUGE ((size_t)2 << 20)
-static void npy_advise_huge(void *data, size_t nbytes) {
-  if (nbytes < 2 * NPY_HUGE) return;
-  uintptr_t lo = ((uintptr_t)data + NPY_HUGE - 1) & ~(uintptr_t)(NPY_HUGE - 1);
-  uintptr_t hi = ((uintptr_t)data + nbytes) & ~(uintptr_t)(NPY_HUGE - 1);
-  if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
-
 /* Reads header then data straight into the tensor through `read` (exactly n bytes or an
  * error), so a large file or archive member is not held twice. The 12 bytes read for
  * the prefix may already hold the start of the header (version 1.0 has a 10-byte
@@ -379,7 +365,7 @@ tj_status_t *tj_npy_load_reader(tj_npy_read_fn read, void *ctx, size_t total, co
   tj_tensor_t *t;
   /* not zeroed first: the read fills every byte, or the tensor is freed */
   TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", name));
-  npy_advise_huge(t->data, hdr.nbytes);
+  tj_advise_huge_pages(t->data, hdr.nbytes); /* fresh memory the read faults in */
   if (in_data) memcpy(t->data, prefix + start + in_header, in_data); /* <= hdr.nbytes: the sizes matched */
   s = read(ctx, (unsigned char *)t->data + in_data, hdr.nbytes - in_data);
   if (s) {

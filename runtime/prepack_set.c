@@ -38,6 +38,7 @@ static tj_status_t *pack_one(tj_executable_t *exe, const tj_value_desc_t *w, con
   TJ_RETURN_IF_ERROR(tj_prepack_bytes(d, &bytes));
   void *data = tj_aligned_alloc(bytes ? bytes : 1);
   if (!data) return oom();
+  tj_advise_huge_pages(data, bytes); /* fresh memory the packing faults in */
   tj_status_t *s = tj_executable_own(exe, data, release_packed);
   if (s) {
     tj_aligned_free(data);
