@@ -52,6 +52,7 @@ tj_status_t *tj_driver_run_passes(tj_arena_t *arena, const tj_driver_passes_t *o
   ctx.bind_skip_unknown = o->bind_skip_unknown;
   ctx.eval = o->eval;
   ctx.eval_user = o->eval_user;
+  ctx.fold_no_direct = o->fold_no_direct;
   return tj_pipeline_run(&ctx, &pipeline, o->instruments, in, out_module, out_report);
 }
 

@@ -28,6 +28,7 @@ typedef struct tj_driver_passes {
   bool bind_skip_unknown;
   tj_prim_eval_fn eval;
   void *eval_user;
+  bool fold_no_direct; /* tests: FoldConstant without its direct evaluator */
 } tj_driver_passes_t;
 
 /* Parses `text` (`length` bytes, called `name` in messages), or the file `name` when

@@ -245,10 +245,17 @@ static void count(tj_disk_cache_t *c, bool hit) {
   pthread_mutex_unlock(&c->lock);
 }
 
+/* The lookup's key: the driver's, or hashed here when it gave none. */
+static const uint8_t *key_of(const tj_jit_cache_lookup_t *lk, uint8_t own[16]) {
+  if (lk->key) return lk->key;
+  tj_jit_cache_key_hash(lk->parts, lk->n_parts, own);
+  return own;
+}
+
 static bool disk_load(void *ctx, const tj_jit_cache_lookup_t *lk, tj_jit_object_t *out) {
   tj_disk_cache_t *c = ctx;
-  uint8_t key[16];
-  tj_jit_cache_key_hash(lk->parts, lk->n_parts, key);
+  uint8_t own[16];
+  const uint8_t *key = key_of(lk, own);
   char *path = tj_cache_entry_path(c->dir, key);
   char why[512] = "";
   tj_jit_object_t obj = {0};
@@ -361,8 +368,8 @@ static void evict(tj_disk_cache_t *c, const char *keep) {
 static void disk_store(void *ctx, const tj_jit_cache_lookup_t *lk, const tj_jit_object_t *obj) {
   tj_disk_cache_t *c = ctx;
   if (!ensure_dir(c, lk)) return;
-  uint8_t key[16];
-  tj_jit_cache_key_hash(lk->parts, lk->n_parts, key);
+  uint8_t own[16];
+  const uint8_t *key = key_of(lk, own);
   char *path = tj_cache_entry_path(c->dir, key);
   size_t sym_len = strlen(obj->symbol);
   unsigned char *payload = tj_malloc(sym_len + obj->size);

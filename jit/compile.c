@@ -8,7 +8,7 @@
 
 #include "ir/struct_equal.h"
 #include "jit/internal.h"
-#include "runtime/prepack.h"
+#include "runtime/prepack_set.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
 #include "transforms/legalize/legalize.h"
@@ -98,14 +98,31 @@ static tj_jit_object_cache_t cache_of(tj_jit_t *jit, const tj_jit_options_t *opt
   return cache;
 }
 
-/* The object for a lowered kernel from the disk cache; false on a miss (or no cache). */
+/* A kernel's disk cache key: its parts and their hash, computed once for the load and,
+ * on a miss, the store (hashing the parts reads the whole kernel text). */
+typedef struct cache_key {
+  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
+  int n_parts;
+  uint8_t hash[16];
+} cache_key_t;
+
+static void make_key(const char *text, int opt_level, cache_key_t *out) {
+  out->n_parts = tj_jit_cache_key_parts(text, opt_level, out->parts);
+  tj_jit_cache_key_hash(out->parts, out->n_parts, out->hash);
+}
+
+static tj_jit_cache_lookup_t lookup_of(const char *name, const cache_key_t *key, const tj_jit_options_t *opts) {
+  return (tj_jit_cache_lookup_t){name, key->parts, key->n_parts, opts ? opts->messages : NULL, key->hash};
+}
+
+/* The object for a lowered kernel from the disk cache; false on a miss (or no cache).
+ * `key` is made here, for the store after a miss. */
 static bool load_cached(tj_jit_t *jit, const char *name, const char *text, const tj_jit_options_t *opts,
-                        int opt_level, tj_jit_stats_t *acc, tj_jit_object_t *out) {
+                        int opt_level, tj_jit_stats_t *acc, cache_key_t *key, tj_jit_object_t *out) {
   tj_jit_object_cache_t cache = cache_of(jit, opts);
   if (!cache.load) return false;
-  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
-  tj_jit_cache_lookup_t lookup = {name, parts, tj_jit_cache_key_parts(text, opt_level, parts),
-                                  opts ? opts->messages : NULL};
+  make_key(text, opt_level, key);
+  tj_jit_cache_lookup_t lookup = lookup_of(name, key, opts);
   tj_jit_object_t obj = {0};
   if (cache.load(cache.ctx, &lookup, &obj) && obj.symbol && obj.bytes) {
     tj_free(obj.canonical_text);
@@ -120,14 +137,15 @@ static bool load_cached(tj_jit_t *jit, const char *name, const char *text, const
   return false;
 }
 
-/* Offers a freshly compiled object to the disk cache. */
+/* Offers a freshly compiled object to the disk cache under the key its load made
+ * (none when there is no cache; the text is then hashed only if a cache came since). */
 static void store_cached(tj_jit_t *jit, const char *name, const char *text, const tj_jit_options_t *opts,
-                         int opt_level, const tj_jit_object_t *obj) {
+                         int opt_level, const cache_key_t *key, const tj_jit_object_t *obj) {
   tj_jit_object_cache_t cache = cache_of(jit, opts);
   if (!cache.store) return;
-  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
-  tj_jit_cache_lookup_t lookup = {name, parts, tj_jit_cache_key_parts(text, opt_level, parts),
-                                  opts ? opts->messages : NULL};
+  cache_key_t own;
+  if (!key->n_parts) make_key(text, opt_level, &own), key = &own;
+  tj_jit_cache_lookup_t lookup = lookup_of(name, key, opts);
   cache.store(cache.ctx, &lookup, obj);
 }
 
@@ -136,13 +154,14 @@ static void store_cached(tj_jit_t *jit, const char *name, const char *text, cons
 static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, const char *name, uint64_t hash,
                                   const char *text, const tj_jit_options_t *opts, int opt_level,
                                   LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_object_t *out) {
-  if (load_cached(jit, name, text, opts, opt_level, acc, out)) return NULL;
+  cache_key_t key = {.n_parts = 0};
+  if (load_cached(jit, name, text, opts, opt_level, acc, &key, out)) return NULL;
   char *symbol = make_symbol(name, hash);
   tj_status_t *s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, out, acc)
                           : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   tj_free(symbol);
   if (!s) acc->kernels_compiled++;
-  if (!s) store_cached(jit, name, text, opts, opt_level, out);
+  if (!s) store_cached(jit, name, text, opts, opt_level, &key, out);
   return s;
 }
 
@@ -174,6 +193,7 @@ typedef struct pending_kernel {
   const char *name;
   uint64_t hash;
   char *text, *symbol;
+  cache_key_t key;   /* from the disk cache's miss, for the store */
   tj_jit_kernel_t k; /* once compiled */
 } pending_kernel_t;
 
@@ -200,7 +220,7 @@ static int queue_find(const kernel_queue_t *q, uint64_t hash, const char *text) 
 
 /* Takes the arena and the text on success. */
 static tj_status_t *queue_push(kernel_queue_t *q, tj_arena_t *arena, const tj_prim_func_t *low, const char *name,
-                               uint64_t hash, char *text, int *out_index) {
+                               uint64_t hash, char *text, const cache_key_t *key, int *out_index) {
   if (q->n == q->cap) {
     int cap = q->cap ? q->cap * 2 : 16;
     pending_kernel_t *p = tj_realloc(q->items, sizeof *p * (size_t)cap);
@@ -210,7 +230,7 @@ static tj_status_t *queue_push(kernel_queue_t *q, tj_arena_t *arena, const tj_pr
   }
   char *symbol = make_symbol(name, hash);
   if (!symbol) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
-  q->items[q->n] = (pending_kernel_t){arena, low, name, hash, text, symbol, {0}};
+  q->items[q->n] = (pending_kernel_t){arena, low, name, hash, text, symbol, *key, {0}};
   *out_index = q->n++;
   return NULL;
 }
@@ -258,7 +278,7 @@ static tj_status_t *compile_queue(tj_jit_t *jit, kernel_queue_t *q, const tj_jit
       continue;
     }
     acc->kernels_compiled++;
-    store_cached(jit, p->name, p->text, opts, opt_level, &jobs[i].obj);
+    store_cached(jit, p->name, p->text, opts, opt_level, &p->key, &jobs[i].obj);
     s = add_kernel(jit, &jobs[i].obj, p->hash, acc, &p->k);
     tj_jit_object_free(&jobs[i].obj);
   }
@@ -317,9 +337,10 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
     return NULL;
   }
   tj_jit_object_t obj = {0};
-  if (queue && !load_cached(jit, name, text, opts, opt_level, acc, &obj)) {
+  cache_key_t key = {.n_parts = 0};
+  if (queue && !load_cached(jit, name, text, opts, opt_level, acc, &key, &obj)) {
     *out = abi_of(low);
-    s = queue_push(queue, arena, low, name, hash, text, out_pending);
+    s = queue_push(queue, arena, low, name, hash, text, &key, out_pending);
     if (!s) return NULL;
     tj_free(text);
     tj_arena_free(arena);
@@ -974,42 +995,7 @@ static tj_status_t *bound_scalars(const build_t *bd, const pending_call_t *c, co
   return NULL;
 }
 
-/* ---- constant weights packed once per executable (runtime/prepack.h) ---- */
-
-typedef struct packed_weight {
-  const void *source; /* the constant's data */
-  tj_prepack_desc_t desc;
-  int value;          /* in the executable */
-  void *data;
-} packed_weight_t;
-
-typedef struct packed_set {
-  packed_weight_t *items;
-  int n;
-  /* per call and prepack of its kernel: index into items */
-  int **of_call;
-  /* per value: a constant read only through packed copies: one of them (its pointer is
-   * passed where the kernel takes the unread weight), else NULL */
-  const void **unread_source;
-} packed_set_t;
-
-static void release_packed(void *p) { tj_aligned_free(p); }
-
-static bool same_desc(const tj_prepack_desc_t *a, const tj_prepack_desc_t *b) {
-  return memcmp(a, b, sizeof *a) == 0;
-}
-
-/* The packing of call argument `arg` for prepack p, as the runtime describes it. */
-static tj_prepack_desc_t prepack_desc(const tj_value_desc_t *w, const tj_tir_prepack_t *p) {
-  tj_prepack_desc_t d;
-  memset(&d, 0, sizeof d); /* compared with memcmp */
-  d.ndim = w->ndim;
-  for (int i = 0; i < w->ndim; i++) d.shape[i] = w->shape[i], d.perm[i] = p->perm[i];
-  d.lanes = p->lanes;
-  d.from = w->dtype;
-  d.to = p->dtype;
-  return d;
-}
+/* ---- constant weights packed once per executable (runtime/prepack_set.h) ---- */
 
 /* The call argument index of param p of a kernel (its buffers in param order). */
 static int arg_of_param(const tj_prim_func_t *f, int p) {
@@ -1018,86 +1004,52 @@ static int arg_of_param(const tj_prim_func_t *f, int p) {
   return arg;
 }
 
-static tj_status_t *pack_one(tj_executable_t *exe, const tj_value_desc_t *w, const tj_prepack_desc_t *d,
-                             packed_weight_t *out) {
-  size_t bytes;
-  TJ_RETURN_IF_ERROR(tj_prepack_bytes(d, &bytes));
-  void *data = tj_aligned_alloc(bytes ? bytes : 1);
-  if (!data) return oom();
-  tj_status_t *s = tj_executable_own(exe, data, release_packed);
-  if (s) {
-    tj_aligned_free(data);
-    return s;
+/* The weights call c's kernel reads packed, as the packer describes them. */
+static tj_status_t *packed_reads(const kernel_slot_t *ks, tj_arena_t *arena, tj_packed_read_t **out) {
+  *out = NULL;
+  if (!ks->prepacks.n) return NULL;
+  tj_packed_read_t *reads = TJ_ARENA_ARRAY(arena, tj_packed_read_t, ks->prepacks.n);
+  if (!reads) return oom();
+  for (int p = 0; p < ks->prepacks.n; p++) {
+    const tj_tir_prepack_t *pp = &ks->prepacks.items[p];
+    tj_packed_read_t r = {.arg = arg_of_param(ks->prim, pp->param), .lanes = pp->lanes, .to = pp->dtype,
+                          .source_unread = pp->source_unread};
+    for (int k = 0; k < TJ_MAX_NDIM && k < TJ_TIR_PREPACK_MAX_DIMS; k++) r.perm[k] = pp->perm[k];
+    reads[p] = r;
   }
-  TJ_RETURN_IF_ERROR(tj_prepack_run(d, w->const_data, data));
-  tj_value_desc_t v = {.name = w->name, .dtype = d->to, .ndim = d->ndim + 1, .kind = TJ_VALUE_CONSTANT,
-                       .nbytes = bytes, .const_data = data};
-  tj_prepack_shape(d, v.shape);
-  *out = (packed_weight_t){w->const_data, *d, -1, data};
-  return tj_executable_add_value(exe, &v, &out->value);
-}
-
-/* Packs every constant that a call's kernel reads packed, once per distinct constant and
- * layout, and finds the constants nothing reads but through those copies. */
-static tj_status_t *pack_constants(const build_t *bd, tj_arena_t *arena, const tj_value_desc_t *descs,
-                                   tj_executable_t *exe, packed_set_t *ps) {
-  int total = 0;
-  for (int i = 0; i < bd->n_calls; i++) total += bd->kernels[bd->calls[i].kernel].prepacks.n;
-  if (!total) return NULL;
-  ps->items = TJ_ARENA_ARRAY(arena, packed_weight_t, total);
-  ps->of_call = TJ_ARENA_ARRAY(arena, int *, bd->n_calls);
-  ps->unread_source = TJ_ARENA_ARRAY(arena, const void *, bd->n_values);
-  int *uses = TJ_ARENA_ARRAY(arena, int, bd->n_values), *unread = TJ_ARENA_ARRAY(arena, int, bd->n_values);
-  if (!ps->items || !ps->of_call || !ps->unread_source || !uses || !unread) return oom();
-  memset(ps->unread_source, 0, sizeof *ps->unread_source * (size_t)bd->n_values);
-  memset(uses, 0, sizeof *uses * (size_t)bd->n_values);
-  memset(unread, 0, sizeof *unread * (size_t)bd->n_values);
-  for (int i = 0; i < bd->n_copies; i++)
-    if (bd->copies[i] >= 0) uses[bd->copies[i]]++;
-  for (int i = 0; i < bd->n_calls; i++) {
-    const pending_call_t *c = &bd->calls[i];
-    const kernel_slot_t *ks = &bd->kernels[c->kernel];
-    for (int j = 0; j < c->n_args; j++) uses[c->args[j]]++;
-    ps->of_call[i] = ks->prepacks.n ? TJ_ARENA_ARRAY(arena, int, ks->prepacks.n) : NULL;
-    if (ks->prepacks.n && !ps->of_call[i]) return oom();
-    for (int p = 0; p < ks->prepacks.n; p++) {
-      const tj_tir_prepack_t *pp = &ks->prepacks.items[p];
-      int v = c->args[arg_of_param(ks->prim, pp->param)];
-      const tj_value_desc_t *w = &descs[v];
-      if (w->kind != TJ_VALUE_CONSTANT || !w->const_data)
-        return tj_status_new(TJ_ERR_INTERNAL, "binding '%s': '%s' reads '%s' packed, but it is not a constant",
-                             c->binding, ks->name, w->name);
-      tj_prepack_desc_t d = prepack_desc(w, pp);
-      int at = -1;
-      for (int k = 0; k < ps->n && at < 0; k++)
-        if (ps->items[k].source == w->const_data && same_desc(&ps->items[k].desc, &d)) at = k;
-      if (at < 0) {
-        TJ_RETURN_IF_ERROR(tj_status_annotate(pack_one(exe, w, &d, &ps->items[ps->n]), "binding '%s': packing '%s'",
-                                              c->binding, w->name));
-        at = ps->n++;
-      }
-      ps->of_call[i][p] = at;
-      if (pp->source_unread) {
-        unread[v]++;
-        ps->unread_source[v] = ps->items[at].data;
-      }
-    }
-  }
-  for (int v = 0; v < bd->n_values; v++)
-    if (unread[v] != uses[v]) ps->unread_source[v] = NULL;
+  *out = reads;
   return NULL;
 }
 
+/* Packs the constants the calls' kernels read packed (runtime/prepack_set.h). */
+static tj_status_t *pack_constants(const build_t *bd, tj_arena_t *arena, const tj_value_desc_t *descs,
+                                   tj_executable_t *exe, tj_prepack_set_t *out) {
+  tj_packed_call_t *calls = TJ_ARENA_ARRAY(arena, tj_packed_call_t, bd->n_calls + 1);
+  int *copy_uses = TJ_ARENA_ARRAY(arena, int, bd->n_values + 1);
+  if (!calls || !copy_uses) return oom();
+  memset(copy_uses, 0, sizeof *copy_uses * (size_t)(bd->n_values + 1));
+  for (int i = 0; i < bd->n_copies; i++)
+    if (bd->copies[i] >= 0) copy_uses[bd->copies[i]]++;
+  for (int i = 0; i < bd->n_calls; i++) {
+    const pending_call_t *c = &bd->calls[i];
+    const kernel_slot_t *ks = &bd->kernels[c->kernel];
+    tj_packed_read_t *reads;
+    TJ_RETURN_IF_ERROR(packed_reads(ks, arena, &reads));
+    calls[i] = (tj_packed_call_t){c->binding, ks->name, c->n_args, c->args, ks->prepacks.n, reads};
+  }
+  return tj_prepack_set_build(arena, bd->n_calls, calls, bd->n_values, descs, copy_uses, exe, out);
+}
+
 /* Call i's arguments with its kernel's packed weights appended. */
-static tj_status_t *add_packed_args(const build_t *bd, const packed_set_t *ps, int i,
-                                    int **args, tj_arena_t *arena) {
+static tj_status_t *add_packed_args(const build_t *bd, const tj_prepack_set_t *ps, int i, int **args,
+                                    tj_arena_t *arena) {
   const pending_call_t *c = &bd->calls[i];
   int n = bd->kernels[c->kernel].prepacks.n;
   if (!n) return NULL;
   int *all = TJ_ARENA_ARRAY(arena, int, c->n_args + n);
   if (!all) return oom();
   memcpy(all, *args, sizeof *all * (size_t)c->n_args);
-  for (int p = 0; p < n; p++) all[c->n_args + p] = ps->items[ps->of_call[i][p]].value;
+  for (int p = 0; p < n; p++) all[c->n_args + p] = ps->value_of_read[i][p];
   *args = all;
   return NULL;
 }
@@ -1122,7 +1074,7 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
   tj_value_desc_t *descs = TJ_ARENA_ARRAY(arena, tj_value_desc_t, bd->n_values + 1);
   if (!value_ids || !kernel_ids || !descs) return oom();
   for (int i = 0; i < bd->n_values; i++) TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
-  packed_set_t packed = {0};
+  tj_prepack_set_t packed;
   TJ_RETURN_IF_ERROR(pack_constants(bd, arena, descs, exe, &packed));
   for (int i = 0; i < bd->n_values; i++) {
     tj_value_desc_t d = descs[i];

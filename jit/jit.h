@@ -148,8 +148,8 @@ tj_status_t *tj_jit_llvm_ir(const tj_prim_func_t *lowered, const char *symbol, i
 tj_status_t *tj_jit_add_object(tj_jit_t *jit, const tj_jit_object_t *obj, void (**out_fn)(void));
 
 /* ---- the slot for an object cache (the disk cache, jit/cache.h, plugs in here) ----
- * On a table miss the driver builds the key parts (tj_jit_cache_key_parts) and calls
- * load; on a hit the object is added to the JIT as if freshly compiled (its symbol must
+ * On a table miss the driver builds the key parts (tj_jit_cache_key_parts) and their
+ * hash, and calls load; on a hit the object is added to the JIT as if freshly compiled (its symbol must
  * be the one stored with it). After a real compile it calls store. Hooks must be
  * thread-safe; load fills *out_obj with tj_malloc'd fields (symbol, bytes;
  * canonical_text may be NULL) and the stored n_buffers/n_scalars, and returns true on a
@@ -164,6 +164,9 @@ typedef struct tj_jit_cache_lookup {
   const tj_jit_key_part_t *parts;   /* everything that decides the object's bytes */
   int n_parts;
   const tj_jit_messages_t *messages; /* may be NULL */
+  /* tj_jit_cache_key_hash of the parts, hashed once per kernel by the driver and used
+   * for its load and its store; NULL: the hook hashes the parts itself. */
+  const uint8_t *key;
 } tj_jit_cache_lookup_t;
 typedef struct tj_jit_object_cache {
   bool (*load)(void *ctx, const tj_jit_cache_lookup_t *lookup, tj_jit_object_t *out_obj);

@@ -365,6 +365,7 @@ tj_status_t *tj_npy_load_reader(tj_npy_read_fn read, void *ctx, size_t total, co
   tj_tensor_t *t;
   /* not zeroed first: the read fills every byte, or the tensor is freed */
   TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", name));
+  tj_advise_huge_pages(t->data, hdr.nbytes); /* fresh memory the read faults in */
   if (in_data) memcpy(t->data, prefix + start + in_header, in_data); /* <= hdr.nbytes: the sizes matched */
   s = read(ctx, (unsigned char *)t->data + in_data, hdr.nbytes - in_data);
   if (s) {

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
 /* Remaining successful allocations before injected failures start; -1 = never fail. */
@@ -38,6 +39,15 @@ void *tj_realloc(void *ptr, size_t size) {
   if (should_fail()) return NULL;
   void *p = realloc(ptr, size ? size : 1);
   return ptr ? p : counted(p);
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void tj_advise_huge_pages(void *ptr, size_t size) {
+  if (!ptr || size < 2 * HUGE_PAGE) return;
+  uintptr_t lo = ((uintptr_t)ptr + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  uintptr_t hi = ((uintptr_t)ptr + size) & ~(uintptr_t)(HUGE_PAGE - 1);
+  if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
 /* ---- a cache of large aligned blocks ----

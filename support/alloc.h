@@ -15,6 +15,12 @@ void *tj_realloc(void *ptr, size_t size);
  * of a block are undefined, as with malloc. */
 void *tj_aligned_alloc(size_t size);
 void tj_aligned_free(void *ptr);
+/* Asks the kernel to back the 2 MiB-aligned middle of a block about to be filled with
+ * transparent huge pages (when THP is "madvise", as on the Ice Lake host): a fresh
+ * 47 MB of weights then faults in 2 MiB at a time instead of 4 KiB (11,500 faults, page
+ * clears and memcg charges). Blocks under 4 MiB are left alone; failure changes
+ * nothing. */
+void tj_advise_huge_pages(void *ptr, size_t size);
 /* Frees the cached blocks (the instance does it when it is freed). */
 void tj_alloc_release_cached(void);
 void tj_free(void *ptr);

@@ -7,7 +7,9 @@
  *
  * With weights bound as constants (BindParams) this moves the work that depends only
  * on the weights out of every call: a transposed matmul weight, batch_norm's
- * sqrt(var + eps). The PrimFunc runs through ctx->eval (the JIT, from the API) or the
+ * sqrt(var + eps). The PrimFunc is evaluated directly in C when it is one spatial
+ * block of elementwise arithmetic, broadcasts or data movement (fold_direct.h: nearly
+ * every fold of the model zoo), else through ctx->eval (the JIT, from the API) or the
  * reference interpreter. Not folded (as TVM): calls with symbolic shapes or tir_vars,
  * tuple results, call_tir_inplace, and calls of Relax functions or ops (LegalizeOps
  * first). */
@@ -17,6 +19,7 @@
 #include "ir/interp.h"
 #include "ir/rx_mutator.h"
 #include "support/alloc.h"
+#include "transforms/fold_direct.h"
 #include "transforms/transforms.h"
 
 typedef struct fold_state {
@@ -47,6 +50,7 @@ static bool buffers_only(const tj_prim_func_t *f, int n_buffers) {
 
 static tj_status_t *evaluate(const fold_state_t *st, const char *name, const tj_prim_func_t *f, int n,
                              void *const *buffers, size_t out_bytes) {
+  if (!st->ctx->fold_no_direct && tj_fold_direct(f, n, buffers)) return NULL;
   if (st->ctx->eval && out_bytes > FOLD_INTERP_MAX_BYTES) return st->ctx->eval(st->ctx->eval_user, name, f, n, buffers);
   return tj_interp_run_named(name, f, n, buffers, NULL);
 }

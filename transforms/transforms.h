@@ -40,6 +40,9 @@ typedef struct tj_pass_context {
   /* FoldConstant's evaluator (NULL = interpreter) and its user pointer. */
   tj_prim_eval_fn eval;
   void *eval_user;
+  /* FoldConstant never evaluates a call directly in C (fold_direct.h), only through
+   * eval or the interpreter: tests fold the same constants both ways. */
+  bool fold_no_direct;
 } tj_pass_context_t;
 
 void tj_pass_context_init(tj_pass_context_t *ctx, tj_arena_t *arena);

@@ -1,0 +1,106 @@
+/* The packed constant weights of one executable (prepack_set.h). Moved out of the JIT's
+ * compile driver unchanged in behaviour: one packed copy per distinct (constant, layout),
+ * found by a linear search over the copies made so far (a model has a few dozen). */
+#include "runtime/prepack_set.h"
+
+#include <string.h>
+
+#include "support/alloc.h"
+
+typedef struct packed_weight {
+  const void *source; /* the constant's data */
+  tj_prepack_desc_t desc;
+  int value;          /* in the executable */
+  void *data;
+} packed_weight_t;
+
+static tj_status_t *oom(void) { return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "packing constants: out of memory"); }
+
+static void release_packed(void *p) { tj_aligned_free(p); }
+
+static bool same_desc(const tj_prepack_desc_t *a, const tj_prepack_desc_t *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+/* The packing of weight `w` for read `r`, as runtime/prepack.h describes it. */
+static tj_prepack_desc_t prepack_desc(const tj_value_desc_t *w, const tj_packed_read_t *r) {
+  tj_prepack_desc_t d;
+  memset(&d, 0, sizeof d); /* compared with memcmp */
+  d.ndim = w->ndim;
+  for (int i = 0; i < w->ndim; i++) d.shape[i] = w->shape[i], d.perm[i] = r->perm[i];
+  d.lanes = r->lanes;
+  d.from = w->dtype;
+  d.to = r->to;
+  return d;
+}
+
+static tj_status_t *pack_one(tj_executable_t *exe, const tj_value_desc_t *w, const tj_prepack_desc_t *d,
+                             packed_weight_t *out) {
+  size_t bytes;
+  TJ_RETURN_IF_ERROR(tj_prepack_bytes(d, &bytes));
+  void *data = tj_aligned_alloc(bytes ? bytes : 1);
+  if (!data) return oom();
+  tj_advise_huge_pages(data, bytes); /* fresh memory the packing faults in */
+  tj_status_t *s = tj_executable_own(exe, data, release_packed);
+  if (s) {
+    tj_aligned_free(data);
+    return s;
+  }
+  TJ_RETURN_IF_ERROR(tj_prepack_run(d, w->const_data, data));
+  tj_value_desc_t v = {.name = w->name, .dtype = d->to, .ndim = d->ndim + 1, .kind = TJ_VALUE_CONSTANT,
+                       .nbytes = bytes, .const_data = data};
+  tj_prepack_shape(d, v.shape);
+  *out = (packed_weight_t){w->const_data, *d, -1, data};
+  return tj_executable_add_value(exe, &v, &out->value);
+}
+
+/* The packed copy for read `r` of call `c`: an earlier one of the same constant and
+ * layout, else a new one. */
+static tj_status_t *find_or_pack(const tj_packed_call_t *c, const tj_packed_read_t *r, const tj_value_desc_t *w,
+                                 tj_executable_t *exe, packed_weight_t *items, int *n_items, int *out_at) {
+  if (w->kind != TJ_VALUE_CONSTANT || !w->const_data)
+    return tj_status_new(TJ_ERR_INTERNAL, "binding '%s': '%s' reads '%s' packed, but it is not a constant", c->binding,
+                         c->kernel, w->name);
+  tj_prepack_desc_t d = prepack_desc(w, r);
+  for (int k = 0; k < *n_items; k++)
+    if (items[k].source == w->const_data && same_desc(&items[k].desc, &d)) return *out_at = k, NULL;
+  TJ_RETURN_IF_ERROR(tj_status_annotate(pack_one(exe, w, &d, &items[*n_items]), "binding '%s': packing '%s'",
+                                        c->binding, w->name));
+  *out_at = (*n_items)++;
+  return NULL;
+}
+
+tj_status_t *tj_prepack_set_build(tj_arena_t *arena, int n_calls, const tj_packed_call_t *calls, int n_values,
+                                  const tj_value_desc_t *values, const int *other_uses, tj_executable_t *exe,
+                                  tj_prepack_set_t *out) {
+  memset(out, 0, sizeof *out);
+  int total = 0, n_items = 0;
+  for (int i = 0; i < n_calls; i++) total += calls[i].n_reads;
+  if (!total) return NULL;
+  packed_weight_t *items = TJ_ARENA_ARRAY(arena, packed_weight_t, total);
+  out->n_calls = n_calls;
+  out->value_of_read = TJ_ARENA_ARRAY(arena, int *, n_calls);
+  out->unread_source = TJ_ARENA_ARRAY(arena, const void *, n_values);
+  int *uses = TJ_ARENA_ARRAY(arena, int, n_values), *unread = TJ_ARENA_ARRAY(arena, int, n_values);
+  if (!items || !out->value_of_read || !out->unread_source || !uses || !unread) return oom();
+  memset(out->unread_source, 0, sizeof *out->unread_source * (size_t)n_values);
+  memset(unread, 0, sizeof *unread * (size_t)n_values);
+  for (int v = 0; v < n_values; v++) uses[v] = other_uses ? other_uses[v] : 0;
+  for (int i = 0; i < n_calls; i++) {
+    const tj_packed_call_t *c = &calls[i];
+    for (int j = 0; j < c->n_args; j++) uses[c->args[j]]++;
+    out->value_of_read[i] = c->n_reads ? TJ_ARENA_ARRAY(arena, int, c->n_reads) : NULL;
+    if (c->n_reads && !out->value_of_read[i]) return oom();
+    for (int p = 0; p < c->n_reads; p++) {
+      const tj_packed_read_t *r = &c->reads[p];
+      int v = c->args[r->arg], at = -1;
+      TJ_RETURN_IF_ERROR(find_or_pack(c, r, &values[v], exe, items, &n_items, &at));
+      out->value_of_read[i][p] = items[at].value;
+      if (r->source_unread) {
+        unread[v]++;
+        out->unread_source[v] = items[at].data;
+      }
+    }
+  }
+  for (int v = 0; v < n_values; v++)
+    if (unread[v] != uses[v]) out->unread_source[v] = NULL;
+  return NULL;
+}
