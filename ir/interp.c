@@ -456,6 +456,7 @@ static ival_t interp_call(interp_t *ip, const tj_tir_expr_t *e) {
     r = interp_eval(ip, chosen);
     return tj_dtype_eq(chosen->dtype, e->dtype) ? r : interp_cast(chosen->dtype, e->dtype, r);
   }
+  if (!strcmp(op, "prefetch")) return r; /* a cache hint: nothing to compute */
   if (!strcmp(op, "likely")) {
     if (!interp_check_args(ip, e, 1)) return r;
     return interp_eval(ip, args[0]);

@@ -664,8 +664,40 @@ static LLVMValueRef gen_bitwise(cg_t *c, const tj_tir_expr_t *e) {
   return gen_shift(c, strcmp(op, "tir.shift_left") == 0, is_signed(e->dtype), x, y);
 }
 
+/* tir.prefetch(tir.address_of(buf[i]), rw, locality, cache_type) as TVM lowers it:
+ * llvm.prefetch, a hint that never faults (the schedule's GEMM tile fetches the next
+ * weight panel into the caches while it computes the current one). */
+static LLVMValueRef gen_prefetch(cg_t *c, const tj_tir_expr_t *e) {
+  const tj_tir_expr_t *addr = e->call.n_args == 4 ? e->call.args[0] : NULL;
+  const tj_tir_expr_t *at = addr && addr->kind == TJ_TIR_CALL && !strcmp(addr->call.op, "tir.address_of") &&
+                                    addr->call.n_args == 1
+                                ? addr->call.args[0]
+                                : NULL;
+  if (!at || at->kind != TJ_TIR_BUFFER_LOAD || at->load.n_indices != 1 || at->dtype.lanes != 1)
+    return cg_fail(c, TJ_ERR_UNSUPPORTED, "tir.prefetch wants tir.address_of(buffer[index]) and 3 integers");
+  int64_t flags[3];
+  for (int i = 0; i < 3; i++)
+    if (!tj_tir_is_const_int(e->call.args[1 + i], &flags[i]) || flags[i] < 0 || flags[i] > 3)
+      return cg_fail(c, TJ_ERR_UNSUPPORTED, "tir.prefetch: argument %d is not a constant 0..3", i + 2);
+  LLVMValueRef base = buffer_base(c, at->load.buffer);
+  LLVMValueRef i = base ? gen_expr(c, at->load.indices[0]) : NULL;
+  if (!i) return NULL;
+  static const char name[] = "llvm.prefetch";
+  unsigned id = LLVMLookupIntrinsicID(name, sizeof name - 1);
+  if (!id) return cg_fail(c, TJ_ERR_INTERNAL, "LLVM has no %s", name);
+  LLVMValueRef ptr = element_ptr(c, at->load.buffer, base, i);
+  LLVMTypeRef over[1] = {LLVMTypeOf(ptr)};
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->mod, id, over, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, over, 1);
+  LLVMValueRef args[4] = {ptr, LLVMConstInt(c->t_i32, (unsigned long long)flags[0], 0),
+                          LLVMConstInt(c->t_i32, (unsigned long long)flags[1], 0),
+                          LLVMConstInt(c->t_i32, (unsigned long long)flags[2], 0)};
+  return LLVMBuildCall2(c->b, fty, fn, args, 4, "");
+}
+
 static LLVMValueRef gen_call(cg_t *c, const tj_tir_expr_t *e) {
   const char *op = e->call.op;
+  if (!strcmp(op, "tir.prefetch")) return gen_prefetch(c, e);
   if (strcmp(op, "tir.if_then_else") == 0) return gen_if_then_else(c, e);
   for (size_t i = 0; i < sizeof math_ops / sizeof math_ops[0]; i++)
     if (strcmp(op, math_ops[i].tir) == 0) return gen_math(c, e, &math_ops[i]);

@@ -382,6 +382,30 @@ static const char *small_matmul_text =
     "            R.output(z)\n"
     "        return z\n";
 
+/* The tir.prefetch calls of a lowered kernel, and whether each reads the packed weight
+ * (its address a load of the parameter named "*_packed"). */
+typedef struct prefetches {
+  int n, of_packed;
+} prefetches_t;
+
+static bool count_prefetch(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  prefetches_t *p = v->ctx;
+  if (e->kind != TJ_TIR_CALL || strcmp(e->call.op, "tir.prefetch")) return true;
+  p->n++;
+  const tj_tir_expr_t *addr = e->call.args[0];
+  if (addr->kind == TJ_TIR_CALL && addr->call.args[0]->kind == TJ_TIR_BUFFER_LOAD &&
+      strstr(addr->call.args[0]->load.buffer->name, "_packed"))
+    p->of_packed++;
+  return true;
+}
+
+static prefetches_t prefetches(const tj_prim_func_t *f) {
+  prefetches_t c = {0, 0};
+  tj_tir_visitor_t v = {.expr = count_prefetch, .ctx = &c};
+  tj_tir_visit_stmt(&v, f->body);
+  return c;
+}
+
 START_TEST(a_constant_matmul_weight_is_packed_below_the_per_call_threshold) {
   tj_arena_t *arena = tj_arena_create();
   const tj_prim_func_t *mm = legalized_prim(arena, small_matmul_text, "matmul");
@@ -391,12 +415,61 @@ START_TEST(a_constant_matmul_weight_is_packed_below_the_per_call_threshold) {
   TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
   ck_assert_int_eq(packs.n, 0);
   ck_assert_int_eq(packed_allocs(low), 0); /* read in place, as before */
+  ck_assert_int_eq(prefetches(low).n, 0);  /* rows 3 KB apart: no prefetch */
   s.constant_params = 1u << 1;
   TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
   ck_assert_int_eq(packs.n, 1);
   ck_assert_int_eq(packs.items[0].param, 1);
   ck_assert_int_eq(low->n_params, 4);
+  /* Packed, each k step prefetches a line of the next column block's panel. */
+  prefetches_t p = prefetches(low);
+  ck_assert_int_eq(p.n, 1);
+  ck_assert_int_eq(p.of_packed, 1);
   tj_arena_free(arena);
+}
+END_TEST
+
+/* The 16x768 by 768x768 matmul with its weight bound: packed at load (and prefetched
+ * panel by panel) it gives the bits of the kernel that reads the weight in place
+ * (no_prepack), and both agree with a double-precision sum. */
+START_TEST(a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one) {
+  enum { M = 16, K = 768, N = 768 };
+  static const int64_t a_dims[] = {M, K}, v_dims[] = {K, N};
+  float *a = malloc(sizeof(float) * M * K), *v = malloc(sizeof(float) * K * N);
+  ck_assert(a && v);
+  fill(a, M * K, 3, 17), fill(v, K * N, 11, 19);
+  tvmjit_instance_options_t io;
+  tvmjit_instance_options_init(&io);
+  io.cache.enable = 0;
+  io.num_threads = 2;
+  tvmjit_instance_t *inst;
+  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_tensor_t *vt = wrap(2, v_dims, v), *at = wrap(2, a_dims, a), *out[2];
+  for (int no_prepack = 0; no_prepack < 2; no_prepack++) {
+    tvmjit_module_options_t o;
+    tvmjit_module_options_init(&o);
+    const char *names[] = {"v"};
+    o.n_bind_params = 1, o.bind_param_names = names, o.bind_params = (const tvmjit_tensor_t *const *)&vt;
+    o.no_prepack = no_prepack;
+    tvmjit_module_t *m = NULL;
+    tvmjit_function_t *fn;
+    ck_assert_ptr_null(tvmjit_module_load_string(inst, "mm.rx", small_matmul_text, strlen(small_matmul_text), &o, &m));
+    ck_assert_ptr_null(tvmjit_module_get_function(m, "main", &fn));
+    ck_assert_ptr_null(tvmjit_function_call(fn, 1, (const tvmjit_tensor_t *const *)&at, 1, &out[no_prepack]));
+    tvmjit_module_free(m);
+  }
+  ck_assert(!memcmp(tvmjit_tensor_data(out[0]), tvmjit_tensor_data(out[1]), sizeof(float) * M * N));
+  const float *z = tvmjit_tensor_data(out[0]);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double sum = 0;
+      for (int k = 0; k < K; k++) sum += (double)a[i * K + k] * v[k * N + j];
+      ck_assert_double_eq_tol(z[i * N + j], sum, 1e-3);
+    }
+  for (int i = 0; i < 2; i++) tvmjit_tensor_free(out[i]);
+  tvmjit_tensor_free(vt), tvmjit_tensor_free(at);
+  tvmjit_instance_free(inst);
+  free(a), free(v);
 }
 END_TEST
 
@@ -407,6 +480,7 @@ int main(void) {
   tcase_add_test(tc, packing_copies_each_element_to_its_place);
   tcase_add_test(tc, a_constant_weight_becomes_a_packed_parameter);
   tcase_add_test(tc, a_constant_matmul_weight_is_packed_below_the_per_call_threshold);
+  tcase_add_test(tc, a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one);
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);
   tcase_add_test(tc, a_weight_only_folded_is_not_used_after_load);
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);

@@ -235,7 +235,8 @@ static void channel_tile(conv_t *k, int64_t ev, int64_t rows, int64_t *tile_max)
   *tile_max = best;
 }
 
-static bool matmul_like(const conv_t *k) {
+/* A matmul's weight: a 2-D parameter read at [reduce var, vector var]; NULL if none. */
+static const tj_buffer_t *matmul_weight(const conv_t *k) {
   const tj_tir_expr_t *vvar = k->b->iter_vars[k->vec_iter].var;
   const tj_sched_ctx_t *c = k->c;
   for (int p = 0; p < c->func->n_params; p++) {
@@ -243,10 +244,12 @@ static bool matmul_like(const conv_t *k) {
     const tj_tir_expr_t *load = w && w->ndim == 2 ? tj_sched_single_load(k->st->store.value, w) : NULL;
     if (!load || load->load.indices[1] != vvar) continue;
     int it = tj_sched_iter_index(k->b, load->load.indices[0]);
-    if (it >= 0 && k->b->iter_vars[it].kind == TJ_ITER_REDUCE) return true;
+    if (it >= 0 && k->b->iter_vars[it].kind == TJ_ITER_REDUCE) return w;
   }
-  return false;
+  return NULL;
 }
+
+static bool matmul_like(const conv_t *k) { return matmul_weight(k) != NULL; }
 
 /* ---- row reductions are not convs ---- */
 
@@ -779,6 +782,83 @@ static const tj_tir_stmt_t *with_panel(conv_t *k, const tj_tir_expr_t *fv, const
   return s;
 }
 
+/* ---- the next weight panel, prefetched ----
+ * A matmul walking column blocks (channel_blocks) reads each block's weight panel
+ * [K, W] from memory on its first row block and from L2 on the others. Read on demand,
+ * the first row block waits for memory: 128x768x3072 with its weight packed at load ran
+ * at 4.4-4.6 ms (thread-CPU min, 1 thread, Ice Lake), 3.5-3.6 ms when every block read
+ * the same (cached) panel. So each k step of row block xo also prefetches into L2 one
+ * line of the next block's panel: line (xo * K + k) / q of its K * lines_per_k, with q =
+ * row blocks / lines_per_k, so the whole next panel arrives spread over this block's
+ * row blocks. */
+#define PREFETCH_LINE_BYTES 64
+#define PREFETCH_LOCALITY 2 /* llvm.prefetch locality 2: prefetcht1, into L2 */
+
+static const repack_t *packed_weight(const conv_t *k, const tj_buffer_t *w) {
+  for (int i = 0; i < k->n_repacks && !k->panel; i++)
+    if (k->repacks[i].from == w) return &k->repacks[i];
+  return NULL;
+}
+
+/* Only a weight packed [N/W, K, W] (at load, or whole per call): its next panel is one
+ * contiguous run. Read unpacked (rows of N apart) or copied per block, the prefetches
+ * of strided rows cost more than they saved (128x768x3072 with the weight an input:
+ * 4.77 -> 4.95 ms, 5 A/B rounds). */
+static bool prefetch_applies(const conv_t *k) {
+  const tj_buffer_t *w = k->vec_unit > 0 && k->channel_blocks && k->tile_iter >= 0 && k->nest.n_reduce == 1 &&
+                                 k->inner_reduce < 0 && !k->windowed
+                             ? matmul_weight(k)
+                             : NULL;
+  return w && packed_weight(k, w);
+}
+
+static const tj_tir_expr_t *bin(tj_sched_ctx_t *c, tj_tir_expr_kind_t kind, const tj_tir_expr_t *x, int64_t y) {
+  return tj_tir_binary(c->arena, kind, x, tj_tir_i64(c->arena, y));
+}
+
+/* Evaluate(tir.prefetch(tir.address_of(Wp[line]), 0, locality, 1)) for k step `kk` of
+ * row block `xo` in column block `fv`, Wp the packed weight. */
+static const tj_tir_stmt_t *prefetch_next_panel(conv_t *k, const tile_arg_t *a, int kit) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_buffer_t *w = matmul_weight(k);
+  const repack_t *rp = packed_weight(k, w);
+  int64_t bytes = (int64_t)tj_dtype_bytes(rp->to->dtype);
+  int64_t per_line = bytes < PREFETCH_LINE_BYTES ? PREFETCH_LINE_BYTES / bytes : 1;
+  int64_t lines_per_k = (k->lanes + per_line - 1) / per_line;
+  int64_t depth = k->nest.extent[k->nest.loop_of_iter[kit]];
+  int64_t row_blocks = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]] / k->tile;
+  int64_t blocks = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]] / k->lanes;
+  int64_t q = row_blocks > lines_per_k ? row_blocks / lines_per_k : 1;
+  const tj_tir_expr_t *t = tj_sched_add(c, tj_sched_mul(c, a->xo, depth), a->reduce[kit]);
+  const tj_tir_expr_t *line = bin(c, TJ_TIR_MIN, bin(c, TJ_TIR_FLOOR_DIV, t, q), depth * lines_per_k - 1);
+  const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0};
+  reduce[kit] = bin(c, TJ_TIR_FLOOR_DIV, line, lines_per_k);
+  const tj_tir_expr_t *lane = bin(c, TJ_TIR_MUL, bin(c, TJ_TIR_FLOOR_MOD, line, lines_per_k), per_line);
+  const tj_tir_expr_t *next = bin(c, TJ_TIR_MIN, bin(c, TJ_TIR_ADD, a->fv, 1), blocks - 1);
+  if (!reduce[kit] || !lane || !next) return (void)(c->oom = true), NULL;
+  element_t el;
+  element_values(k, a->outer, a->xo, tj_tir_i64(c->arena, 0), next, lane, reduce, &el);
+  k->cur_fv = next;
+  k->cur_fi = lane;
+  const tj_tir_expr_t *v = apply_repacks(k, tj_sched_subst_expr(c, k->b, tj_sched_single_load(k->st->store.value, w), el.vals));
+  const tj_tir_expr_t *addr = v ? tj_tir_call(c->arena, TJ_HANDLE, "tir.address_of", 1, &v) : NULL;
+  const tj_tir_expr_t *args[4] = {addr, tj_tir_int(c->arena, TJ_I32, 0), tj_tir_int(c->arena, TJ_I32, PREFETCH_LOCALITY),
+                                  tj_tir_int(c->arena, TJ_I32, 1)};
+  const tj_tir_expr_t *call = addr && args[1] && args[2] && args[3] ? tj_tir_call(c->arena, TJ_VOID, "tir.prefetch", 4, args) : NULL;
+  const tj_tir_stmt_t *s = call ? tj_tir_evaluate(c->arena, call) : NULL;
+  if (!s) c->oom = true;
+  return s;
+}
+
+/* The k step's tile update with the next panel's prefetch in front. */
+static const tj_tir_stmt_t *with_prefetch(conv_t *k, const tile_arg_t *a, const tj_tir_stmt_t *upd) {
+  int kit = -1;
+  for (int it = 0; it < k->b->n_iter_vars; it++)
+    if (k->b->iter_vars[it].kind == TJ_ITER_REDUCE) kit = it;
+  const tj_tir_stmt_t *two[2] = {kit >= 0 && upd ? prefetch_next_panel(k, a, kit) : NULL, upd};
+  return two[0] ? tj_tir_seq(k->c->arena, 2, two) : NULL;
+}
+
 static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   const tj_sched_nest_t *nest = &k->nest;
@@ -825,6 +905,7 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   if (!k->acc) return NULL;
   ((tj_buffer_t *)k->acc)->scope = "local";
   const tj_tir_stmt_t *upd = tile_loops(k, update_body, &arg);
+  if (prefetch_applies(k)) upd = with_prefetch(k, &arg, upd);
   if (k->inner_reduce >= 0) {
     int l = nest->loop_of_iter[k->inner_reduce];
     upd = tj_sched_loop(c, reduce[k->inner_reduce], nest->extent[l], TJ_FOR_UNROLLED, upd);
