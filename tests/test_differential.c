@@ -64,6 +64,15 @@ START_TEST(channel_tile_conv_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* K-blocked conv tiles and residual rows (tests/models/conv_tile_blocks.rx: 2x3 outputs
+ * with 590 KB of weights, stride 1 and 2, a batch of 2, residual adds, and a
+ * windowed 12x12 conv with one): bit-exact. */
+START_TEST(k_blocked_conv_kernels_match_the_interpreter) {
+  const char *const files[] = {"tests/models/conv_tile_blocks.rx", NULL};
+  expect_kernels_bit_exact("K-blocked conv tiles", files, 4);
+}
+END_TEST
+
 /* 1x1 convs (tests/models/pointwise_kernels.rx): the pointwise rule's GEMM tile along
  * the flattened pixels (odd channel counts, batch 2, batch-norm + clip and residual
  * epilogues, masked tails at 14x14 and 7x7, blocks of input channels) and the ones it
@@ -272,6 +281,7 @@ int main(void) {
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
   tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);
+  tcase_add_test(tc, k_blocked_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);

@@ -385,13 +385,14 @@ START_TEST(nchw_convs_vectorize_output_channels_and_compute_the_same_bits) {
     }
   ck_assert_int_eq(checked, 20);
   /* 590 KB of weights: one parallel iteration per block of output channels (4 vectors
-   * of 16 in the tile, see channel_tile) and output row (256 / 64 x 3), the padding
-   * materialised by its own nest. */
+   * of 16 in the tile, see channel_tile: 256 / 64), its 3 output rows inside, their
+   * input channels walked in blocks (see build_k_blocked), the padding materialised by
+   * its own nest. */
   const tj_prim_func_t *g;
   tj_tir_schedule_stats_t st = schedule(a, prim(m, "conv2d8"), 512, &g);
   ck_assert_int_eq(st.windowed, 0);
   ck_assert_int_eq(st.injective, 1);
-  ck_assert_int_eq(kinds_of(g).parallel_extent, 12);
+  ck_assert_int_eq(kinds_of(g).parallel_extent, 4);
   /* The depthwise stride-2 conv goes plane by plane (schedule_depthwise.c): a window of
    * the block's padded rows, [row, x], read along x with stride 2. (The stride-1 one, 9
    * wide, is one odd vector per row: left to the conv rule.) */
@@ -410,6 +411,63 @@ static bool acc_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
   if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_acc")) *acc = s->allocate.buffer;
   return true;
 }
+
+typedef struct named_alloc {
+  const char *suffix;
+  const tj_buffer_t *found;
+} named_alloc_t;
+
+static bool named_alloc_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  named_alloc_t *n = v->ctx;
+  const char *name = s->kind == TJ_TIR_ALLOCATE ? s->allocate.buffer->name : NULL;
+  size_t len = name ? strlen(name) : 0, want = strlen(n->suffix);
+  if (len >= want && strcmp(name + len - want, n->suffix) == 0) n->found = s->allocate.buffer;
+  return true;
+}
+
+/* The buffer allocated in f whose name ends with suffix, or NULL. */
+static const tj_buffer_t *allocated(const tj_prim_func_t *f, const char *suffix) {
+  named_alloc_t n = {suffix, NULL};
+  tj_tir_visitor_t v = {.stmt = named_alloc_stmt, .ctx = &n};
+  tj_tir_visit_stmt(&v, f->body);
+  return n.found;
+}
+
+/* Dense NCHW convs with few output positions and weights over 512 KB
+ * (tests/models/conv_tile_blocks.rx, 2x3 outputs, 256 channels) walk their
+ * input channels in blocks, every tile's partial sums kept in a local [positions, x,
+ * lanes] buffer between blocks; an epilogue that adds a tensor read at the output's
+ * own indices reads a per-row local copy of it, K-blocked or not (the 12x12 conv with
+ * small weights). Same bits as the unscheduled kernels at 512 and 256 bits. */
+START_TEST(k_blocked_tiles_and_residual_rows_compute_the_same_bits) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/conv_tile_blocks.rx", "default");
+  static const struct {
+    const char *name;
+    int64_t positions; /* the partial sums' first dim at 512 bits; 0: not K-blocked */
+    bool residual;
+  } want[] = {
+      {"fused_conv2d_add_relu", 2, true}, /* 2x3 output (2 rows), residual add */
+      {"fused_conv2d1_relu", 2, false},   /* stride 2 */
+      {"conv2d2", 2, false},              /* a batch of 2 at 1x3: 2 x 1 rows */
+      {"fused_conv2d3_add1_relu1", 0, true},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const tj_prim_func_t *f = prim(m, want[i].name), *g;
+    tj_tir_schedule_stats_t st = schedule(a, f, 512, &g);
+    ck_assert_msg(st.conv == 1, "%s: conv %d", want[i].name, st.conv);
+    const tj_buffer_t *part = allocated(g, "_part"), *row = allocated(g, "_row");
+    int64_t positions = 0;
+    if (part) ck_assert(part->ndim == 3 && tj_tir_is_const_int(part->shape[0], &positions));
+    ck_assert_msg(positions == want[i].positions, "%s: %lld positions", want[i].name, (long long)positions);
+    ck_assert_msg((row != NULL) == want[i].residual, "%s: residual rows %d", want[i].name, row != NULL);
+    assert_same_bits(want[i].name, f, g);
+    schedule(a, f, 256, &g);
+    assert_same_bits(want[i].name, f, g);
+  }
+  tj_arena_free(a);
+}
+END_TEST
 
 /* The register tile a scheduled conv accumulates in: {outputs along the tile dim, lanes}. */
 static void acc_shape(const tj_prim_func_t *f, int64_t *tile, int64_t *lanes) {
@@ -671,6 +729,7 @@ int main(void) {
   tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);
   tcase_add_test(tc, batch_norm_chain_fuses_into_the_conv);
   tcase_add_test(tc, matmuls_compute_the_same_bits);
+  tcase_add_test(tc, k_blocked_tiles_and_residual_rows_compute_the_same_bits);
   tcase_add_test(tc, reductions_are_vectorized);
   tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
   tcase_add_test(tc, global_pools_reduce_each_plane_in_vectors);

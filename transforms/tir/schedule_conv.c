@@ -28,6 +28,7 @@
 #define DEFAULT_TILE_WIDE 16
 #define DEFAULT_TILE 8
 #define MAX_REPACK 4
+#define MAX_RESIDUAL 2
 /* A padding window serves up to this many output rows, as long as that leaves at least
  * MIN_WINDOWS windows to run in parallel: fewer refills (a 3x3 window of one row
  * computes each padded row 3 times, of 8 rows 1.25 times). */
@@ -85,6 +86,15 @@ typedef struct conv {
   /* The one repack is of a [K, N] weight and fv is the only outer iteration: each
    * parallel iteration copies its own panel [1, K, W] (see panel_fill). */
   bool panel;
+  /* Epilogue inputs read at the output's own indices (a residual add), copied per
+   * output row into a local buffer before the row's tiles (see plan_residual_rows). */
+  const tj_buffer_t *residual_from[MAX_RESIDUAL], *residual_to[MAX_RESIDUAL];
+  int n_residual;
+  /* K-blocked (see plan_k_blocks): the reduce iter split into blocks of kblock, and the
+   * partial sums of every tile of a channel block. */
+  int kblock_iter;
+  int64_t kblock;
+  const tj_buffer_t *part;
 } conv_t;
 
 static bool is_f16(tj_dtype_t d) { return d.code == TJ_DT_FLOAT && d.bits == 16 && d.lanes == 1; }
@@ -642,6 +652,7 @@ static bool output_contiguous_along_tile(const conv_t *k) {
 typedef struct tile_arg {
   const tj_tir_expr_t *const *outer;
   const tj_tir_expr_t *xo, *fv;
+  const tj_tir_expr_t *q; /* K-blocked: the output position block the tile belongs to */
   const tj_tir_expr_t *const *reduce;
   const tj_sched_epilogue_t *ep;
 } tile_arg_t;
@@ -702,7 +713,131 @@ static const tj_tir_stmt_t *store_body(conv_t *k, const tj_tir_expr_t *xi, const
   if (v && k->widen && !tj_dtype_eq(v->dtype, k->st->store.buffer->dtype))
     v = tj_tir_cast(c->arena, k->st->store.buffer->dtype, v); /* exact: acc holds a float16 value */
   if (a->ep->n) v = tj_sched_apply_epilogue(c, a->ep, v, idx);
+  if (k->n_residual && v) {
+    const tj_tir_expr_t *at[2] = {k->channel_blocks ? fi : tj_sched_add(c, tj_sched_mul(c, a->fv, k->lanes), fi),
+                                  tj_sched_add(c, tj_sched_mul(c, a->xo, k->tile), xi)};
+    for (int r = 0; r < k->n_residual && v && at[0] && at[1]; r++)
+      v = tj_sched_replace_load(c, v, k->residual_from[r], tj_tir_load(c->arena, k->residual_to[r], 2, at));
+  }
   const tj_tir_stmt_t *s = v ? tj_tir_store(c->arena, a->ep->out, d, idx, v) : NULL;
+  if (!s) c->oom = true;
+  return s;
+}
+
+/* ---- residual rows ----
+ * A residual add in the epilogue reads a tensor at the output's own indices. NCHW
+ * with the tile along x, each tile's write-back reads a short run of every channel's
+ * row (V*16 channel planes at once, 16 bytes each for a 4-wide tile), and the tensor,
+ * written two kernels before, has left L2 by then: those loads miss with a stream per
+ * channel, more than the prefetchers follow, and each epilogue waited for them.
+ * ResNet-18's 64-channel 3x3 conv at 56x56 took 1.77 ms with its residual add against
+ * 1.52 without (min of 40 calls, 1 thread, Intel Xeon Ice Lake), and 1.52 when the
+ * added tensor was one still in cache. Copied first, a row (the block's channels x the
+ * row's width, 14 KB) is read in one pass of independent contiguous loads, and the
+ * write-back reads the copy. Same values, same bits. */
+#define RESIDUAL_MIN_REDUCE 64 /* reduction terms per output: below, a copy is not small */
+
+typedef struct residual_scan {
+  const tj_tir_stmt_t *store;      /* the epilogue stage's store */
+  const tj_buffer_t *buf;          /* the buffer looked at, or NULL: collect candidates */
+  const tj_buffer_t *found[MAX_RESIDUAL + 1];
+  int n_found;
+  bool other_use;                  /* buf loaded at other indices */
+} residual_scan_t;
+
+static bool at_store_indices(const tj_tir_expr_t *load, const tj_tir_stmt_t *store) {
+  if (load->load.n_indices != store->store.n_indices) return false;
+  for (int i = 0; i < load->load.n_indices; i++)
+    if (load->load.indices[i] != store->store.indices[i]) return false;
+  return true;
+}
+
+static bool scan_residual(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  residual_scan_t *r = v->ctx;
+  if (e->kind != TJ_TIR_BUFFER_LOAD) return true;
+  bool same = at_store_indices(e, r->store);
+  if (r->buf) {
+    r->other_use |= e->load.buffer == r->buf && !same;
+    return true;
+  }
+  for (int i = 0; i < r->n_found; i++)
+    if (r->found[i] == e->load.buffer) return true;
+  if (same && r->n_found <= MAX_RESIDUAL) r->found[r->n_found++] = e->load.buffer;
+  return true;
+}
+
+/* b is read by the epilogue only at its stages' own indices and written by none of it. */
+static bool residual_candidate(const conv_t *k, const tj_sched_epilogue_t *ep, const tj_buffer_t *b) {
+  if (b == k->st->store.buffer || b->dtype.lanes != 1 || b->strides || !tj_dtype_eq(b->dtype, ep->out->dtype))
+    return false;
+  for (int s = 0; s < ep->n; s++) {
+    if (b == ep->inputs[s] || b == ep->stores[s]->store.buffer) return false;
+    residual_scan_t r = {.store = ep->stores[s], .buf = b};
+    tj_tir_visitor_t v = {.expr = scan_residual, .ctx = &r};
+    tj_tir_visit_expr(&v, ep->stores[s]->store.value);
+    if (r.other_use) return false;
+  }
+  return true;
+}
+
+static int64_t reduce_terms(const conv_t *k) {
+  int64_t n = 1;
+  for (int l = 0; l < k->nest.n; l++)
+    if (k->b->iter_vars[k->nest.iter_of_loop[l]].kind == TJ_ITER_REDUCE) n *= k->nest.extent[l];
+  return n;
+}
+
+/* The channels of one row copy: the block's (channel_blocks) or all of them. */
+static int64_t residual_channels(const conv_t *k) {
+  return k->channel_blocks ? k->lanes : k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
+}
+
+static void plan_residual_rows(conv_t *k, const tj_sched_epilogue_t *ep) {
+  tj_sched_ctx_t *c = k->c;
+  if (!ep->n || !output_contiguous_along_tile(k) || k->widen || k->panel || reduce_terms(k) < RESIDUAL_MIN_REDUCE)
+    return;
+  for (int s = 0; s < ep->n; s++) {
+    residual_scan_t r = {.store = ep->stores[s]};
+    tj_tir_visitor_t v = {.expr = scan_residual, .ctx = &r};
+    tj_tir_visit_expr(&v, ep->stores[s]->store.value);
+    for (int i = 0; i < r.n_found && k->n_residual < MAX_RESIDUAL; i++) {
+      const tj_buffer_t *b = r.found[i];
+      bool seen = false;
+      for (int j = 0; j < k->n_residual; j++) seen |= k->residual_from[j] == b;
+      if (seen || !residual_candidate(k, ep, b)) continue;
+      int64_t x = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
+      const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, residual_channels(k)), tj_tir_i64(c->arena, x)};
+      const tj_buffer_t *to = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_row", b->name), b->dtype, 2, shape, NULL);
+      if (!to) return (void)(c->oom = true);
+      ((tj_buffer_t *)to)->scope = "local";
+      k->residual_from[k->n_residual] = b;
+      k->residual_to[k->n_residual++] = to;
+    }
+  }
+}
+
+/* copy[f, x] = from[.., f, y, x] for the row's channels, then body (the row's tiles). */
+static const tj_tir_stmt_t *with_residual_rows(conv_t *k, const tile_arg_t *a, const tj_tir_stmt_t *body) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *rf = tj_sched_var(c, "rf"), *rx = tj_sched_var(c, "rx"), *zero = tj_tir_i64(c->arena, 0);
+  if (!rf || !rx || !zero || !body) return NULL;
+  element_t el;
+  element_values(k, a->outer, zero, rx, k->channel_blocks ? a->fv : zero, rf, NULL, &el);
+  int d = k->st->store.n_indices;
+  const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST], *at[2] = {rf, rx};
+  for (int i = 0; i < d; i++) idx[i] = el.vals[tj_sched_iter_index(k->b, k->st->store.indices[i])];
+  const tj_tir_stmt_t *copies[MAX_RESIDUAL];
+  for (int r = 0; r < k->n_residual; r++) {
+    const tj_tir_expr_t *v = tj_tir_load(c->arena, k->residual_from[r], d, idx);
+    if (!v || !(copies[r] = tj_tir_store(c->arena, k->residual_to[r], 2, at, v))) return (void)(c->oom = true), NULL;
+  }
+  const tj_tir_stmt_t *fill = k->n_residual > 1 ? tj_tir_seq(c->arena, k->n_residual, copies) : copies[0];
+  int64_t x = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
+  fill = tj_sched_loop(c, rx, x, TJ_FOR_VECTORIZED, fill);
+  fill = tj_sched_loop(c, rf, residual_channels(k), TJ_FOR_SERIAL, fill);
+  const tj_tir_stmt_t *two[2] = {fill, body};
+  const tj_tir_stmt_t *s = fill ? tj_tir_seq(c->arena, 2, two) : NULL;
+  for (int r = k->n_residual - 1; r >= 0 && s; r--) s = tj_tir_allocate(c->arena, k->residual_to[r], s);
   if (!s) c->oom = true;
   return s;
 }
@@ -850,6 +985,23 @@ static const tj_tir_stmt_t *prefetch_next_panel(conv_t *k, const tile_arg_t *a, 
   return s;
 }
 
+/* Repacks first, each buffer allocated around everything. */
+static const tj_tir_stmt_t *with_repacks(conv_t *k, const tj_tir_stmt_t *s) {
+  tj_sched_ctx_t *c = k->c;
+  if (k->n_repacks && !k->panel && s) {
+    const tj_tir_stmt_t *seq[MAX_REPACK + 1];
+    int n = 0;
+    for (int i = 0; i < k->n_repacks; i++)
+      if (!k->repacks[i].outside && !(seq[n++] = repack_nest(k, &k->repacks[i]))) return NULL;
+    seq[n] = s;
+    s = n ? tj_tir_seq(c->arena, n + 1, seq) : s;
+    for (int i = k->n_repacks - 1; i >= 0 && s; i--)
+      if (!k->repacks[i].outside) s = tj_tir_allocate(c->arena, k->repacks[i].to, s);
+  }
+  if (!s) c->oom = true;
+  return s;
+}
+
 /* The k step's tile update with the next panel's prefetch in front. */
 static const tj_tir_stmt_t *with_prefetch(conv_t *k, const tile_arg_t *a, const tj_tir_stmt_t *upd) {
   int kit = -1;
@@ -859,7 +1011,138 @@ static const tj_tir_stmt_t *with_prefetch(conv_t *k, const tile_arg_t *a, const 
   return two[0] ? tj_tir_seq(k->c->arena, 2, two) : NULL;
 }
 
+/* ---- K-blocked tile ----
+ * A conv whose output positions are few and whose weights are large (ResNet-18's
+ * 512-channel 3x3 convs at 7x7: 9.4 MB of weights for 49 outputs per channel) reads
+ * each block's weights (590 KB for 32 channels) once per output row: the first row
+ * streams them from memory, and that stream, faster than memory can deliver, stalls
+ * the FMAs, while the six other rows read them from L2. Per channel block the input
+ * channels are walked kblock at a time instead (the block's weights for them, <= 24
+ * KB, stay in L1), each such step runs every tile of the block, with each tile's
+ * partial sums kept in a local buffer (`part`, <= 8 KB) between steps; so the weights
+ * come from memory at the pace of the FMAs. Every output still starts from the init
+ * value and takes its terms in the same order: same bits. */
+#define KBLOCK_MAX_PART_BYTES (8 << 10)
+#define KBLOCK_MAX_WEIGHT_BYTES (24 << 10)
+
+static const tj_tir_expr_t *part_load(conv_t *k, const tile_arg_t *a, const tj_tir_expr_t *xi,
+                                      const tj_tir_expr_t *fi) {
+  const tj_tir_expr_t *at[3] = {a->q, tj_sched_add(k->c, tj_sched_mul(k->c, a->xo, k->tile), xi), fi};
+  const tj_tir_expr_t *l = at[1] ? tj_tir_load(k->c->arena, k->part, 3, at) : NULL;
+  if (!l) k->c->oom = true;
+  return l;
+}
+
+static const tj_tir_stmt_t *save_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
+  tile_arg_t *a = arg;
+  const tj_tir_expr_t *at[3] = {a->q, tj_sched_add(k->c, tj_sched_mul(k->c, a->xo, k->tile), xi), fi};
+  const tj_tir_expr_t *v = acc_load(k, xi, fi);
+  const tj_tir_stmt_t *s = v && at[1] ? tj_tir_store(k->c->arena, k->part, 3, at, v) : NULL;
+  if (!s) k->c->oom = true;
+  return s;
+}
+
+static const tj_tir_stmt_t *restore_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
+  return acc_store(k, xi, fi, part_load(k, arg, xi, fi));
+}
+
+/* The reduce iter to split (the outermost one that does not slide along the tile) and
+ * its block, or -1. */
+static int kblock_iter(const conv_t *k, int64_t *block) {
+  for (int l = 0; l < k->nest.n; l++) {
+    int it = k->nest.iter_of_loop[l];
+    if (k->b->iter_vars[it].kind != TJ_ITER_REDUCE || it == k->inner_reduce) continue;
+    int64_t ext = k->nest.extent[l];
+    int64_t per = reduce_terms(k) / ext * k->lanes * (int64_t)tj_dtype_bytes(k->st->store.buffer->dtype);
+    *block = largest_divisor(ext, KBLOCK_MAX_WEIGHT_BYTES / per);
+    return *block >= 2 && ext / *block >= 2 ? it : -1;
+  }
+  return -1;
+}
+
+static void plan_k_blocks(conv_t *k) {
+  if (!k->channel_blocks || k->windowed || k->panel || k->tile_iter < 0 || k->widen || matmul_like(k)) return;
+  bool is_outer[TJ_SCHED_MAX_NEST];
+  int64_t x = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
+  int64_t bytes = outer_iters(k, is_outer) * x * k->lanes * (int64_t)tj_dtype_bytes(k->st->store.buffer->dtype);
+  if (bytes <= KBLOCK_MAX_PART_BYTES) k->kblock_iter = kblock_iter(k, &k->kblock);
+}
+
+/* for xo: alloc acc { body } */
+static const tj_tir_stmt_t *per_tile(conv_t *k, const tile_arg_t *a, int n, const tj_tir_stmt_t *const *body) {
+  tj_sched_ctx_t *c = k->c;
+  for (int i = 0; i < n; i++)
+    if (!body[i]) return NULL;
+  const tj_tir_stmt_t *s = tj_tir_allocate(c->arena, k->acc, tj_tir_seq(c->arena, n, body));
+  int64_t x = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
+  return tj_sched_loop(c, a->xo, x / k->tile, TJ_FOR_SERIAL, s);
+}
+
+/*   for fv in T.parallel(F / L):
+ *     part = T.alloc_buffer((Q, X, L), scope="local")     Q: the other output positions
+ *     for q, xo:  acc = init;  part[q, xo*T:, :] = acc
+ *     for co in K / kblock:
+ *       for q, xo:  acc = part[q, ..];  for ci in kblock, (other reduce loops): update;  part[q, ..] = acc
+ *     for q, xo:  acc = part[q, ..];  write-back */
+static const tj_tir_stmt_t *build_k_blocked(conv_t *k, const tj_sched_epilogue_t *ep) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_sched_nest_t *nest = &k->nest;
+  const tj_block_t *b = k->b;
+  bool is_outer[TJ_SCHED_MAX_NEST];
+  int64_t q_ext = outer_iters(k, is_outer), ext[TJ_SCHED_MAX_NEST], work = 1;
+  int64_t ev = nest->extent[nest->loop_of_iter[k->vec_iter]], x = nest->extent[nest->loop_of_iter[k->tile_iter]];
+  int outer_iter[TJ_SCHED_MAX_NEST], n_outer = 0;
+  for (int l = 0; l < nest->n; l++) {
+    int it = nest->iter_of_loop[l];
+    work *= nest->extent[l];
+    if (is_outer[it]) outer_iter[n_outer] = it, ext[n_outer++] = nest->extent[l];
+  }
+  const tj_tir_expr_t *fv = tj_sched_var(c, "fv"), *q = tj_sched_var(c, "q"), *xo = tj_sched_var(c, "xo");
+  const tj_tir_expr_t *co = tj_sched_var(c, "co"), *unf[TJ_SCHED_MAX_NEST], *outer[TJ_SCHED_MAX_NEST] = {0};
+  if (!fv || !q || !xo || !co || (n_outer && !tj_sched_unfuse(c, q, n_outer, ext, unf))) return NULL;
+  for (int i = 0; i < n_outer; i++) outer[outer_iter[i]] = unf[i];
+  const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0}, *loop_var[TJ_SCHED_MAX_NEST] = {0};
+  for (int it = 0; it < b->n_iter_vars; it++)
+    if (b->iter_vars[it].kind == TJ_ITER_REDUCE) reduce[it] = loop_var[it] = tj_sched_var(c, b->iter_vars[it].var->var.name);
+  int kb = k->kblock_iter;
+  reduce[kb] = tj_sched_add(c, tj_sched_mul(c, co, k->kblock), loop_var[kb]);
+  const tj_tir_expr_t *shape[3] = {tj_tir_i64(c->arena, k->tile), tj_tir_i64(c->arena, k->lanes), NULL};
+  k->acc = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_acc", k->st->store.buffer->name), k->st->store.buffer->dtype, 2,
+                         shape, NULL);
+  shape[0] = tj_tir_i64(c->arena, q_ext), shape[1] = tj_tir_i64(c->arena, x), shape[2] = tj_tir_i64(c->arena, k->lanes);
+  k->part = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_part", k->st->store.buffer->name), k->st->store.buffer->dtype, 3,
+                          shape, NULL);
+  if (!k->acc || !k->part || !reduce[kb]) return NULL;
+  ((tj_buffer_t *)k->acc)->scope = "local";
+  ((tj_buffer_t *)k->part)->scope = "local";
+  tile_arg_t arg = {outer, xo, fv, q, reduce, ep};
+  const tj_tir_stmt_t *upd = tile_loops(k, update_body, &arg);
+  int64_t n_blocks = nest->extent[nest->loop_of_iter[kb]] / k->kblock;
+  if (k->inner_reduce >= 0)
+    upd = tj_sched_loop(c, reduce[k->inner_reduce], nest->extent[nest->loop_of_iter[k->inner_reduce]], TJ_FOR_UNROLLED, upd);
+  for (int l = nest->n - 1; l >= 0; l--) {
+    int it = nest->iter_of_loop[l];
+    if (b->iter_vars[it].kind == TJ_ITER_REDUCE && it != k->inner_reduce)
+      upd = tj_sched_loop(c, loop_var[it], it == kb ? k->kblock : nest->extent[l], TJ_FOR_SERIAL, upd);
+  }
+  const tj_tir_stmt_t *first[2] = {tile_loops(k, init_body, &arg), tile_loops(k, save_body, &arg)};
+  const tj_tir_stmt_t *step[3] = {tile_loops(k, restore_body, &arg), upd, tile_loops(k, save_body, &arg)};
+  const tj_tir_stmt_t *last[2] = {tile_loops(k, restore_body, &arg), write_back_loops(k, &arg)};
+  const tj_tir_stmt_t *last_rows = per_tile(k, &arg, 2, last);
+  if (k->n_residual) last_rows = with_residual_rows(k, &arg, last_rows);
+  const tj_tir_stmt_t *phases[3] = {
+      tj_sched_loop(c, q, q_ext, TJ_FOR_SERIAL, per_tile(k, &arg, 2, first)),
+      tj_sched_loop(c, co, n_blocks, TJ_FOR_SERIAL, tj_sched_loop(c, q, q_ext, TJ_FOR_SERIAL, per_tile(k, &arg, 3, step))),
+      tj_sched_loop(c, q, q_ext, TJ_FOR_SERIAL, last_rows)};
+  if (!phases[0] || !phases[1] || !phases[2]) return NULL;
+  const tj_tir_stmt_t *s = tj_tir_allocate(c->arena, k->part, tj_tir_seq(c->arena, 3, phases));
+  int64_t p = ev / k->lanes;
+  s = tj_sched_loop(c, fv, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
+  return with_repacks(k, s);
+}
+
 static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
+  if (k->kblock_iter >= 0) return build_k_blocked(k, ep);
   tj_sched_ctx_t *c = k->c;
   const tj_sched_nest_t *nest = &k->nest;
   const tj_block_t *b = k->b;
@@ -897,7 +1180,7 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0};
   for (int it = 0; it < b->n_iter_vars; it++)
     if (b->iter_vars[it].kind == TJ_ITER_REDUCE) reduce[it] = tj_sched_var(c, b->iter_vars[it].var->var.name);
-  tile_arg_t arg = {outer, xo, fv, reduce, ep};
+  tile_arg_t arg = {outer, xo, fv, NULL, reduce, ep};
   /* acc[T, L] */
   const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, k->tile), tj_tir_i64(c->arena, k->lanes)};
   k->acc = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_acc", k->st->store.buffer->name),
@@ -923,22 +1206,11 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
     s = tj_sched_loop(c, xo, nest->extent[nest->loop_of_iter[k->tile_iter]] / k->tile, TJ_FOR_SERIAL, s);
   else
     s = s ? tj_tir_let_stmt(c->arena, xo, tj_tir_i64(c->arena, 0), s) : NULL;
+  if (k->n_residual) s = with_residual_rows(k, &arg, s);
   if (k->windowed) s = with_window(k, start, s);
   if (k->panel) s = with_panel(k, fv, s);
   s = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
-  /* Repacks first, each buffer allocated around everything. */
-  if (k->n_repacks && !k->panel && s) {
-    const tj_tir_stmt_t *seq[MAX_REPACK + 1];
-    int n = 0;
-    for (int i = 0; i < k->n_repacks; i++)
-      if (!k->repacks[i].outside && !(seq[n++] = repack_nest(k, &k->repacks[i]))) return NULL;
-    seq[n] = s;
-    s = n ? tj_tir_seq(c->arena, n + 1, seq) : s;
-    for (int i = k->n_repacks - 1; i >= 0 && s; i--)
-      if (!k->repacks[i].outside) s = tj_tir_allocate(c->arena, k->repacks[i].to, s);
-  }
-  if (!s) c->oom = true;
-  return s;
+  return with_repacks(k, s);
 }
 
 /* e = tile var + r (either order) with r a reduce iter var: returns r's index. */
@@ -977,7 +1249,7 @@ static int pick_inner_reduce(const conv_t *k) {
 
 /* Matches stmts[i] as a conv; on success fills k (widening decided). */
 static bool conv_matches(tj_sched_ctx_t *c, int i, conv_t *k) {
-  *k = (conv_t){.c = c, .inner_reduce = -1};
+  *k = (conv_t){.c = c, .inner_reduce = -1, .kblock_iter = -1};
   if (i >= c->n_stmts || !tj_sched_collect_nest(c->stmts[i], &k->nest) || !k->nest.n_reduce) return false;
   k->b = k->nest.block;
   if (!match(k)) return false;
@@ -999,8 +1271,11 @@ static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *
     if (!r->to) return (void)(c->oom = true), NULL;
     k->panel = true;
   }
+  plan_k_blocks(k);
   tj_sched_epilogue_t ep;
   tj_sched_collect_epilogue(c, i, i + 1, k->st->store.buffer, &ep);
+  plan_residual_rows(k, &ep);
+  if (c->oom) return NULL;
   const tj_tir_stmt_t *r = tj_sched_with_before(c, &ep, build(k, &ep));
   if (!r || c->oom) return (void)(c->oom = true), NULL;
   c->stats.conv++;
