@@ -32,9 +32,17 @@ void tj_arena_free(tj_arena_t *arena) {
   tj_free(arena);
 }
 
+/* Sizes are rounded up to 16 bytes (and 0 to 16), so every block is 16-byte aligned. */
+static size_t rounded(size_t size) { return size ? (size + 15) & ~(size_t)15 : 16; }
+
 void *tj_arena_alloc(tj_arena_t *arena, size_t size) {
-  size = (size + 15) & ~(size_t)15;
-  if (size == 0) size = 16;
+  void *p = tj_arena_alloc_uninit(arena, size);
+  if (p) memset(p, 0, rounded(size));
+  return p;
+}
+
+void *tj_arena_alloc_uninit(tj_arena_t *arena, size_t size) {
+  size = rounded(size);
   chunk_t *c = arena->head;
   if (!c || c->size - c->used < size) {
     size_t cap = size > CHUNK_DEFAULT ? size : CHUNK_DEFAULT;
@@ -43,6 +51,7 @@ void *tj_arena_alloc(tj_arena_t *arena, size_t size) {
       arena->failed = true;
       return NULL;
     }
+    tj_advise_huge_pages(c->data, cap); /* untouched yet: a large chunk faults in 2 MiB pages */
     c->size = cap;
     c->used = 0;
     c->next = arena->head;
@@ -51,7 +60,6 @@ void *tj_arena_alloc(tj_arena_t *arena, size_t size) {
   void *p = c->data + c->used;
   c->used += size;
   arena->total += size;
-  memset(p, 0, size);
   return p;
 }
 

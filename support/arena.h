@@ -14,6 +14,10 @@ tj_arena_t *tj_arena_create(void);
 void tj_arena_free(tj_arena_t *arena);
 /* Zero-filled, aligned to 16 bytes. */
 void *tj_arena_alloc(tj_arena_t *arena, size_t size);
+/* The same, not zeroed: for blocks the caller fills whole (FoldConstant's results, up
+ * to 28 MB for BERT, were zeroed and then written; untouched, a large one can also be
+ * backed by huge pages, see tj_advise_huge_pages). */
+void *tj_arena_alloc_uninit(tj_arena_t *arena, size_t size);
 #define TJ_ARENA_NEW(arena, type) ((type *)tj_arena_alloc((arena), sizeof(type)))
 #define TJ_ARENA_ARRAY(arena, type, n) ((type *)tj_arena_alloc((arena), sizeof(type) * (size_t)(n)))
 char *tj_arena_strdup(tj_arena_t *arena, const char *s);

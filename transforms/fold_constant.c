@@ -48,9 +48,12 @@ static bool buffers_only(const tj_prim_func_t *f, int n_buffers) {
 #define FOLD_INTERP_MAX_BYTES (16 << 10)
 #define CONSTANT_ALIGN 64
 
+/* The result block comes unzeroed: the direct evaluator writes every element; before
+ * the interpreter or the JIT it is zeroed, as it always was for them. */
 static tj_status_t *evaluate(const fold_state_t *st, const char *name, const tj_prim_func_t *f, int n,
                              void *const *buffers, size_t out_bytes) {
   if (!st->ctx->fold_no_direct && tj_fold_direct(f, n, buffers)) return NULL;
+  memset(buffers[n - 1], 0, out_bytes);
   if (st->ctx->eval && out_bytes > FOLD_INTERP_MAX_BYTES) return st->ctx->eval(st->ctx->eval_user, name, f, n, buffers);
   return tj_interp_run_named(name, f, n, buffers, NULL);
 }
@@ -73,7 +76,7 @@ static const tj_rx_expr_t *try_fold(tj_rx_mutator_t *m, const tj_rx_expr_t *call
   /* Computed in place, 64-byte aligned like every tensor the executable makes, so the
    * executable reads the constant where it is instead of keeping an aligned copy of its
    * own (BERT's folded weights: 28 MB held twice before). */
-  unsigned char *raw = tj_arena_alloc(m->arena, (nbytes ? nbytes : 1) + CONSTANT_ALIGN);
+  unsigned char *raw = tj_arena_alloc_uninit(m->arena, (nbytes ? nbytes : 1) + CONSTANT_ALIGN);
   tj_rx_expr_t *c = (tj_rx_expr_t *)tj_rx_constant(m->arena, dtype, ndim, dims, NULL, 0);
   if (!buffers || !raw || !c) return tj_rx_mutator_oom(m);
   void *result = raw + (CONSTANT_ALIGN - (uintptr_t)raw % CONSTANT_ALIGN) % CONSTANT_ALIGN;
