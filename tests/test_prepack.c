@@ -429,22 +429,21 @@ START_TEST(a_constant_matmul_weight_is_packed_below_the_per_call_threshold) {
 }
 END_TEST
 
-/* The 16x768 by 768x768 matmul with its weight bound: packed at load (and prefetched
- * panel by panel) it gives the bits of the kernel that reads the weight in place
- * (no_prepack), and both agree with a double-precision sum. */
-START_TEST(a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one) {
-  enum { M = 16, K = 768, N = 768 };
-  static const int64_t a_dims[] = {M, K}, v_dims[] = {K, N};
-  float *a = malloc(sizeof(float) * M * K), *v = malloc(sizeof(float) * K * N);
-  ck_assert(a && v);
-  fill(a, M * K, 3, 17), fill(v, K * N, 11, 19);
+/* main(a, v[, bias]) of `text` with v bound (a M x K, v K x N, bias N or none), run
+ * with the weight packed at load and with no_prepack (read in place): the same bits,
+ * and a double-precision reference a @ v + bias. */
+static void expect_packed_matches_in_place(const char *text, int M, int K, int N, bool bias) {
+  const int64_t a_dims[] = {M, K}, v_dims[] = {K, N}, b_dims[] = {N};
+  float *a = malloc(sizeof(float) * M * K), *v = malloc(sizeof(float) * K * N), *b = malloc(sizeof(float) * N);
+  ck_assert(a && v && b);
+  fill(a, M * K, 3, 17), fill(v, K * N, 11, 19), fill(b, N, 5, 7);
   tvmjit_instance_options_t io;
   tvmjit_instance_options_init(&io);
   io.cache.enable = 0;
   io.num_threads = 2;
   tvmjit_instance_t *inst;
   ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
-  tvmjit_tensor_t *vt = wrap(2, v_dims, v), *at = wrap(2, a_dims, a), *out[2];
+  tvmjit_tensor_t *vt = wrap(2, v_dims, v), *in[2] = {wrap(2, a_dims, a), wrap(1, b_dims, b)}, *out[2];
   for (int no_prepack = 0; no_prepack < 2; no_prepack++) {
     tvmjit_module_options_t o;
     tvmjit_module_options_init(&o);
@@ -453,23 +452,76 @@ START_TEST(a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one) {
     o.no_prepack = no_prepack;
     tvmjit_module_t *m = NULL;
     tvmjit_function_t *fn;
-    ck_assert_ptr_null(tvmjit_module_load_string(inst, "mm.rx", small_matmul_text, strlen(small_matmul_text), &o, &m));
+    ck_assert_ptr_null(tvmjit_module_load_string(inst, "mm.rx", text, strlen(text), &o, &m));
     ck_assert_ptr_null(tvmjit_module_get_function(m, "main", &fn));
-    ck_assert_ptr_null(tvmjit_function_call(fn, 1, (const tvmjit_tensor_t *const *)&at, 1, &out[no_prepack]));
+    ck_assert_ptr_null(
+        tvmjit_function_call(fn, bias ? 2 : 1, (const tvmjit_tensor_t *const *)in, 1, &out[no_prepack]));
     tvmjit_module_free(m);
   }
   ck_assert(!memcmp(tvmjit_tensor_data(out[0]), tvmjit_tensor_data(out[1]), sizeof(float) * M * N));
   const float *z = tvmjit_tensor_data(out[0]);
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++) {
-      double sum = 0;
+      double sum = bias ? b[j] : 0;
       for (int k = 0; k < K; k++) sum += (double)a[i * K + k] * v[k * N + j];
       ck_assert_double_eq_tol(z[i * N + j], sum, 1e-3);
     }
-  for (int i = 0; i < 2; i++) tvmjit_tensor_free(out[i]);
-  tvmjit_tensor_free(vt), tvmjit_tensor_free(at);
+  for (int i = 0; i < 2; i++) tvmjit_tensor_free(out[i]), tvmjit_tensor_free(in[i]);
+  tvmjit_tensor_free(vt);
   tvmjit_instance_free(inst);
-  free(a), free(v);
+  free(a), free(v), free(b);
+}
+
+/* The 16x768 by 768x768 matmul with its weight bound: packed at load (and prefetched
+ * panel by panel) it gives the bits of the kernel that reads the weight in place
+ * (no_prepack), and both agree with a double-precision sum. */
+START_TEST(a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one) {
+  expect_packed_matches_in_place(small_matmul_text, 16, 768, 768, false);
+}
+END_TEST
+
+/* 64x4500 by 4500x576 + bias: A is 1.15 MB, so with the weight packed the reduction runs
+ * in K blocks (500 deep: 4500 is no multiple of 512), partial sums in a buffer of the
+ * output's shape, the bias added after the last block. */
+static const char *k_blocked_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(a: R.Tensor((64, 4500), dtype=\"float32\"), bias: R.Tensor((576,), dtype=\"float32\"),"
+    " v: R.Tensor((4500, 576), dtype=\"float32\")) -> R.Tensor((64, 576), dtype=\"float32\"):\n"
+    "        with R.dataflow():\n"
+    "            z = R.matmul(a, v)\n"
+    "            y = R.add(z, bias)\n"
+    "            R.output(y)\n"
+    "        return y\n";
+
+typedef struct partial_allocs {
+  int n;
+} partial_allocs_t;
+
+static bool count_partial(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_partial")) ((partial_allocs_t *)v->ctx)->n++;
+  return true;
+}
+
+START_TEST(a_k_blocked_matmul_gives_the_bits_of_the_unblocked_one) {
+  tj_arena_t *arena = tj_arena_create();
+  const tj_prim_func_t *mm = legalized_prim(arena, k_blocked_text, "matmul");
+  for (int constant = 0; constant < 2; constant++) {
+    tj_tir_prepacks_t packs = {0};
+    tj_tir_schedule_options_t s = {.enabled = true, .vector_bits = 512, .prepacked = &packs};
+    s.constant_params = constant ? 1u << 1 : 0;
+    const tj_prim_func_t *low;
+    TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
+    partial_allocs_t c = {0};
+    tj_tir_visitor_t v = {.stmt = count_partial, .ctx = &c};
+    tj_tir_visit_stmt(&v, low->body);
+    ck_assert_int_eq(c.n, constant); /* K blocks only with the weight packed */
+  }
+  tj_arena_free(arena);
+  expect_packed_matches_in_place(k_blocked_text, 64, 4500, 576, true);
 }
 END_TEST
 
@@ -481,6 +533,7 @@ int main(void) {
   tcase_add_test(tc, a_constant_weight_becomes_a_packed_parameter);
   tcase_add_test(tc, a_constant_matmul_weight_is_packed_below_the_per_call_threshold);
   tcase_add_test(tc, a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one);
+  tcase_add_test(tc, a_k_blocked_matmul_gives_the_bits_of_the_unblocked_one);
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);
   tcase_add_test(tc, a_weight_only_folded_is_not_used_after_load);
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);

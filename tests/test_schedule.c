@@ -664,6 +664,19 @@ START_TEST(matmuls_compute_the_same_bits) {
   ck_assert_int_eq(check_matmul_bits(a, "tests/models/matmul_kernels.rx"), 3);
   /* GEMV column blocks, small M, float16, rows not a multiple of the tile */
   ck_assert_int_eq(check_matmul_bits(a, "tests/models/gemv_gemm_kernels.rx"), 10);
+  /* batch_matmul: weights [batch..., K, N] */
+  ck_assert_int_eq(check_matmul_bits(a, "tests/models/batch_matmul_kernels.rx"), 6);
+  /* ... with the matmul tile (4 rows x 4 vectors for N = 128), where a broadcast
+   * weight (read at batch index 0) keeps the conv rule's one-vector tile */
+  const tj_module_t *m = load(a, "tests/models/batch_matmul_kernels.rx", "default");
+  const tj_prim_func_t *g;
+  int64_t tile, lanes;
+  schedule(a, prim(m, "matmul"), 512, &g);
+  acc_shape(g, &tile, &lanes);
+  ck_assert_msg(tile == 4 && lanes == 64, "batch_matmul tile %lld x %lld", (long long)tile, (long long)lanes);
+  schedule(a, prim(m, "matmul5"), 512, &g);
+  acc_shape(g, &tile, &lanes);
+  ck_assert_int_eq(lanes, 16);
   tj_arena_free(a);
 }
 END_TEST

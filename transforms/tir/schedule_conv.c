@@ -95,6 +95,11 @@ typedef struct conv {
   int kblock_iter;
   int64_t kblock;
   const tj_buffer_t *part;
+  /* K blocks (see k_block_depth): the reduction in blocks of k_block, the block loop
+   * kc around the parallel loop, partial sums in `partial` (the output's shape). */
+  int64_t k_block;
+  const tj_tir_expr_t *kc, *kk;
+  const tj_buffer_t *partial;
 } conv_t;
 
 static bool is_f16(tj_dtype_t d) { return d.code == TJ_DT_FLOAT && d.bits == 16 && d.lanes == 1; }
@@ -123,7 +128,10 @@ static int64_t largest_divisor(int64_t n, int64_t at_most) {
  * MATMUL_TILE rows tall (16 accumulators, 4 weight vectors per A broadcast) instead of
  * one vector by 16 rows: BERT's matmuls at 1 thread (Intel Xeon, old and new builds
  * interleaved on a noisy VM) 2.4-2.8 -> 2.0-2.1 ms (768x768), 13.7-15.0 -> 10.4-11.3 and
- * 13.2-15.2 -> 10.6-11.5 ms (the FFN pair); bits unchanged (k stays in order). */
+ * 13.2-15.2 -> 10.6-11.5 ms (the FFN pair); bits unchanged (k stays in order).
+ * batch_matmul's [B, K, N] weight counts too (matmul_weight): attention's 12x128x64 by
+ * 12x64x128 went from the conv rule's 16 x 1-vector tile to 4 x 64 lanes, 0.278 ->
+ * 0.147 ms (thread-CPU min, 1 thread, Ice Lake; oneDNN brgemm 0.198 ms). */
 #define MATMUL_VECTORS 4
 #define MATMUL_TILE 4
 
@@ -245,16 +253,26 @@ static void channel_tile(conv_t *k, int64_t ev, int64_t rows, int64_t *tile_max)
   *tile_max = best;
 }
 
-/* A matmul's weight: a 2-D parameter read at [reduce var, vector var]; NULL if none. */
+static bool is_iter_kind(const conv_t *k, const tj_tir_expr_t *e, tj_iter_kind_t kind) {
+  int it = tj_sched_iter_index(k->b, e);
+  return it >= 0 && k->b->iter_vars[it].kind == kind;
+}
+
+/* A matmul's weight: a parameter read at [batch..., reduce var, vector var], the batch
+ * indices spatial iter vars (batch_matmul's [B, K, N]; a conv's HWIO weight, [ry, rx,
+ * c, f], is not one); NULL if none. */
 static const tj_buffer_t *matmul_weight(const conv_t *k) {
   const tj_tir_expr_t *vvar = k->b->iter_vars[k->vec_iter].var;
   const tj_sched_ctx_t *c = k->c;
   for (int p = 0; p < c->func->n_params; p++) {
     const tj_buffer_t *w = c->func->buffer_map ? c->func->buffer_map[p] : NULL;
-    const tj_tir_expr_t *load = w && w->ndim == 2 ? tj_sched_single_load(k->st->store.value, w) : NULL;
-    if (!load || load->load.indices[1] != vvar) continue;
-    int it = tj_sched_iter_index(k->b, load->load.indices[0]);
-    if (it >= 0 && k->b->iter_vars[it].kind == TJ_ITER_REDUCE) return w;
+    const tj_tir_expr_t *load = w && w->ndim >= 2 ? tj_sched_single_load(k->st->store.value, w) : NULL;
+    int n = w ? w->ndim : 0;
+    if (!load || load->load.indices[n - 1] != vvar || !is_iter_kind(k, load->load.indices[n - 2], TJ_ITER_REDUCE))
+      continue;
+    bool batch = true;
+    for (int d = 0; d + 2 < n; d++) batch &= is_iter_kind(k, load->load.indices[d], TJ_ITER_SPATIAL);
+    if (batch) return w;
   }
   return NULL;
 }
@@ -964,10 +982,13 @@ static const tj_tir_stmt_t *prefetch_next_panel(conv_t *k, const tile_arg_t *a, 
   int64_t row_blocks = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]] / k->tile;
   int64_t blocks = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]] / k->lanes;
   int64_t q = row_blocks > lines_per_k ? row_blocks / lines_per_k : 1;
-  const tj_tir_expr_t *t = tj_sched_add(c, tj_sched_mul(c, a->xo, depth), a->reduce[kit]);
-  const tj_tir_expr_t *line = bin(c, TJ_TIR_MIN, bin(c, TJ_TIR_FLOOR_DIV, t, q), depth * lines_per_k - 1);
+  /* K-blocked: the rows of the next panel in this K block, [kc * k_block, + k_block) */
+  int64_t span = k->k_block ? k->k_block : depth;
+  const tj_tir_expr_t *t = tj_sched_add(c, tj_sched_mul(c, a->xo, span), k->k_block ? k->kk : a->reduce[kit]);
+  const tj_tir_expr_t *line = bin(c, TJ_TIR_MIN, bin(c, TJ_TIR_FLOOR_DIV, t, q), span * lines_per_k - 1);
   const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0};
   reduce[kit] = bin(c, TJ_TIR_FLOOR_DIV, line, lines_per_k);
+  if (k->k_block) reduce[kit] = tj_sched_add(c, tj_sched_mul(c, k->kc, k->k_block), reduce[kit]);
   const tj_tir_expr_t *lane = bin(c, TJ_TIR_MUL, bin(c, TJ_TIR_FLOOR_MOD, line, lines_per_k), per_line);
   const tj_tir_expr_t *next = bin(c, TJ_TIR_MIN, bin(c, TJ_TIR_ADD, a->fv, 1), blocks - 1);
   if (!reduce[kit] || !lane || !next) return (void)(c->oom = true), NULL;
@@ -1038,6 +1059,47 @@ static const tj_tir_stmt_t *save_body(conv_t *k, const tj_tir_expr_t *xi, const 
   const tj_tir_expr_t *at[3] = {a->q, tj_sched_add(k->c, tj_sched_mul(k->c, a->xo, k->tile), xi), fi};
   const tj_tir_expr_t *v = acc_load(k, xi, fi);
   const tj_tir_stmt_t *s = v && at[1] ? tj_tir_store(k->c->arena, k->part, 3, at, v) : NULL;
+  if (!s) k->c->oom = true;
+  return s;
+}
+
+/* ---- K blocks ----
+ * 128x3072x768 (BERT's FFN out): A, 1.5 MB, does not fit L2, and each column block
+ * reads all of it (from L3: 16 x 1.5 MB per call) while its 590 KB panel and the next
+ * one's prefetch take L2 as well. With the reduction in blocks of K_BLOCK, the block
+ * loop around the parallel loop, every column block of a K block reuses the same
+ * 128 x K_BLOCK slice of A from L2; the partial sums go to a buffer of the output's
+ * shape and come back for the next K block. Each output still takes its k terms in
+ * order from the init value (same bits). */
+#define K_BLOCK 512
+#define K_BLOCK_MIN_A_BYTES (1 << 20)
+#define K_BLOCK_MIN 128
+
+static int64_t k_block_depth(const conv_t *k) {
+  bool is_outer[TJ_SCHED_MAX_NEST];
+  if (!prefetch_applies(k) || outer_iters(k, is_outer) != 1) return 0;
+  int kit = -1;
+  for (int it = 0; it < k->b->n_iter_vars; it++)
+    if (k->b->iter_vars[it].kind == TJ_ITER_REDUCE) kit = it;
+  int64_t depth = k->nest.extent[k->nest.loop_of_iter[kit]];
+  int64_t rows = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
+  if (rows * depth * (int64_t)sizeof(float) < K_BLOCK_MIN_A_BYTES) return 0;
+  int64_t kb = largest_divisor(depth, K_BLOCK);
+  return kb >= K_BLOCK_MIN && kb < depth ? kb : 0;
+}
+
+/* acc <-> partial at the tile element's output indices */
+static const tj_tir_stmt_t *partial_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg,
+                                         bool load) {
+  tile_arg_t *a = arg;
+  element_t el;
+  element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
+  int d = k->st->store.n_indices;
+  const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
+  for (int i = 0; i < d; i++) idx[i] = el.vals[tj_sched_iter_index(k->b, k->st->store.indices[i])];
+  if (load) return acc_store(k, xi, fi, tj_tir_load(k->c->arena, k->partial, d, idx));
+  const tj_tir_expr_t *v = acc_load(k, xi, fi);
+  const tj_tir_stmt_t *s = v ? tj_tir_store(k->c->arena, k->partial, d, idx, v) : NULL;
   if (!s) k->c->oom = true;
   return s;
 }
@@ -1141,6 +1203,22 @@ static const tj_tir_stmt_t *build_k_blocked(conv_t *k, const tj_sched_epilogue_t
   return with_repacks(k, s);
 }
 
+static const tj_tir_stmt_t *partial_load_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
+  return partial_body(k, xi, fi, arg, true);
+}
+
+static const tj_tir_stmt_t *partial_store_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
+  return partial_body(k, xi, fi, arg, false);
+}
+
+/* if kc == at: first else: other */
+static const tj_tir_stmt_t *on_k_block(conv_t *k, int64_t at, const tj_tir_stmt_t *first, const tj_tir_stmt_t *other) {
+  const tj_tir_expr_t *cond = first && other ? tj_tir_binary(k->c->arena, TJ_TIR_EQ, k->kc, tj_tir_i64(k->c->arena, at)) : NULL;
+  const tj_tir_stmt_t *s = cond ? tj_tir_if(k->c->arena, cond, first, other) : NULL;
+  if (!s) k->c->oom = true;
+  return s;
+}
+
 static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   if (k->kblock_iter >= 0) return build_k_blocked(k, ep);
   tj_sched_ctx_t *c = k->c;
@@ -1180,7 +1258,18 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0};
   for (int it = 0; it < b->n_iter_vars; it++)
     if (b->iter_vars[it].kind == TJ_ITER_REDUCE) reduce[it] = tj_sched_var(c, b->iter_vars[it].var->var.name);
-  tile_arg_t arg = {outer, xo, fv, NULL, reduce, ep};
+  const tj_tir_expr_t *kvals[TJ_SCHED_MAX_NEST] = {0};
+  int64_t kc_count = 1;
+  for (int it = 0; it < b->n_iter_vars; it++) {
+    kvals[it] = reduce[it];
+    if (!reduce[it] || !k->k_block) continue;
+    k->kk = reduce[it];
+    k->kc = tj_sched_var(c, "kc");
+    kvals[it] = tj_sched_add(c, tj_sched_mul(c, k->kc, k->k_block), reduce[it]);
+    kc_count = nest->extent[nest->loop_of_iter[it]] / k->k_block;
+    if (!kvals[it]) return NULL;
+  }
+  tile_arg_t arg = {outer, xo, fv, NULL, kvals, ep};
   /* acc[T, L] */
   const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, k->tile), tj_tir_i64(c->arena, k->lanes)};
   k->acc = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_acc", k->st->store.buffer->name),
@@ -1196,9 +1285,13 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   for (int l = nest->n - 1; l >= 0; l--) {
     int it = nest->iter_of_loop[l];
     if (b->iter_vars[it].kind == TJ_ITER_REDUCE && it != k->inner_reduce)
-      upd = tj_sched_loop(c, reduce[it], nest->extent[l], TJ_FOR_SERIAL, upd);
+      upd = tj_sched_loop(c, reduce[it], k->k_block ? k->k_block : nest->extent[l], TJ_FOR_SERIAL, upd);
   }
   const tj_tir_stmt_t *three[3] = {tile_loops(k, init_body, &arg), upd, write_back_loops(k, &arg)};
+  if (k->k_block) {
+    three[0] = on_k_block(k, 0, three[0], tile_loops(k, partial_load_body, &arg));
+    three[2] = on_k_block(k, kc_count - 1, three[2], tile_loops(k, partial_store_body, &arg));
+  }
   if (!three[0] || !three[1] || !three[2]) return NULL;
   const tj_tir_stmt_t *s = tj_tir_allocate(c->arena, k->acc, tj_tir_seq(c->arena, 3, three));
   if (!k->channel_blocks) s = tj_sched_loop(c, fv_loop, ev / k->lanes, TJ_FOR_SERIAL, s);
@@ -1210,6 +1303,10 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   if (k->windowed) s = with_window(k, start, s);
   if (k->panel) s = with_panel(k, fv, s);
   s = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
+  if (k->k_block) {
+    s = tj_sched_loop(c, k->kc, kc_count, TJ_FOR_SERIAL, s);
+    s = s ? tj_tir_allocate(c->arena, k->partial, s) : NULL;
+  }
   return with_repacks(k, s);
 }
 
@@ -1272,6 +1369,12 @@ static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *
     k->panel = true;
   }
   plan_k_blocks(k);
+  if (k->kblock_iter < 0 && (k->k_block = k_block_depth(k))) {
+    const tj_buffer_t *out = k->st->store.buffer;
+    k->partial = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_partial", out->name),
+                               k->widen ? TJ_F32 : out->dtype, out->ndim, out->shape, NULL);
+    if (!k->partial) return (void)(c->oom = true), NULL;
+  }
   tj_sched_epilogue_t ep;
   tj_sched_collect_epilogue(c, i, i + 1, k->st->store.buffer, &ep);
   plan_residual_rows(k, &ep);
