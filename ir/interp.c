@@ -460,6 +460,7 @@ static ival_t interp_call(interp_t *ip, const tj_tir_expr_t *e) {
     if (!interp_check_args(ip, e, 1)) return r;
     return interp_eval(ip, args[0]);
   }
+  if (!strcmp(op, "prefetch")) return r; /* a cache hint: its load is not performed, its value is 0 */
   if (!strcmp(op, "pow") || !strcmp(op, "fmod")) {
     if (!interp_check_args(ip, e, 2)) return r;
     double x = interp_to_double(args[0]->dtype, interp_eval(ip, args[0]));

@@ -664,6 +664,24 @@ static LLVMValueRef gen_bitwise(cg_t *c, const tj_tir_expr_t *e) {
   return gen_shift(c, strcmp(op, "tir.shift_left") == 0, is_signed(e->dtype), x, y);
 }
 
+/* tir.prefetch(B[i]): llvm.prefetch of B[i]'s address for reading into L2 (locality 2:
+ * prefetcht1), which reads no value and cannot fault. The conv schedule fetches the next
+ * block of a K-blocked conv's weights from memory with it while the current block
+ * computes (schedule_conv.c). Its value is 0. */
+static LLVMValueRef gen_prefetch(cg_t *c, const tj_tir_expr_t *e) {
+  const tj_tir_expr_t *l = e->call.n_args == 1 ? e->call.args[0] : NULL;
+  if (!l || l->kind != TJ_TIR_BUFFER_LOAD || l->load.n_indices != 1 || l->dtype.lanes != 1)
+    return cg_fail(c, TJ_ERR_VERIFY, "tir.prefetch takes one scalar load of a flat buffer");
+  LLVMValueRef base = buffer_base(c, l->load.buffer);
+  LLVMValueRef i = base ? gen_expr(c, l->load.indices[0]) : NULL;
+  if (!i) return NULL;
+  LLVMValueRef ptr = element_ptr(c, l->load.buffer, base, i);
+  LLVMValueRef args[4] = {ptr, LLVMConstInt(c->t_i32, 0, 0), LLVMConstInt(c->t_i32, 2, 0), LLVMConstInt(c->t_i32, 1, 0)};
+  if (!call_intrinsic(c, "llvm.prefetch", LLVMTypeOf(ptr), args, 4))
+    return cg_fail(c, TJ_ERR_INTERNAL, "LLVM has no llvm.prefetch");
+  return LLVMConstNull(value_type(c, e->dtype));
+}
+
 static LLVMValueRef gen_call(cg_t *c, const tj_tir_expr_t *e) {
   const char *op = e->call.op;
   if (strcmp(op, "tir.if_then_else") == 0) return gen_if_then_else(c, e);
@@ -673,6 +691,7 @@ static LLVMValueRef gen_call(cg_t *c, const tj_tir_expr_t *e) {
       !strcmp(op, "tir.isinf") || !strcmp(op, "tir.isfinite"))
     return gen_float_special(c, e);
   if (!strcmp(op, "tir.likely")) return gen_unary_arg(c, e);
+  if (!strcmp(op, "tir.prefetch")) return gen_prefetch(c, e);
   if (!strcmp(op, "tir.reinterpret")) {
     LLVMValueRef x = gen_unary_arg(c, e);
     return x ? LLVMBuildBitCast(c->b, x, value_type(c, e->dtype), "") : NULL;
