@@ -65,11 +65,22 @@ START_TEST(channel_tile_conv_kernels_match_the_interpreter) {
 END_TEST
 
 /* K-blocked conv tiles and residual rows (tests/models/conv_tile_blocks.rx: 2x3 outputs
- * with 590 KB of weights, stride 1 and 2, a batch of 2, residual adds, and a
- * windowed 12x12 conv with one): bit-exact. */
+ * with 590 KB of weights (1024 x 16 x 3 x 3), stride 1 and 2, a batch of 2, residual
+ * adds, and a windowed 12x12 conv with one): bit-exact; in the default float mode
+ * (weights prefetched, tir.prefetch) within tolerance. */
 START_TEST(k_blocked_conv_kernels_match_the_interpreter) {
   const char *const files[] = {"tests/models/conv_tile_blocks.rx", NULL};
   expect_kernels_bit_exact("K-blocked conv tiles", files, 4);
+  /* the default float mode: rx unrolled in the tile, the next weights prefetched */
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  relaxed = true;
+  compare_pipeline_file(files[0], &t);
+  relaxed = false;
+  report("K-blocked conv tiles, default float mode", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 4);
+  tj_jit_free(jit);
 }
 END_TEST
 

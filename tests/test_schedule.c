@@ -433,12 +433,27 @@ static const tj_buffer_t *allocated(const tj_prim_func_t *f, const char *suffix)
   return n.found;
 }
 
+static bool count_prefetch(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  if (e->kind == TJ_TIR_CALL && strcmp(e->call.op, "tir.prefetch") == 0) ++*(int *)v->ctx;
+  return true;
+}
+
+static int prefetches(const tj_prim_func_t *f) {
+  int n = 0;
+  tj_tir_visitor_t v = {.expr = count_prefetch, .ctx = &n};
+  tj_tir_visit_stmt(&v, f->body);
+  return n;
+}
+
 /* Dense NCHW convs with few output positions and weights over 512 KB
- * (tests/models/conv_tile_blocks.rx, 2x3 outputs, 256 channels) walk their
+ * (tests/models/conv_tile_blocks.rx, 2x3 outputs, 1024 channels) walk their
  * input channels in blocks, every tile's partial sums kept in a local [positions, x,
- * lanes] buffer between blocks; an epilogue that adds a tensor read at the output's
- * own indices reads a per-row local copy of it, K-blocked or not (the 12x12 conv with
- * small weights). Same bits as the unscheduled kernels at 512 and 256 bits. */
+ * lanes] buffer between blocks, and with rx unrolled in the tile prefetch the next
+ * block's weights (one tir.prefetch per vector of weights the step reads; the
+ * interpreter skips them); an epilogue that
+ * adds a tensor read at the output's own indices reads a per-row local copy of it,
+ * K-blocked or not (the 12x12 conv with small weights). Same bits as the unscheduled
+ * kernels at 512 and 256 bits. */
 START_TEST(k_blocked_tiles_and_residual_rows_compute_the_same_bits) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/conv_tile_blocks.rx", "default");
@@ -461,7 +476,14 @@ START_TEST(k_blocked_tiles_and_residual_rows_compute_the_same_bits) {
     if (part) ck_assert(part->ndim == 3 && tj_tir_is_const_int(part->shape[0], &positions));
     ck_assert_msg(positions == want[i].positions, "%s: %lld positions", want[i].name, (long long)positions);
     ck_assert_msg((row != NULL) == want[i].residual, "%s: residual rows %d", want[i].name, row != NULL);
+    ck_assert_int_eq(prefetches(g), 0); /* strict: no sliding reduction in the tile */
     assert_same_bits(want[i].name, f, g);
+    /* rx unrolled in the tile (default float mode): the next block's 3 taps x 4
+     * vectors of weights prefetched per step, except at stride 2 (rx does not slide) */
+    tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 512, .reorder_reductions = true};
+    TU_OK(tj_tir_schedule(a, f, "f", &o, &g, &st));
+    ck_assert_int_eq(prefetches(g), positions && st.reordered ? 12 : 0);
+    ck_assert_int_eq(st.reordered, strcmp(want[i].name, "fused_conv2d1_relu") != 0);
     schedule(a, f, 256, &g);
     assert_same_bits(want[i].name, f, g);
   }

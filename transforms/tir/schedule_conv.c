@@ -969,6 +969,17 @@ static const tj_tir_expr_t *bin(tj_sched_ctx_t *c, tj_tir_expr_kind_t kind, cons
   return tj_tir_binary(c->arena, kind, x, tj_tir_i64(c->arena, y));
 }
 
+/* Evaluate(tir.prefetch(tir.address_of(v), 0, PREFETCH_LOCALITY, 1)): a read hint for
+ * the element v loads, as TVM writes the builtin (codegen: llvm.prefetch). */
+static const tj_tir_stmt_t *prefetch_into_l2(tj_sched_ctx_t *c, const tj_tir_expr_t *v) {
+  const tj_tir_expr_t *addr = v ? tj_tir_call(c->arena, TJ_HANDLE, "tir.address_of", 1, &v) : NULL;
+  const tj_tir_expr_t *args[4] = {addr, tj_tir_int(c->arena, TJ_I32, 0), tj_tir_int(c->arena, TJ_I32, PREFETCH_LOCALITY),
+                                  tj_tir_int(c->arena, TJ_I32, 1)};
+  const tj_tir_expr_t *call =
+      addr && args[1] && args[2] && args[3] ? tj_tir_call(c->arena, TJ_VOID, "tir.prefetch", 4, args) : NULL;
+  return call ? tj_tir_evaluate(c->arena, call) : NULL;
+}
+
 /* Evaluate(tir.prefetch(tir.address_of(Wp[line]), 0, locality, 1)) for k step `kk` of
  * row block `xo` in column block `fv`, Wp the packed weight. */
 static const tj_tir_stmt_t *prefetch_next_panel(conv_t *k, const tile_arg_t *a, int kit) {
@@ -997,11 +1008,7 @@ static const tj_tir_stmt_t *prefetch_next_panel(conv_t *k, const tile_arg_t *a, 
   k->cur_fv = next;
   k->cur_fi = lane;
   const tj_tir_expr_t *v = apply_repacks(k, tj_sched_subst_expr(c, k->b, tj_sched_single_load(k->st->store.value, w), el.vals));
-  const tj_tir_expr_t *addr = v ? tj_tir_call(c->arena, TJ_HANDLE, "tir.address_of", 1, &v) : NULL;
-  const tj_tir_expr_t *args[4] = {addr, tj_tir_int(c->arena, TJ_I32, 0), tj_tir_int(c->arena, TJ_I32, PREFETCH_LOCALITY),
-                                  tj_tir_int(c->arena, TJ_I32, 1)};
-  const tj_tir_expr_t *call = addr && args[1] && args[2] && args[3] ? tj_tir_call(c->arena, TJ_VOID, "tir.prefetch", 4, args) : NULL;
-  const tj_tir_stmt_t *s = call ? tj_tir_evaluate(c->arena, call) : NULL;
+  const tj_tir_stmt_t *s = prefetch_into_l2(c, v);
   if (!s) c->oom = true;
   return s;
 }
@@ -1130,6 +1137,46 @@ static void plan_k_blocks(conv_t *k) {
   if (bytes <= KBLOCK_MAX_PART_BYTES) k->kblock_iter = kblock_iter(k, &k->kblock);
 }
 
+/* Weights of the next block of input channels (the last block: its own again) at the
+ * current step's position, one prefetch per cache line of the tile's weight vectors:
+ * they come from memory while this block computes, where the hardware prefetcher,
+ * which stops at each 4 KB page, left each step waiting for them. Only with the
+ * sliding reduction unrolled in the tile (6 prefetches per 42 FMAs for 7 x 2 vectors):
+ * a stride-2 conv's step, 2 per 14 FMAs, measured slower with them (256->512 at 14x14
+ * stride 2: 1.13-1.19 ms K-blocked, 1.22-1.26 with the prefetches). */
+static const tj_tir_stmt_t *with_weight_prefetch(conv_t *k, const tile_arg_t *a, const tj_tir_expr_t *const *loop_var,
+                                                 const tj_tir_expr_t *co, int64_t n_blocks, const tj_tir_stmt_t *body) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *load = k->n_repacks == 1 && k->inner_reduce >= 0
+                                  ? tj_sched_single_load(k->st->store.value, k->repacks[0].from)
+                                  : NULL;
+  if (!load || !body) return body;
+  const tj_tir_expr_t *next[TJ_SCHED_MAX_NEST];
+  for (int it = 0; it < k->b->n_iter_vars; it++) next[it] = a->reduce[it];
+  const tj_tir_expr_t *nb = tj_tir_binary(c->arena, TJ_TIR_MIN, tj_sched_add(c, co, tj_tir_i64(c->arena, 1)),
+                                          tj_tir_i64(c->arena, n_blocks - 1));
+  next[k->kblock_iter] = tj_sched_add(c, tj_sched_mul(c, nb, k->kblock), loop_var[k->kblock_iter]);
+  int64_t unit = k->vec_unit > 0 ? k->vec_unit : k->lanes;
+  int64_t taps = k->nest.extent[k->nest.loop_of_iter[k->inner_reduce]];
+  const tj_tir_stmt_t *seq[MAX_INNER_REDUCE * CONV_TILE_MAX_VECTORS + 1];
+  int n = 0;
+  for (int64_t t = 0; t < taps; t++)
+    for (int64_t v = 0; v * unit < k->lanes && n < MAX_INNER_REDUCE * CONV_TILE_MAX_VECTORS; v++) {
+      next[k->inner_reduce] = tj_tir_i64(c->arena, t);
+      element_t el;
+      const tj_tir_expr_t *fi = tj_tir_i64(c->arena, v * unit);
+      element_values(k, a->outer, a->xo, tj_tir_i64(c->arena, 0), a->fv, fi, next, &el);
+      k->cur_fv = a->fv;
+      k->cur_fi = fi;
+      const tj_tir_expr_t *w = apply_repacks(k, tj_sched_subst_expr(c, k->b, load, el.vals));
+      if (!(seq[n++] = prefetch_into_l2(c, w))) return (void)(c->oom = true), NULL;
+    }
+  seq[n++] = body;
+  const tj_tir_stmt_t *s = tj_tir_seq(c->arena, n, seq);
+  if (!s) c->oom = true;
+  return s;
+}
+
 /* for xo: alloc acc { body } */
 static const tj_tir_stmt_t *per_tile(conv_t *k, const tile_arg_t *a, int n, const tj_tir_stmt_t *const *body) {
   tj_sched_ctx_t *c = k->c;
@@ -1182,6 +1229,7 @@ static const tj_tir_stmt_t *build_k_blocked(conv_t *k, const tj_sched_epilogue_t
   int64_t n_blocks = nest->extent[nest->loop_of_iter[kb]] / k->kblock;
   if (k->inner_reduce >= 0)
     upd = tj_sched_loop(c, reduce[k->inner_reduce], nest->extent[nest->loop_of_iter[k->inner_reduce]], TJ_FOR_UNROLLED, upd);
+  upd = with_weight_prefetch(k, &arg, loop_var, co, n_blocks, upd);
   for (int l = nest->n - 1; l >= 0; l--) {
     int it = nest->iter_of_loop[l];
     if (b->iter_vars[it].kind == TJ_ITER_REDUCE && it != k->inner_reduce)
