@@ -87,7 +87,8 @@ END_TEST
 /* 1x1 convs (tests/models/pointwise_kernels.rx): the pointwise rule's GEMM tile along
  * the flattened pixels (odd channel counts, batch 2, batch-norm + clip and residual
  * epilogues, masked tails at 14x14 and 7x7, blocks of input channels) and the ones it
- * leaves to the conv rule: bit-exact. */
+ * leaves to the conv rule: bit-exact. The 12th, whose output is large enough for
+ * superblocks of pixels, is too slow for the interpreter: see the next test. */
 START_TEST(pointwise_conv_kernels_match_the_interpreter) {
   const char *const files[] = {"tests/models/pointwise_kernels.rx", NULL};
   expect_kernels_bit_exact("1x1 convs", files, 11);
@@ -168,6 +169,27 @@ static bool scheduled_matches_plain_loops(const char *name, const tj_prim_func_t
 
 /* tests/models/packed_matmul.rx: weights over 4 MB packed per call, one column panel
  * per parallel iteration (float32 and float16): the same bits as plain loops. */
+/* Every 1x1 conv of tests/models/pointwise_kernels.rx, the one walking superblocks of
+ * pixels (2->52 at 80x128, a 2.1 MB output) included, JIT-compiled with the schedule
+ * and as plain loops: the same bits. */
+START_TEST(pointwise_conv_kernels_match_plain_loops) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  char path[4096];
+  tj_arena_t *arena = tj_arena_create();
+  const tj_module_t *out = default_pipeline(arena, "tests/models/pointwise_kernels.rx", path, sizeof path);
+  int checked = 0;
+  for (int i = 0; i < out->n_funcs; i++) {
+    if (!out->funcs[i].is_prim) continue;
+    ck_assert_msg(scheduled_matches_plain_loops(out->funcs[i].name, out->funcs[i].prim), "%s differs",
+                  out->funcs[i].name);
+    checked++;
+  }
+  ck_assert_int_eq(checked, 12);
+  tj_arena_free(arena);
+  tj_jit_free(jit);
+}
+END_TEST
+
 START_TEST(packed_weight_matmuls_match_plain_loops) {
   ck_assert_ptr_null(tj_jit_create(&jit));
   char path[4096];
@@ -298,6 +320,7 @@ int main(void) {
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
+  tcase_add_test(tc, pointwise_conv_kernels_match_plain_loops);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -737,9 +737,9 @@ START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
       prims++;
       assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
     }
-    ck_assert_int_eq(prims, 11);
+    ck_assert_int_eq(prims, 12);
     /* at 512 bits the 14x14 conv to 48 channels goes to the conv rule's 7 x 3-vector tile */
-    ck_assert_int_eq(pointwise, bits[j] == 512 ? 6 : 7);
+    ck_assert_int_eq(pointwise, bits[j] == 512 ? 7 : 8);
     /* 200 input channels at 7x7 and 256 at 14x14 are blocked over the input channels */
     if (bits[j] == 512) ck_assert_int_eq(blocked, 2);
   }
