@@ -47,6 +47,20 @@ static void expect_kernels_bit_exact(const char *what, const char *const *files,
   tj_jit_free(jit);
 }
 
+/* The kernels of `file` in the default float mode (reassociated sums, polynomial exp,
+ * prefetches): n_kernels of them, each within tolerance of the interpreter. */
+static void expect_kernels_within_tolerance(const char *what, const char *file, int n_kernels) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  relaxed = true;
+  compare_pipeline_file(file, &t);
+  relaxed = false;
+  report(what, &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, n_kernels);
+  tj_jit_free(jit);
+}
+
 /* NCHW convs of every kind ResNet-18 and MobileNetV2 use (the schedule vectorizes their
  * output channels or x, strided and depthwise, float32 and float16): bit-exact. */
 START_TEST(nchw_conv_kernels_match_the_interpreter) {
@@ -72,15 +86,7 @@ START_TEST(k_blocked_conv_kernels_match_the_interpreter) {
   const char *const files[] = {"tests/models/conv_tile_blocks.rx", NULL};
   expect_kernels_bit_exact("K-blocked conv tiles", files, 4);
   /* the default float mode: rx unrolled in the tile, the next weights prefetched */
-  ck_assert_ptr_null(tj_jit_create(&jit));
-  tally_t t = {0};
-  relaxed = true;
-  compare_pipeline_file(files[0], &t);
-  relaxed = false;
-  report("K-blocked conv tiles, default float mode", &t);
-  ck_assert_int_eq(t.failed, 0);
-  ck_assert_int_eq(t.compared, 4);
-  tj_jit_free(jit);
+  expect_kernels_within_tolerance("K-blocked conv tiles, default float mode", files[0], 4);
 }
 END_TEST
 
@@ -109,15 +115,7 @@ END_TEST
  * mode: the rows reduce in vector partial results and exp is a polynomial; within
  * tolerance of the interpreter. */
 START_TEST(row_reductions_in_the_default_float_mode_match_the_interpreter) {
-  ck_assert_ptr_null(tj_jit_create(&jit));
-  tally_t t = {0};
-  relaxed = true;
-  compare_pipeline_file("tests/models/row_reductions.rx", &t);
-  relaxed = false;
-  report("row reductions, default float mode", &t);
-  ck_assert_int_eq(t.failed, 0);
-  ck_assert_int_eq(t.compared, 5);
-  tj_jit_free(jit);
+  expect_kernels_within_tolerance("row reductions, default float mode", "tests/models/row_reductions.rx", 5);
 }
 END_TEST
 
@@ -125,15 +123,7 @@ END_TEST
  * plane's row reduced in vector partial results (schedule_global_pool.c); within
  * tolerance of the interpreter. */
 START_TEST(global_pools_in_the_default_float_mode_match_the_interpreter) {
-  ck_assert_ptr_null(tj_jit_create(&jit));
-  tally_t t = {0};
-  relaxed = true;
-  compare_pipeline_file("tests/models/global_pools.rx", &t);
-  relaxed = false;
-  report("global pools, default float mode", &t);
-  ck_assert_int_eq(t.failed, 0);
-  ck_assert_int_eq(t.compared, 5);
-  tj_jit_free(jit);
+  expect_kernels_within_tolerance("global pools, default float mode", "tests/models/global_pools.rx", 5);
 }
 END_TEST
 
