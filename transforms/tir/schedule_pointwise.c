@@ -48,6 +48,12 @@
  * took 0.07 ms as 3 x 7 vectors, 0.12 as 6 x 4 vectors over 13 blocks (the last one
  * 3/4 masked). */
 #define TAIL_PENALTY 0.85
+/* A tile without a tail of at least this many accumulators is taken over any tile with
+ * one: ResNet-50's 256->64 at 56x56 (196 vectors of pixels) took 0.83-0.84 ms as 4 x 6
+ * vectors over 33 blocks (the last one 2/3 masked, every load of X masked) and
+ * 0.735-0.744 as 4 x 4 over 49 (bench_kernels, thread-CPU min of 100, Ice Lake, 2
+ * rounds; 8 x 2 took 0.86-0.90, 4 x 7 1.13). */
+#define EXACT_MIN_ACC 16
 #define CHANNEL_TILE_VECS_MIN 3
 #define CHANNEL_TILE_MAX_WEIGHT_BYTES (512 << 10)
 
@@ -119,28 +125,39 @@ static bool match_update(pointwise_t *k) {
   return s.ok;
 }
 
+/* The most useful tile (see pick_tile) among those without a tail when `exact`, else
+ * among all; its useful accumulators, 0 when there is none. */
+static double best_tile(pointwise_t *k, int64_t nv, int64_t budget, bool exact) {
+  int64_t P = k->H * k->W;
+  double best = 0;
+  k->rows = k->vecs = 0;
+  for (int64_t v = 1; v <= MAX_VECS; v++)
+    for (int64_t r = 1; r <= MAX_ROWS; r++) {
+      int64_t blocks = (nv + v - 1) / v;
+      bool tail = blocks * v * k->lanes != P;
+      if (k->F % r || r * v > budget || (exact && tail)) continue;
+      double useful = (double)(r * v) * (double)P / (double)(blocks * v * k->lanes);
+      if (tail) useful *= TAIL_PENALTY;
+      if (useful > best + 1e-9 || (useful > best - 1e-9 && r + v < k->rows + k->vecs))
+        best = useful, k->rows = r, k->vecs = v, k->blocks = blocks;
+    }
+  return best;
+}
+
 /* The tile: VECS vectors along the pixels by ROWS output channels (dividing F), the most
  * useful accumulators within the register budget (ROWS * VECS times the share of lanes
  * that hold pixels: blocks of VECS vectors past H * W compute masked lanes), then the
- * fewest loads per FMA (ROWS + VECS smallest). 7x7 = 49 pixels: 4 vectors, 77% of the
- * lanes; 14x14 = 196: 5 blocks of 3 vectors, 82%. */
+ * fewest loads per FMA (ROWS + VECS smallest); a tile without a tail first when one has
+ * EXACT_MIN_ACC accumulators. 7x7 = 49 pixels: 4 vectors, 77% of the lanes; 14x14 =
+ * 196: 5 blocks of 3 vectors, 82%. */
 static bool pick_tile(pointwise_t *k) {
   int bits = k->c->opts->vector_bits;
   k->lanes = tj_sched_lanes(k->c, TJ_F32);
   int64_t P = k->H * k->W;
   if (k->lanes < 8) return false;
   int64_t nv = (P + k->lanes - 1) / k->lanes, budget = bits >= 512 ? MAX_ACC_WIDE : MAX_ACC;
-  double best = 0;
-  k->rows = k->vecs = 0;
-  for (int64_t v = 1; v <= MAX_VECS; v++)
-    for (int64_t r = 1; r <= MAX_ROWS; r++) {
-      if (k->F % r || r * v > budget) continue;
-      int64_t blocks = (nv + v - 1) / v;
-      double useful = (double)(r * v) * (double)P / (double)(blocks * v * k->lanes);
-      if (blocks * v * k->lanes != P) useful *= TAIL_PENALTY;
-      if (useful > best + 1e-9 || (useful > best - 1e-9 && r + v < k->rows + k->vecs))
-        best = useful, k->rows = r, k->vecs = v, k->blocks = blocks;
-    }
+  double best = best_tile(k, nv, budget, true);
+  if (best < EXACT_MIN_ACC) best = best_tile(k, nv, budget, false);
   /* Fewer useful accumulators than that is no GEMM tile: the conv rule does as well. */
   if (best < MIN_USEFUL_ACC) return false;
   /* With a masked tail, the conv rule's tile of 7 pixels x 3 vectors of output channels
