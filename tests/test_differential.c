@@ -190,6 +190,13 @@ START_TEST(packed_weight_matmuls_match_plain_loops) {
 }
 END_TEST
 
+/* tests/models/panel_matmul.rx: input weights copied per group of column panels, in K
+ * blocks (K not a multiple of 512) with the 8 x 3 tile, and with odd M (3-row tile). */
+START_TEST(panel_group_matmuls_match_plain_loops) {
+  ck_assert_int_eq(every_kernel_matches_plain_loops("tests/models/panel_matmul.rx"), 3);
+}
+END_TEST
+
 /* Depthwise convs and pools at odd sizes (tests/models/plane_windows.rx: strides 1 and
  * 2, a last vector overlapping the one before, widths under a vector, a 5x5 kernel, the
  * batch-norm and clip epilogue, max and average pools): at 512 bits every kernel is
@@ -296,6 +303,7 @@ int main(void) {
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
+  tcase_add_test(tc, panel_group_matmuls_match_plain_loops);
   tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, k_blocked_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);

@@ -84,8 +84,12 @@ typedef struct conv {
   int inner_reduce; /* reduce iter var moved innermost (reorder_reductions), or -1 */
   bool channel_blocks; /* the vector dim's blocks (fv) outermost in the parallel loop */
   /* The one repack is of a [K, N] weight and fv is the only outer iteration: each
-   * parallel iteration copies its own panel [1, K, W] (see panel_fill). */
+   * parallel iteration copies its own panels [G, K, W] (see with_panel), G =
+   * panel_group consecutive column blocks, and panel_g (0 when G is 1) is the block's
+   * index among them. */
   bool panel;
+  int64_t panel_group;
+  const tj_tir_expr_t *panel_g;
   /* Epilogue inputs read at the output's own indices (a residual add), copied per
    * output row into a local buffer before the row's tiles (see plan_residual_rows). */
   const tj_buffer_t *residual_from[MAX_RESIDUAL], *residual_to[MAX_RESIDUAL];
@@ -407,6 +411,19 @@ static int64_t reuse(const conv_t *k, const tj_tir_expr_t *load) {
   return r;
 }
 
+/* A 2-D weight input used by many rows is copied per group of column panels (see
+ * with_panel), one pass over it that reads each row's group contiguously: that pays
+ * from 1 MB. 128x768 by an input 768x768 (2.25 MB, read in place before), 1 thread,
+ * Ice Lake, `tvmjit bench` min of 40 calls, 4 interleaved rounds: 1.00-1.08 -> 0.98-0.99
+ * ms, medians 1.11-1.23 -> 1.02-1.06. With 16 rows (two row blocks per panel) the copy
+ * is not measured to pay, so it stays with the 4 MB floor. */
+#define PANEL_MIN_BYTES (1 << 20)
+#define PANEL_MIN_REUSE 64
+
+static int64_t per_call_pack_floor(const conv_t *k, const tj_buffer_t *w, const tj_tir_expr_t *load) {
+  return w->ndim == 2 && reuse(k, load) >= PANEL_MIN_REUSE ? PANEL_MIN_BYTES : PACK_ROWS_MIN_BYTES;
+}
+
 static bool long_rows(const tj_buffer_t *w, int64_t min_bytes) {
   int64_t n, elems;
   int64_t bytes = (int64_t)tj_dtype_bytes(w->dtype);
@@ -439,7 +456,7 @@ static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
      * went from 1.25-1.37 to 1.09-1.16 ms each, 1 thread, A/B interleaved 4 x 40 runs. */
     bool constant = c->opts->prepacked && p < 64 && (c->opts->constant_params >> p & 1);
     if (at == w->ndim - 1 &&
-        (!long_rows(w, constant ? 0 : PACK_ROWS_MIN_BYTES) || reuse(k, load) < PACK_ROWS_MIN_REUSE))
+        (!long_rows(w, constant ? 0 : per_call_pack_floor(k, w, load)) || reuse(k, load) < PACK_ROWS_MIN_REUSE))
       continue;
     if (at < 0) continue;
     repack_t *r = &k->repacks[k->n_repacks];
@@ -481,11 +498,13 @@ static const tj_tir_expr_t *repack_expr(tj_tir_mutator_t *m, const tj_tir_expr_t
     if (e->load.buffer != r->from) continue;
     int nd = r->from->ndim;
     const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
-    idx[0] = k->panel ? tj_tir_int(k->c->arena, e->load.indices[r->perm[nd - 1]]->dtype, 0)
+    idx[0] = k->panel ? tj_sched_cast_like(k->c, e->load.indices[r->perm[nd - 1]], k->panel_g)
                       : tj_sched_cast_like(k->c, e->load.indices[r->perm[nd - 1]], k->cur_fv);
     idx[nd] = tj_sched_cast_like(k->c, e->load.indices[r->perm[nd - 1]], k->cur_fi);
     for (int q = 0; q + 1 < nd; q++)
       if (!(idx[1 + q] = tj_tir_mutate_expr(m, e->load.indices[r->perm[q]]))) return NULL;
+    /* panels of one K block hold its rows only: the weight's row index is kc * k_block + kk */
+    if (k->panel && k->k_block) idx[1] = tj_sched_cast_like(k->c, e->load.indices[r->perm[0]], k->kk);
     const tj_tir_expr_t *l = idx[0] && idx[nd] ? tj_tir_load(m->arena, r->to, nd + 1, idx) : NULL;
     if (!l) m->failed = true;
     return l;
@@ -903,10 +922,10 @@ static const tj_tir_stmt_t *write_back_loops(conv_t *k, tile_arg_t *arg) {
   return tj_sched_loop(c, fi, k->lanes, TJ_FOR_UNROLLED, s);
 }
 
-/* A matmul's packed weight copied per parallel iteration: the block's panel
- * to[0, k, j] = from[k, fv * W + j] (K x W, in L2), then the row blocks read it. The
- * whole-weight repack wrote and re-read the packed copy through memory (9.4 MB each way
- * for BERT's FFN). */
+/* A matmul's packed weight copied per parallel iteration: the panels of its
+ * panel_group column blocks, to[g, k, j] = from[k, (first + g) * W + j] (G x K x W, in
+ * L2), then the row blocks read them. The whole-weight repack wrote and re-read the
+ * packed copy through memory (9.4 MB each way for BERT's FFN). */
 static bool panel_applies(conv_t *k) {
   if (!k->channel_blocks || k->n_repacks != 1 || k->tile_iter < 0 || k->repacks[0].outside) return false;
   const repack_t *r = &k->repacks[0];
@@ -914,20 +933,46 @@ static bool panel_applies(conv_t *k) {
   return r->from->ndim == 2 && r->perm[1] == 1 && outer_iters(k, is_outer) == 1;
 }
 
-static const tj_tir_stmt_t *with_panel(conv_t *k, const tj_tir_expr_t *fv, const tj_tir_stmt_t *body) {
+/* Column blocks copied together: one block's panel reads W * 4 = 192 bytes of each weight
+ * row, rows N * 4 bytes apart (a new 4 KB page per row for N >= 1024), so the copy of
+ * 128x768x3072's weight waited on 64 x 768 short strided reads per call. G blocks read
+ * G * W * 4 bytes per row in one run. G is the largest divisor of the block count that
+ * keeps the group's panels (of the rows copied at a time: a K block or all of K) within
+ * PANEL_GROUP_MAX_BYTES, with A's rows beside them in L2 (1.25 MB on Ice Lake), and at
+ * least PANEL_GROUP_MIN_ITERS parallel iterations so two threads still split evenly. */
+#define PANEL_GROUP_MAX_BYTES (640 << 10)
+#define PANEL_GROUP_MIN_ITERS 8
+
+static int64_t panel_group(const conv_t *k) {
+  const repack_t *r = &k->repacks[0];
+  int64_t rows, blocks = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]] / k->lanes, best = 1;
+  if (!tj_tir_is_const_int(r->to->shape[1], &rows)) return 1;
+  if (k->k_block) rows = k->k_block;
+  int64_t bytes = rows * k->lanes * (int64_t)tj_dtype_bytes(r->to->dtype);
+  for (int64_t g = 2; g <= blocks / PANEL_GROUP_MIN_ITERS; g++)
+    if (blocks % g == 0 && g * bytes <= PANEL_GROUP_MAX_BYTES) best = g;
+  return best;
+}
+
+/* alloc to[G, K, W]: for k: for g: to[g, k, :] = from[k, (first + g) * W :]; body.
+ * With K blocks (k_block), to is [G, k_block, W] and holds block kc's rows. */
+static const tj_tir_stmt_t *with_panel(conv_t *k, const tj_tir_expr_t *first, const tj_tir_stmt_t *body) {
   tj_sched_ctx_t *c = k->c;
   const repack_t *r = &k->repacks[0];
-  const tj_tir_expr_t *pk = tj_sched_var(c, "pk"), *pj = tj_sched_var(c, "pj");
-  if (!pk || !pj || !body) return NULL;
-  const tj_tir_expr_t *src[2] = {pk, tj_sched_add(c, tj_sched_mul(c, fv, k->lanes), pj)};
-  const tj_tir_expr_t *dst[3] = {tj_tir_i64(c->arena, 0), pk, pj};
-  const tj_tir_expr_t *v = src[1] ? tj_tir_load(c->arena, r->from, 2, src) : NULL;
-  if (v && !tj_dtype_eq(v->dtype, r->to->dtype)) v = tj_tir_cast(c->arena, r->to->dtype, v);
-  const tj_tir_stmt_t *st = v && dst[0] ? tj_tir_store(c->arena, r->to, 3, dst, v) : NULL;
+  const tj_tir_expr_t *pk = tj_sched_var(c, "pk"), *pg = tj_sched_var(c, "pg"), *pj = tj_sched_var(c, "pj");
+  if (!pk || !pg || !pj || !body || !first) return NULL;
   int64_t rows;
   tj_tir_is_const_int(r->to->shape[1], &rows);
+  const tj_tir_expr_t *row = k->k_block ? tj_sched_add(c, tj_sched_mul(c, k->kc, k->k_block), pk) : pk;
+  const tj_tir_expr_t *col = tj_sched_add(c, tj_sched_mul(c, tj_sched_add(c, first, pg), k->lanes), pj);
+  const tj_tir_expr_t *src[2] = {row, col};
+  const tj_tir_expr_t *dst[3] = {pg, pk, pj};
+  const tj_tir_expr_t *v = row && col ? tj_tir_load(c->arena, r->from, 2, src) : NULL;
+  if (v && !tj_dtype_eq(v->dtype, r->to->dtype)) v = tj_tir_cast(c->arena, r->to->dtype, v);
+  const tj_tir_stmt_t *st = v ? tj_tir_store(c->arena, r->to, 3, dst, v) : NULL;
   st = tj_sched_loop(c, pj, k->lanes, TJ_FOR_VECTORIZED, st);
-  st = tj_sched_loop(c, pk, rows, TJ_FOR_SERIAL, st);
+  st = tj_sched_loop(c, pg, k->panel_group, TJ_FOR_SERIAL, st);
+  st = tj_sched_loop(c, pk, k->k_block ? k->k_block : rows, TJ_FOR_SERIAL, st);
   const tj_tir_stmt_t *two[2] = {st, body};
   const tj_tir_stmt_t *s = st ? tj_tir_seq(c->arena, 2, two) : NULL;
   s = s ? tj_tir_allocate(c->arena, r->to, s) : NULL;
@@ -953,15 +998,20 @@ static const repack_t *packed_weight(const conv_t *k, const tj_buffer_t *w) {
   return NULL;
 }
 
+/* A matmul register tile walking column blocks over one reduction: its weight, or NULL. */
+static const tj_buffer_t *column_walk_weight(const conv_t *k) {
+  return k->vec_unit > 0 && k->channel_blocks && k->tile_iter >= 0 && k->nest.n_reduce == 1 && k->inner_reduce < 0 &&
+                 !k->windowed
+             ? matmul_weight(k)
+             : NULL;
+}
+
 /* Only a weight packed [N/W, K, W] (at load, or whole per call): its next panel is one
  * contiguous run. Read unpacked (rows of N apart) or copied per block, the prefetches
  * of strided rows cost more than they saved (128x768x3072 with the weight an input:
  * 4.77 -> 4.95 ms, 5 A/B rounds). */
 static bool prefetch_applies(const conv_t *k) {
-  const tj_buffer_t *w = k->vec_unit > 0 && k->channel_blocks && k->tile_iter >= 0 && k->nest.n_reduce == 1 &&
-                                 k->inner_reduce < 0 && !k->windowed
-                             ? matmul_weight(k)
-                             : NULL;
+  const tj_buffer_t *w = column_walk_weight(k);
   return w && packed_weight(k, w);
 }
 
@@ -1084,7 +1134,7 @@ static const tj_tir_stmt_t *save_body(conv_t *k, const tj_tir_expr_t *xi, const 
 
 static int64_t k_block_depth(const conv_t *k) {
   bool is_outer[TJ_SCHED_MAX_NEST];
-  if (!prefetch_applies(k) || outer_iters(k, is_outer) != 1) return 0;
+  if (!(prefetch_applies(k) || (k->panel && column_walk_weight(k))) || outer_iters(k, is_outer) != 1) return 0;
   int kit = -1;
   for (int it = 0; it < k->b->n_iter_vars; it++)
     if (k->b->iter_vars[it].kind == TJ_ITER_REDUCE) kit = it;
@@ -1276,10 +1326,11 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   int64_t ext[TJ_SCHED_MAX_NEST], p = outer_iters(k, is_outer), work = 1;
   int outer_iter[TJ_SCHED_MAX_NEST], n_outer = 0;
   int64_t ev = nest->extent[nest->loop_of_iter[k->vec_iter]];
+  int64_t group = k->panel ? k->panel_group : 1;
   if (k->channel_blocks) {
-    outer_iter[n_outer] = -1; /* fv */
-    ext[n_outer++] = ev / k->lanes;
-    p *= ev / k->lanes;
+    outer_iter[n_outer] = -1; /* fv, or its group of panel_group blocks */
+    ext[n_outer++] = ev / k->lanes / group;
+    p *= ev / k->lanes / group;
   }
   for (int l = 0; l < nest->n; l++) {
     int it = nest->iter_of_loop[l];
@@ -1291,10 +1342,17 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   const tj_tir_expr_t *fo = tj_sched_var(c, "fo"), *unf[TJ_SCHED_MAX_NEST], *outer[TJ_SCHED_MAX_NEST] = {0};
   const tj_tir_expr_t *start[TJ_SCHED_MAX_NEST] = {0};
   if (!fo || (n_outer && !tj_sched_unfuse(c, fo, n_outer, ext, unf))) return NULL;
-  const tj_tir_expr_t *xo = tj_sched_var(c, "xo"), *fv = tj_sched_var(c, "fv"), *fv_loop = fv;
+  const tj_tir_expr_t *xo = tj_sched_var(c, "xo"), *fv = tj_sched_var(c, "fv"), *fv_loop = fv, *first = NULL;
   for (int i = 0; i < n_outer; i++) {
-    if (outer_iter[i] < 0) fv = unf[i];
+    if (outer_iter[i] < 0) fv = first = unf[i];
     else outer[outer_iter[i]] = start[outer_iter[i]] = unf[i];
+  }
+  if (k->panel) {
+    /* fv = group * G + g, g the panel's index in the group's copy */
+    k->panel_g = group > 1 ? tj_sched_var(c, "g") : tj_tir_i64(c->arena, 0);
+    first = group > 1 ? tj_sched_mul(c, first, group) : first;
+    fv = group > 1 ? tj_sched_add(c, first, k->panel_g) : first;
+    if (!k->panel_g || !fv) return NULL;
   }
   const tj_sched_row_block_t *rb = &k->window.block;
   if (k->windowed && rb->rows > 1) {
@@ -1349,7 +1407,8 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
     s = s ? tj_tir_let_stmt(c->arena, xo, tj_tir_i64(c->arena, 0), s) : NULL;
   if (k->n_residual) s = with_residual_rows(k, &arg, s);
   if (k->windowed) s = with_window(k, start, s);
-  if (k->panel) s = with_panel(k, fv, s);
+  if (k->panel && group > 1) s = tj_sched_loop(c, k->panel_g, group, TJ_FOR_SERIAL, s);
+  if (k->panel) s = with_panel(k, first, s);
   s = tj_sched_loop(c, fo, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
   if (k->k_block) {
     s = tj_sched_loop(c, k->kc, kc_count, TJ_FOR_SERIAL, s);
@@ -1409,19 +1468,20 @@ static bool conv_matches(tj_sched_ctx_t *c, int i, conv_t *k) {
 static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *used) {
   plan_repacks(k, k->st->store.value);
   if (c->oom) return NULL;
-  if (panel_applies(k)) {
-    repack_t *r = &k->repacks[0];
-    const tj_tir_expr_t *shape[3] = {tj_tir_i64(c->arena, 1), r->to->shape[1], r->to->shape[2]};
-    r->to = tj_buffer_new(c->arena, r->to->name, r->to->dtype, 3, shape, NULL);
-    if (!r->to) return (void)(c->oom = true), NULL;
-    k->panel = true;
-  }
+  k->panel = panel_applies(k);
   plan_k_blocks(k);
   if (k->kblock_iter < 0 && (k->k_block = k_block_depth(k))) {
     const tj_buffer_t *out = k->st->store.buffer;
     k->partial = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_partial", out->name),
                                k->widen ? TJ_F32 : out->dtype, out->ndim, out->shape, NULL);
     if (!k->partial) return (void)(c->oom = true), NULL;
+  }
+  if (k->panel) {
+    repack_t *r = &k->repacks[0];
+    k->panel_group = panel_group(k);
+    const tj_tir_expr_t *shape[3] = {tj_tir_i64(c->arena, k->panel_group),
+                                     k->k_block ? tj_tir_i64(c->arena, k->k_block) : r->to->shape[1], r->to->shape[2]};
+    if (!(r->to = tj_buffer_new(c->arena, r->to->name, r->to->dtype, 3, shape, NULL))) return (void)(c->oom = true), NULL;
   }
   tj_sched_epilogue_t ep;
   tj_sched_collect_epilogue(c, i, i + 1, k->st->store.buffer, &ep);
