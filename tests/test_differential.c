@@ -197,6 +197,14 @@ START_TEST(panel_group_matmuls_match_plain_loops) {
 }
 END_TEST
 
+/* tests/models/conv_k_blocks_14.rx: K-blocked convs with 13x13 and 14x14 outputs
+ * (partial sums of 11 and 25 KB), stride 2 from an odd input and a residual add, the
+ * next block's weights prefetched. */
+START_TEST(k_blocked_14x14_convs_match_plain_loops) {
+  ck_assert_int_eq(every_kernel_matches_plain_loops("tests/models/conv_k_blocks_14.rx"), 2);
+}
+END_TEST
+
 /* Depthwise convs and pools at odd sizes (tests/models/plane_windows.rx: strides 1 and
  * 2, a last vector overlapping the one before, widths under a vector, a 5x5 kernel, the
  * batch-norm and clip epilogue, max and average pools): at 512 bits every kernel is
@@ -311,6 +319,7 @@ int main(void) {
   tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
   tcase_add_test(tc, pointwise_conv_kernels_match_plain_loops);
+  tcase_add_test(tc, k_blocked_14x14_convs_match_plain_loops);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

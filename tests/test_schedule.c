@@ -448,8 +448,9 @@ static int prefetches(const tj_prim_func_t *f) {
 /* Dense NCHW convs with few output positions and weights over 512 KB
  * (tests/models/conv_tile_blocks.rx, 2x3 outputs, 1024 channels) walk their
  * input channels in blocks, every tile's partial sums kept in a local [positions, x,
- * lanes] buffer between blocks, and with rx unrolled in the tile prefetch the next
- * block's weights (one tir.prefetch per vector of weights the step reads; the
+ * lanes] buffer between blocks, and prefetch the next block's weights, each line once:
+ * 8 channels x 9 taps x 64 lanes = 288 lines over 2 tiles x 24 k steps (rc, ry; rx
+ * inside), 6 tir.prefetch per step, in either float mode and at stride 2 (the
  * interpreter skips them); an epilogue that
  * adds a tensor read at the output's own indices reads a per-row local copy of it,
  * K-blocked or not (the 12x12 conv with small weights). Same bits as the unscheduled
@@ -476,16 +477,45 @@ START_TEST(k_blocked_tiles_and_residual_rows_compute_the_same_bits) {
     if (part) ck_assert(part->ndim == 3 && tj_tir_is_const_int(part->shape[0], &positions));
     ck_assert_msg(positions == want[i].positions, "%s: %lld positions", want[i].name, (long long)positions);
     ck_assert_msg((row != NULL) == want[i].residual, "%s: residual rows %d", want[i].name, row != NULL);
-    ck_assert_int_eq(prefetches(g), 0); /* strict: no sliding reduction in the tile */
+    ck_assert_int_eq(prefetches(g), positions ? 6 : 0);
     assert_same_bits(want[i].name, f, g);
-    /* rx unrolled in the tile (default float mode): the next block's 3 taps x 4
-     * vectors of weights prefetched per step, except at stride 2 (rx does not slide) */
+    /* rx unrolled in the tile (default float mode) except at stride 2 (rx does not
+     * slide): the same prefetches */
     tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 512, .reorder_reductions = true};
     TU_OK(tj_tir_schedule(a, f, "f", &o, &g, &st));
-    ck_assert_int_eq(prefetches(g), positions && st.reordered ? 12 : 0);
+    ck_assert_int_eq(prefetches(g), positions ? 6 : 0);
     ck_assert_int_eq(st.reordered, strcmp(want[i].name, "fused_conv2d1_relu") != 0);
     schedule(a, f, 256, &g);
     assert_same_bits(want[i].name, f, g);
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
+/* Partial sums up to 32 KB local (tests/models/conv_k_blocks_14.rx: 14 x 14 x 32 and
+ * 13 x 13 x 16 floats) K-block the 14x14 convs with large weights too, with the next
+ * block's weights prefetched: 128 -> 256 stride 2 (8 channels a block, 288 lines of
+ * weights over 2 x 7 tiles x 24 steps: 1 prefetch a step) and 240 -> 272 (40 channels
+ * of 9 x 16 lanes: 360 lines over 13 x 120 steps). (Bits: test_differential, through
+ * the JIT, as the interpreter is too slow for them.) */
+START_TEST(k_blocks_take_14x14_outputs) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/conv_k_blocks_14.rx", "default");
+  static const struct {
+    const char *name;
+    int64_t positions, lanes;
+  } want[] = {{"fused_conv2d_multiply_add_relu", 14, 32}, {"fused_conv2d1_add1_relu1", 13, 16}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const tj_prim_func_t *g;
+    tj_tir_schedule_stats_t st = schedule(a, prim(m, want[i].name), 512, &g);
+    ck_assert_int_eq(st.conv, 1);
+    const tj_buffer_t *part = allocated(g, "_part");
+    int64_t positions = 0, lanes = 0;
+    ck_assert_msg(part && part->ndim == 3, "%s: not K-blocked", want[i].name);
+    ck_assert(tj_tir_is_const_int(part->shape[0], &positions) && tj_tir_is_const_int(part->shape[2], &lanes));
+    ck_assert_int_eq(positions, want[i].positions);
+    ck_assert_int_eq(lanes, want[i].lanes);
+    ck_assert_int_eq(prefetches(g), 1);
   }
   tj_arena_free(a);
 }
@@ -765,6 +795,7 @@ int main(void) {
   tcase_add_test(tc, batch_norm_chain_fuses_into_the_conv);
   tcase_add_test(tc, matmuls_compute_the_same_bits);
   tcase_add_test(tc, k_blocked_tiles_and_residual_rows_compute_the_same_bits);
+  tcase_add_test(tc, k_blocks_take_14x14_outputs);
   tcase_add_test(tc, reductions_are_vectorized);
   tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
   tcase_add_test(tc, global_pools_reduce_each_plane_in_vectors);
