@@ -1013,7 +1013,7 @@ static tj_status_t *packed_reads(const kernel_slot_t *ks, tj_arena_t *arena, tj_
   for (int p = 0; p < ks->prepacks.n; p++) {
     const tj_tir_prepack_t *pp = &ks->prepacks.items[p];
     tj_packed_read_t r = {.arg = arg_of_param(ks->prim, pp->param), .lanes = pp->lanes, .to = pp->dtype,
-                          .source_unread = pp->source_unread};
+                          .winograd_m = pp->winograd_m, .source_unread = pp->source_unread};
     for (int k = 0; k < TJ_MAX_NDIM && k < TJ_TIR_PREPACK_MAX_DIMS; k++) r.perm[k] = pp->perm[k];
     reads[p] = r;
   }

@@ -4,6 +4,7 @@
  * without the feature string half falls back to slow libcalls (docs/llvm.md §2). */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/Target.h>
@@ -59,12 +60,19 @@ int tj_jit_host_vector_bits(void) {
 
 bool tj_jit_host_native_f16(void) { return has_feature(tj_jit_host_features(), "+avx512fp16"); }
 
+/* TVMJIT_WINOGRAD=1: the Winograd rule for 3x3 convs (schedule.h), default float mode only. */
+static bool winograd_requested(void) {
+  const char *v = getenv("TVMJIT_WINOGRAD");
+  return v && v[0] == '1';
+}
+
 tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool relaxed_float) {
   return (tj_tir_schedule_options_t){.enabled = enabled,
                                      .vector_bits = tj_jit_host_vector_bits(),
                                      .native_f16 = tj_jit_host_native_f16(),
                                      .fp_contract = relaxed_float,
-                                     .reorder_reductions = relaxed_float};
+                                     .reorder_reductions = relaxed_float,
+                                     .winograd = relaxed_float && winograd_requested()};
 }
 
 static LLVMCodeGenOptLevel codegen_level(int opt_level) {

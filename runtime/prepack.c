@@ -3,6 +3,8 @@
  * elements of one stride. BERT's 768x3072 FFN weight (9.4 MB) packs in a few ms, once. */
 #include "runtime/prepack.h"
 
+#include "runtime/prepack_winograd.h"
+
 #include <stdatomic.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@ static atomic_long runs;
 long tj_prepack_runs(void) { return atomic_load(&runs); }
 
 tj_status_t *tj_prepack_bytes(const tj_prepack_desc_t *d, size_t *out_bytes) {
+  if (d->winograd_m) return tj_prepack_winograd_bytes(d, out_bytes);
   bool seen[TJ_MAX_NDIM] = {0};
   if (d->ndim < 1 || d->ndim >= TJ_MAX_NDIM || d->lanes < 1)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "prepack: rank %d, %lld lanes", d->ndim, (long long)d->lanes);
@@ -32,7 +35,10 @@ tj_status_t *tj_prepack_bytes(const tj_prepack_desc_t *d, size_t *out_bytes) {
   return NULL;
 }
 
+int tj_prepack_ndim(const tj_prepack_desc_t *d) { return d->winograd_m ? 4 : d->ndim + 1; }
+
 void tj_prepack_shape(const tj_prepack_desc_t *d, int64_t *out_shape) {
+  if (d->winograd_m) return tj_prepack_winograd_shape(d, out_shape);
   int n = d->ndim;
   out_shape[0] = d->shape[d->perm[n - 1]] / d->lanes;
   for (int q = 0; q + 1 < n; q++) out_shape[1 + q] = d->shape[d->perm[q]];
@@ -43,6 +49,7 @@ tj_status_t *tj_prepack_run(const tj_prepack_desc_t *d, const void *weight, void
   size_t bytes;
   TJ_RETURN_IF_ERROR(tj_prepack_bytes(d, &bytes));
   atomic_fetch_add(&runs, 1);
+  if (d->winograd_m) return tj_prepack_winograd_run(d, weight, dst), NULL;
   int n = d->ndim;
   int64_t stride[TJ_MAX_NDIM], ext[TJ_MAX_NDIM + 1], st[TJ_MAX_NDIM + 1], idx[TJ_MAX_NDIM + 1] = {0};
   stride[n - 1] = 1;

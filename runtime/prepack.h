@@ -20,12 +20,18 @@ typedef struct tj_prepack_desc {
   int perm[TJ_MAX_NDIM];
   int64_t lanes;
   tj_dtype_t from, to; /* equal, or float16 -> float32 */
+  /* 2 or 4: instead of the copy, the Winograd F(m x m, 3x3) weight transform of a float32
+   * [F, C, 3, 3] weight: packed[fb, p, c, w] = (G weight[fb * lanes + w, c] G^T)[p] for
+   * the (m + 2)^2 positions p (support/winograd.h; perm unused). */
+  int winograd_m;
 } tj_prepack_desc_t;
 
 /* The packed tensor's bytes; an error when the description is not one this file packs
  * (lanes not dividing the vector dim, a perm that is not one, another conversion). */
 tj_status_t *tj_prepack_bytes(const tj_prepack_desc_t *d, size_t *out_bytes);
-/* The packed tensor's shape (ndim + 1 dims) into out_shape. */
+/* The packed tensor's rank: ndim + 1 for a copy, 4 for a Winograd transform. */
+int tj_prepack_ndim(const tj_prepack_desc_t *d);
+/* The packed tensor's shape (tj_prepack_ndim dims) into out_shape. */
 void tj_prepack_shape(const tj_prepack_desc_t *d, int64_t *out_shape);
 /* Writes the packed weight into dst (tj_prepack_bytes of it). Thread-safe. */
 tj_status_t *tj_prepack_run(const tj_prepack_desc_t *d, const void *weight, void *dst);

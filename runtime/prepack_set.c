@@ -29,6 +29,7 @@ static tj_prepack_desc_t prepack_desc(const tj_value_desc_t *w, const tj_packed_
   d.lanes = r->lanes;
   d.from = w->dtype;
   d.to = r->to;
+  d.winograd_m = r->winograd_m;
   return d;
 }
 
@@ -45,7 +46,7 @@ static tj_status_t *pack_one(tj_executable_t *exe, const tj_value_desc_t *w, con
     return s;
   }
   TJ_RETURN_IF_ERROR(tj_prepack_run(d, w->const_data, data));
-  tj_value_desc_t v = {.name = w->name, .dtype = d->to, .ndim = d->ndim + 1, .kind = TJ_VALUE_CONSTANT,
+  tj_value_desc_t v = {.name = w->name, .dtype = d->to, .ndim = tj_prepack_ndim(d), .kind = TJ_VALUE_CONSTANT,
                        .nbytes = bytes, .const_data = data};
   tj_prepack_shape(d, v.shape);
   *out = (packed_weight_t){w->const_data, *d, -1, data};

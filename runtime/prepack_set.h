@@ -20,6 +20,7 @@ typedef struct tj_packed_read {
   int perm[TJ_MAX_NDIM];
   int64_t lanes;
   tj_dtype_t to;
+  int winograd_m; /* 0, or the Winograd transform of prepack.h */
   bool source_unread; /* the kernel reads only the packed copy, never the weight */
 } tj_packed_read_t;
 

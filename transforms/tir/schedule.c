@@ -468,7 +468,7 @@ const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *
  * run a mean without keepdims as a scalar chain over both reduce loops. */
 static const tj_sched_rule_fn rules[] = {tj_sched_rule_global_pool,      tj_sched_rule_row_fusion,
                                          tj_sched_rule_full_reduction,   tj_sched_rule_column_reduction,
-                                         tj_sched_rule_pointwise,
+                                         tj_sched_rule_winograd,        tj_sched_rule_pointwise,
                                          tj_sched_rule_plane_window,    tj_sched_rule_conv,
                                          tj_sched_rule_injective,       tj_sched_rule_reduction};
 

@@ -70,6 +70,11 @@ typedef struct tj_tir_schedule_options {
    * reduction that slides along the register tile (rx in x + rx) goes innermost, so
    * each input value loaded serves up to K outputs of the tile. Never for float16. */
   bool reorder_reductions;
+  /* With reorder_reductions: 3x3 stride-1 NCHW float32 convs by Winograd's F(m x m, 3x3)
+   * (schedule_winograd.c), exact in real arithmetic only. Off unless asked for
+   * (TVMJIT_WINOGRAD=1): on the Ice Lake host it measured no faster than the direct
+   * tile in ResNet-18 yet (docs/cpu-schedule.md). */
+  bool winograd;
   /* The host computes float16 vectors natively (AVX512-FP16): a float16 conv keeps its
    * float16 arithmetic (twice the lanes, no conversions) instead of being widened. */
   bool native_f16;
@@ -93,6 +98,10 @@ typedef struct tj_tir_prepack {
   int perm[TJ_TIR_PREPACK_MAX_DIMS];
   int64_t lanes;
   tj_dtype_t dtype;
+  /* 0: the permuting copy above. 2 or 4: the Winograd F(m x m, 3x3) weight transform of
+   * a float32 [F, C, 3, 3] weight, packed[fb, p, c, w] = (G weight[fb * lanes + w, c]
+   * G^T)[p] over the (m + 2)^2 positions p (schedule_winograd.c; perm unused). */
+  int winograd_m;
   /* Nothing in the kernel reads the weight itself any more: its caller need not keep it. */
   bool source_unread;
 } tj_tir_prepack_t;
@@ -113,6 +122,7 @@ typedef struct tj_tir_schedule_stats {
   int pointwise;       /* 1x1 convs tiled as GEMMs along the flattened pixels (schedule_pointwise.c) */
   int plane_windows;   /* depthwise convs and pools walked plane by plane (schedule_depthwise.c) */
   int global_pools;    /* reductions over whole planes, each plane's row in vectors (schedule_global_pool.c) */
+  int winograd;        /* 3x3 convs computed by Winograd transforms (schedule_winograd.c) */
 } tj_tir_schedule_stats_t;
 
 /* Schedules `f` (never modified; the result shares unchanged nodes). `stats` may be NULL. */

@@ -19,7 +19,8 @@ static bool packable_dtype(tj_dtype_t from, tj_dtype_t to) {
 }
 
 static bool same_packing(const tj_tir_prepack_t *a, const tj_tir_prepack_t *b) {
-  if (a->param != b->param || a->ndim != b->ndim || a->lanes != b->lanes || !tj_dtype_eq(a->dtype, b->dtype))
+  if (a->param != b->param || a->ndim != b->ndim || a->lanes != b->lanes || !tj_dtype_eq(a->dtype, b->dtype) ||
+      a->winograd_m != b->winograd_m)
     return false;
   for (int i = 0; i < a->ndim; i++)
     if (a->perm[i] != b->perm[i]) return false;

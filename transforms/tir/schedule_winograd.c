@@ -1,0 +1,644 @@
+/* Schedule rule for 3x3 stride-1 convolutions in NCHW by Winograd's minimal filtering
+ * (Lavin & Gray 2015, "Fast Algorithms for Convolutional Neural Networks"), tried before
+ * the conv rule (schedule_rules.h).
+ *
+ * F(m x m, 3x3) computes an m x m block of outputs from an a x a block of the padded
+ * input (a = m + 2) with a^2 multiplies per input/output channel pair instead of 9 m^2:
+ *   U = G g G^T            (a x a, per output channel f and input channel c; g the 3x3 weight)
+ *   V = B^T d B            (a x a, per tile and input channel; d the tile's a x a input)
+ *   M[p] = sum_c V[p, c] U[p, c, f]    for each of the a^2 positions p: a GEMM
+ *   Y = A^T M A            (m x m outputs of the tile)
+ * The conv as LegalizeOps writes it (a padding nest, then
+ *   C[n, f, y, x] = C[n, f, y, x] + P[n, c, y + ry, x + rx] * W[f, c, ry, rx])
+ * with its elementwise epilogue (batch_norm, residual add, relu) becomes
+ *
+ *   [U = G W G^T into a [a^2, C, F] buffer, unless the weight is a constant of the model:
+ *    then the caller makes U once, at load (runtime/prepack.c, TJ_TIR_PREPACK_WINOGRAD)]
+ *   for (n, ty) in T.parallel:  for tx, cv:        (input transform, vector over channels)
+ *     V[n, p, t, c] = B^T d B, d read from X through the padding expression (inlined)
+ *   for (n, fb, tb) in T.parallel:                  (ROWS tiles x VECS vectors of f)
+ *     mloc = T.alloc_buffer((a^2, ROWS, VECS * L), scope="local")
+ *     for p:  acc = 0; for c: acc[r, f] += V[n, p, t, c] * U[p, c, f];  mloc[p] = acc
+ *     for r, vi:  Y = A^T mloc A;  OUT[n, f, y, x] = epilogue(Y)  (where y < H, x < W)
+ *
+ * The GEMM is the 8 rows x 3 vectors idea of schedule_conv.c's matmul tile: per c, ROWS
+ * broadcasts of V and VECS loads of U for ROWS * VECS FMAs. The rounding differs from
+ * the direct sum (exact in real arithmetic only), so the rule runs only in the default
+ * float mode (opts->reorder_reductions); --strict-float keeps the direct conv, bit-exact.
+ * Error against float64 numpy: docs/numerics.md. */
+#include <string.h>
+
+#include "ir/visit.h"
+#include "support/winograd.h"
+#include "transforms/tir/schedule_rules.h"
+
+#define MAX_ALPHA TJ_WINOGRAD_MAX_ALPHA
+#define MAX_ACC 24
+#define MAX_ROWS 8
+#define MAX_VECS 4
+/* Below this many input or output channels the transforms cost more than the
+ * multiplies saved (a 3x3 conv with 16 channels is a few microseconds either way). */
+#define MIN_CHANNELS 16
+/* A parallel iteration's M buffer (positions x tiles x output channels) at most this:
+ * it is written by the GEMMs and read back by the output transform, in L2. */
+#define GROUP_BYTES (192 << 10)
+
+typedef tj_winograd_t wino_mats_t;
+
+typedef struct wino {
+  tj_sched_ctx_t *c;
+  tj_sched_nest_t nest;
+  const tj_block_t *b;
+  const tj_tir_stmt_t *st, *init;
+  const tj_block_t *pad;
+  const tj_buffer_t *pad_buf, *w;
+  int w_param;
+  int n_it, f_it, y_it, x_it, c_it;
+  int64_t N, F, H, W, C;
+  const wino_mats_t *mt;
+  int64_t TH, TW, T, Tp; /* tile rows, columns, tiles per image, rounded up to ROWS */
+  int64_t cl, fl;        /* lanes along the input and output channels */
+  int64_t rows, vecs, group; /* the GEMM tile; tile blocks per parallel iteration */
+  const tj_buffer_t *u, *v; /* U [a^2, C, F]; V [N, a^2, Tp, C] */
+  bool u_given;             /* U is a parameter the caller packs at load */
+} wino_t;
+
+static int64_t extent_of(const wino_t *k, int it) { return k->nest.extent[k->nest.loop_of_iter[it]]; }
+
+/* ---- matching ---- */
+
+static bool is_iter(const wino_t *k, const tj_tir_expr_t *e, int it) { return tj_sched_iter_index(k->b, e) == it; }
+
+/* e is iter a + iter b, in either order. */
+static bool is_sum(const wino_t *k, const tj_tir_expr_t *e, int a, int b) {
+  if (e->kind != TJ_TIR_ADD) return false;
+  return (is_iter(k, e->binary.a, a) && is_iter(k, e->binary.b, b)) ||
+         (is_iter(k, e->binary.a, b) && is_iter(k, e->binary.b, a));
+}
+
+static bool spatial_iter(const wino_t *k, const tj_tir_expr_t *e, int *it) {
+  *it = tj_sched_iter_index(k->b, e);
+  return *it >= 0 && k->b->iter_vars[*it].kind == TJ_ITER_SPATIAL;
+}
+
+static bool reduce_iter(const wino_t *k, const tj_tir_expr_t *e, int *it) {
+  *it = tj_sched_iter_index(k->b, e);
+  return *it >= 0 && k->b->iter_vars[*it].kind == TJ_ITER_REDUCE;
+}
+
+static bool f32_buffer(const tj_buffer_t *b, int ndim) {
+  return b->ndim == ndim && !b->strides && !b->elem_offset && tj_dtype_eq(b->dtype, TJ_F32);
+}
+
+/* The weight load W[f, c, ry, rx] (a 3x3 float32 parameter) and the input load
+ * P[n, c, y + ry, x + rx]; records the iter vars. */
+static bool match_loads(wino_t *k, const tj_tir_expr_t *wl, const tj_tir_expr_t *pl) {
+  if (wl->kind != TJ_TIR_BUFFER_LOAD || pl->kind != TJ_TIR_BUFFER_LOAD) return false;
+  const tj_buffer_t *w = wl->load.buffer, *p = pl->load.buffer;
+  if (!f32_buffer(w, 4) || !f32_buffer(p, 4) || wl->load.n_indices != 4 || pl->load.n_indices != 4) return false;
+  int ry, rx;
+  if (!spatial_iter(k, wl->load.indices[0], &k->f_it) || !reduce_iter(k, wl->load.indices[1], &k->c_it) ||
+      !reduce_iter(k, wl->load.indices[2], &ry) || !reduce_iter(k, wl->load.indices[3], &rx) || ry == rx)
+    return false;
+  if (extent_of(k, ry) != 3 || extent_of(k, rx) != 3) return false;
+  const tj_tir_expr_t *const *pi = pl->load.indices;
+  if (!is_iter(k, pi[0], k->n_it) || !is_iter(k, pi[1], k->c_it) || !is_sum(k, pi[2], k->y_it, ry) ||
+      !is_sum(k, pi[3], k->x_it, rx))
+    return false;
+  k->w_param = -1;
+  for (int i = 0; i < k->c->func->n_params && k->c->func->buffer_map; i++)
+    if (k->c->func->buffer_map[i] == w) k->w_param = i;
+  int64_t s[4];
+  for (int d = 0; d < 4; d++)
+    if (!tj_tir_is_const_int(w->shape[d], &s[d])) return false;
+  k->w = w;
+  k->pad_buf = p;
+  return k->w_param >= 0 && s[2] == 3 && s[3] == 3;
+}
+
+/* C[n, f, y, x] = C[n, f, y, x] + P[..] * W[..] from C = 0, float32. */
+static bool match_update(wino_t *k) {
+  const tj_block_t *b = k->b;
+  const tj_tir_stmt_t *st = b->body, *in = b->init;
+  if (!in || st->kind != TJ_TIR_BUFFER_STORE || in->kind != TJ_TIR_BUFFER_STORE || k->nest.n != 7 ||
+      k->nest.n_reduce != 3)
+    return false;
+  const tj_buffer_t *cb = st->store.buffer;
+  double z;
+  if (in->store.buffer != cb || !f32_buffer(cb, 4) || st->store.n_indices != 4 ||
+      in->store.value->kind != TJ_TIR_FLOAT_IMM)
+    return false;
+  z = in->store.value->float_imm;
+  if (z != 0.0) return false;
+  int its[4];
+  for (int d = 0; d < 4; d++) {
+    if (!spatial_iter(k, st->store.indices[d], &its[d]) || in->store.indices[d] != st->store.indices[d]) return false;
+    for (int e = 0; e < d; e++)
+      if (its[e] == its[d]) return false;
+  }
+  k->n_it = its[0], k->y_it = its[2], k->x_it = its[3];
+  const tj_tir_expr_t *v = st->store.value;
+  if (v->kind != TJ_TIR_ADD) return false;
+  const tj_tir_expr_t *acc = v->binary.a, *prod = v->binary.b;
+  if (prod->kind == TJ_TIR_BUFFER_LOAD) acc = v->binary.b, prod = v->binary.a;
+  if (acc->kind != TJ_TIR_BUFFER_LOAD || acc->load.buffer != cb || prod->kind != TJ_TIR_MUL) return false;
+  for (int d = 0; d < 4; d++)
+    if (acc->load.indices[d] != st->store.indices[d]) return false;
+  if (!match_loads(k, prod->binary.b, prod->binary.a) && !match_loads(k, prod->binary.a, prod->binary.b)) return false;
+  if (its[1] != k->f_it) return false;
+  k->st = st, k->init = in;
+  k->N = extent_of(k, k->n_it), k->F = extent_of(k, k->f_it), k->H = extent_of(k, k->y_it);
+  k->W = extent_of(k, k->x_it), k->C = extent_of(k, k->c_it);
+  return true;
+}
+
+/* stmts[i] writes P (a root buffer only the conv reads) as if_then_else(cond, X, 0),
+ * padded by one on each side: inlined into the input transform, which reads it past
+ * the output's last tile too (the condition is false there). */
+static bool match_pad(wino_t *k, int i) {
+  tj_sched_ctx_t *c = k->c;
+  tj_sched_nest_t nest;
+  if (!tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return false;
+  const tj_tir_stmt_t *st = nest.block->body;
+  if (st->kind != TJ_TIR_BUFFER_STORE || st->store.buffer != k->pad_buf || !tj_sched_store_is_identity(nest.block, st))
+    return false;
+  const tj_tir_expr_t *v = st->store.value;
+  if (v->kind != TJ_TIR_CALL || strcmp(v->call.op, "tir.if_then_else") || v->call.n_args != 3) return false;
+  double z;
+  if (v->call.args[2]->kind != TJ_TIR_FLOAT_IMM) return false;
+  z = v->call.args[2]->float_imm;
+  int64_t ph, pw;
+  const tj_buffer_t *p = k->pad_buf;
+  if (z != 0.0 || !tj_tir_is_const_int(p->shape[2], &ph) || !tj_tir_is_const_int(p->shape[3], &pw) ||
+      ph != k->H + 2 || pw != k->W + 2 || tj_sched_root_alloc(c, p) < 0 || tj_sched_is_param(c, p))
+    return false;
+  for (int j = 0; j < c->n_stmts; j++)
+    if (j != i && j != i + 1 && tj_sched_count_uses(c->stmts[j], p) > 0) return false;
+  k->pad = nest.block;
+  return true;
+}
+
+static int64_t lanes_dividing(int64_t n, int64_t max_lanes) {
+  int64_t l = max_lanes;
+  while (l > 1 && n % l) l /= 2;
+  return l;
+}
+
+/* F(4x4) where the tiles are many (m = 4 cuts the multiplies 4x, m = 2 2.25x); F(2x2)
+ * where 4x4 tiles would be mostly past the output (7x7: 4 tiles of 16 for 49 outputs).
+ * Measured: see docs/cpu-schedule.md. */
+static void pick_tiles(wino_t *k) {
+  k->mt = tj_winograd(k->H >= 14 && k->W >= 14 ? 4 : 2);
+  int64_t m = k->mt->m;
+  int64_t lanes = tj_sched_lanes(k->c, TJ_F32);
+  k->TH = (k->H + m - 1) / m, k->TW = (k->W + m - 1) / m;
+  /* whole vectors of tiles along x: a power of two up to one vector, else vectors */
+  int64_t tw = 1;
+  while (tw < k->TW && tw < lanes) tw *= 2;
+  k->TW = k->TW <= lanes ? tw : (k->TW + lanes - 1) / lanes * lanes;
+  k->T = k->TH * k->TW;
+  k->cl = lanes_dividing(k->C, lanes);
+  k->fl = lanes_dividing(k->F, lanes);
+  int64_t fv = k->F / k->fl;
+  k->vecs = 1;
+  for (int64_t v = MAX_VECS; v > 1; v--)
+    if (fv % v == 0) {
+      k->vecs = v;
+      break;
+    }
+  k->rows = MAX_ACC / k->vecs < MAX_ROWS ? MAX_ACC / k->vecs : MAX_ROWS;
+  if (k->rows > k->T) k->rows = k->T;
+  k->Tp = (k->T + k->rows - 1) / k->rows * k->rows;
+  /* The most blocks whose M (all positions) stays within GROUP_BYTES. */
+  int64_t ntb = k->Tp / k->rows, block_bytes = (int64_t)k->mt->alpha * k->mt->alpha * k->rows * k->vecs * k->fl * 4;
+  k->group = 1;
+  for (int64_t g = ntb; g > 1; g--)
+    if (ntb % g == 0 && g * block_bytes <= GROUP_BYTES) {
+      k->group = g;
+      break;
+    }
+}
+
+static bool wino_matches(tj_sched_ctx_t *c, int i, wino_t *k) {
+  *k = (wino_t){.c = c};
+  if (!c->opts->winograd || !c->opts->reorder_reductions || i + 1 >= c->n_stmts || tj_sched_lanes(c, TJ_F32) < 8) return false;
+  if (!tj_sched_collect_nest(c->stmts[i + 1], &k->nest)) return false;
+  k->b = k->nest.block;
+  if (!match_update(k) || !match_pad(k, i)) return false;
+  if (k->C < MIN_CHANNELS || k->F < MIN_CHANNELS || k->H < 2 || k->W < 2) return false;
+  pick_tiles(k);
+  return true;
+}
+
+/* ---- building ---- */
+
+static const tj_tir_expr_t *fconst(wino_t *k, double v) { return tj_tir_float(k->c->arena, TJ_F32, v); }
+
+/* sum_i coef[i] * term[i] over the nonzero coefficients (+-1 without a multiply). */
+static const tj_tir_expr_t *lin_comb(wino_t *k, int n, const double *coef, const tj_tir_expr_t *const *term) {
+  tj_arena_t *a = k->c->arena;
+  const tj_tir_expr_t *s = NULL;
+  for (int i = 0; i < n; i++) {
+    double w = coef[i];
+    if (w == 0) continue;
+    const tj_tir_expr_t *t = term[i];
+    bool neg = w < 0;
+    if (w != 1 && w != -1) t = tj_tir_binary(a, TJ_TIR_MUL, t, fconst(k, neg ? -w : w));
+    if (!t) return NULL;
+    if (!s) s = neg ? tj_tir_binary(a, TJ_TIR_SUB, fconst(k, 0), t) : t;
+    else s = tj_tir_binary(a, neg ? TJ_TIR_SUB : TJ_TIR_ADD, s, t);
+    if (!s) return NULL;
+  }
+  return s ? s : fconst(k, 0);
+}
+
+static const tj_tir_expr_t *i64(wino_t *k, int64_t v) { return tj_tir_i64(k->c->arena, v); }
+
+static const tj_tir_expr_t *load2(wino_t *k, const tj_buffer_t *b, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  const tj_tir_expr_t *idx[2] = {x, y};
+  return x && y ? tj_tir_load(k->c->arena, b, 2, idx) : NULL;
+}
+
+/* for fi in T.vectorized(lanes): b[row, fi] = value(fi) */
+static const tj_tir_stmt_t *vec_store2(wino_t *k, const tj_tir_expr_t *fi, int64_t lanes, const tj_buffer_t *b,
+                                       int64_t row, const tj_tir_expr_t *value) {
+  const tj_tir_expr_t *idx[2] = {i64(k, row), fi};
+  const tj_tir_stmt_t *s = value && idx[0] ? tj_tir_store(k->c->arena, b, 2, idx, value) : NULL;
+  return tj_sched_loop(k->c, fi, lanes, TJ_FOR_VECTORIZED, s);
+}
+
+static const tj_buffer_t *new_buffer(wino_t *k, const char *suffix, int n, const int64_t *shape, bool local) {
+  tj_arena_t *a = k->c->arena;
+  const tj_tir_expr_t *sh[6];
+  for (int d = 0; d < n; d++)
+    if (!(sh[d] = i64(k, shape[d]))) return NULL;
+  const tj_buffer_t *b = tj_buffer_new(a, tj_arena_printf(a, "%s_%s", k->st->store.buffer->name, suffix), TJ_F32, n, sh, NULL);
+  if (b && local) ((tj_buffer_t *)b)->scope = "local";
+  return b;
+}
+
+static const tj_tir_stmt_t *seq(wino_t *k, int n, const tj_tir_stmt_t *const *s) {
+  for (int i = 0; i < n; i++)
+    if (!s[i]) return NULL;
+  return n == 1 ? s[0] : tj_tir_seq(k->c->arena, n, s);
+}
+
+/* The padded input P[n, c, py, px] as the padding nest computes it (inlined). */
+static const tj_tir_expr_t *pad_value(wino_t *k, const tj_tir_expr_t *n, const tj_tir_expr_t *ch,
+                                      const tj_tir_expr_t *py, const tj_tir_expr_t *px) {
+  const tj_tir_expr_t *in[4] = {n, ch, py, px}, *vals[4];
+  for (int d = 0; d < 4; d++)
+    if (!in[d] || !(vals[d] = tj_sched_cast_like(k->c, k->pad->iter_vars[d].var, in[d]))) return NULL;
+  return tj_sched_subst_expr(k->c, k->pad, k->pad->body->store.value, vals);
+}
+
+/* U[fb, p, c, w] = (G W[f, c] G^T)[p] with f = fb * WIDTH + w, per call: for c in
+ * T.parallel: for f (vectors): the 9 taps gathered once, then G along each axis. */
+static const tj_tir_stmt_t *weight_transform(wino_t *k) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  const wino_mats_t *mt = k->mt;
+  int al = mt->alpha;
+  const tj_tir_expr_t *cv = tj_sched_var(c, "wc"), *fo = tj_sched_var(c, "wf");
+  int64_t gshape[2] = {9, k->fl}, tshape[2] = {3 * al, k->fl};
+  const tj_buffer_t *gl = new_buffer(k, "wino_g", 2, gshape, true), *gt = new_buffer(k, "wino_gt", 2, tshape, true);
+  if (!cv || !fo || !gl || !gt) return NULL;
+  const tj_tir_stmt_t *st[9 + 3 * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA];
+  int ns = 0;
+  for (int t = 0; t < 9; t++) {
+    const tj_tir_expr_t *fi = tj_sched_var(c, "fi");
+    const tj_tir_expr_t *idx[4] = {tj_sched_add(c, tj_sched_mul(c, fo, k->fl), fi), cv, i64(k, t / 3), i64(k, t % 3)};
+    st[ns++] = vec_store2(k, fi, k->fl, gl, t, idx[0] ? tj_tir_load(a, k->w, 4, idx) : NULL);
+  }
+  /* gt[a, j] = sum_i G[a, i] g[i, j] */
+  for (int r = 0; r < al; r++)
+    for (int j = 0; j < 3; j++) {
+      const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[3];
+      for (int i = 0; i < 3; i++) terms[i] = load2(k, gl, i64(k, i * 3 + j), fi);
+      st[ns++] = vec_store2(k, fi, k->fl, gt, r * 3 + j, lin_comb(k, 3, mt->g[r], terms));
+    }
+  /* U[.., r * al + b, c, ..] = sum_j gt[r, j] G[b, j] */
+  for (int r = 0; r < al; r++)
+    for (int b = 0; b < al; b++) {
+      const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[3];
+      for (int j = 0; j < 3; j++) terms[j] = load2(k, gt, i64(k, r * 3 + j), fi);
+      /* f = fo * L + fi: block fo / VECS, lane (fo % VECS) * L + fi */
+      const tj_tir_expr_t *idx[4] = {tj_tir_binary(a, TJ_TIR_FLOOR_DIV, fo, i64(k, k->vecs)), i64(k, r * al + b), cv,
+                                     tj_sched_add(c, tj_sched_mul(c, tj_tir_binary(a, TJ_TIR_FLOOR_MOD, fo, i64(k, k->vecs)), k->fl), fi)};
+      const tj_tir_expr_t *v = lin_comb(k, 3, mt->g[b], terms);
+      const tj_tir_stmt_t *s = v && idx[0] && idx[1] && idx[3] ? tj_tir_store(a, k->u, 4, idx, v) : NULL;
+      st[ns++] = tj_sched_loop(c, fi, k->fl, TJ_FOR_VECTORIZED, s);
+    }
+  const tj_tir_stmt_t *body = seq(k, ns, st);
+  body = body ? tj_tir_allocate(a, gl, tj_tir_allocate(a, gt, body)) : NULL;
+  body = tj_sched_loop(c, fo, k->F / k->fl, TJ_FOR_SERIAL, body);
+  return tj_sched_loop(c, cv, k->C, k->C * k->F >= 4096 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
+}
+
+/* V[n, p, c, t] = (B^T d B)[p] for every tile t = ty * TW + tx and channel c, in
+ * parallel over (n, ty), vectors along the tiles of the row (TW rounded up to a power
+ * of two: the tiles past the output read zeros and are never written back):
+ *   rows[i, x] = P[n, c, ty * m + i, x]            (masked vector loads of the padding)
+ *   ph[i, j, tx] = rows[i, tx * m + j]             (scalar: each phase of x contiguous)
+ *   col[a, j, tx] = sum_i B^T[a, i] ph[i, j, tx]   (vectors over tx)
+ *   V[n, a * al + b, c, ty * TW + tx] = sum_j B^T[b, j] col[a, j, tx]
+ * Vectorized over the channels instead, each of the a^2 loads per tile was a 16-lane
+ * gather from 16 planes: the transform took 0.6 ms of ResNet's 256-channel conv at
+ * 14x14 (1 thread, Ice Lake), as long as its GEMMs. */
+static const tj_tir_stmt_t *input_transform(wino_t *k) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  const wino_mats_t *mt = k->mt;
+  int al = mt->alpha, m = mt->m;
+  int64_t lanes = tj_sched_lanes(c, TJ_F32), xw = (k->TW * m + 2 + lanes - 1) / lanes * lanes;
+  const tj_tir_expr_t *fo = tj_sched_var(c, "vt"), *ch = tj_sched_var(c, "vc"), *unf[2];
+  int64_t ext[2] = {k->N, k->TH};
+  if (!fo || !ch || !tj_sched_unfuse(c, fo, 2, ext, unf)) return NULL;
+  const tj_tir_expr_t *n = unf[0], *ty = unf[1];
+  int64_t rshape[2] = {al, xw}, pshape[2] = {al * al, k->TW};
+  const tj_buffer_t *rows = new_buffer(k, "wino_rows", 2, rshape, true);
+  const tj_buffer_t *ph = new_buffer(k, "wino_ph", 2, pshape, true), *col = new_buffer(k, "wino_col", 2, pshape, true);
+  if (!rows || !ph || !col) return NULL;
+  const tj_tir_stmt_t *st[MAX_ALPHA + 1 + 2 * MAX_ALPHA * MAX_ALPHA];
+  int ns = 0;
+  for (int i = 0; i < al; i++) {
+    const tj_tir_expr_t *xo = tj_sched_var(c, "xo"), *xi = tj_sched_var(c, "xi");
+    const tj_tir_expr_t *x = tj_sched_add(c, tj_sched_mul(c, xo, lanes), xi);
+    const tj_tir_expr_t *py = tj_sched_add(c, tj_sched_mul(c, ty, m), i64(k, i));
+    const tj_tir_expr_t *ri[2] = {i64(k, i), x}, *v = pad_value(k, n, ch, py, x);
+    const tj_tir_stmt_t *s = v && ri[0] ? tj_tir_store(a, rows, 2, ri, v) : NULL;
+    s = tj_sched_loop(c, xi, lanes, TJ_FOR_VECTORIZED, s);
+    st[ns++] = tj_sched_loop(c, xo, xw / lanes, TJ_FOR_SERIAL, s);
+  }
+  /* the phase split: for i, tx: for j in T.unroll(al) */
+  {
+    const tj_tir_expr_t *i = tj_sched_var(c, "i"), *tx = tj_sched_var(c, "tx"), *j = tj_sched_var(c, "j");
+    const tj_tir_expr_t *src = load2(k, rows, i, tj_sched_add(c, tj_sched_mul(c, tx, m), j));
+    const tj_tir_expr_t *di[2] = {tj_sched_add(c, tj_sched_mul(c, i, al), j), tx};
+    const tj_tir_stmt_t *cp = src && di[0] ? tj_tir_store(a, ph, 2, di, src) : NULL;
+    cp = tj_sched_loop(c, j, al, TJ_FOR_UNROLLED, cp);
+    cp = tj_sched_loop(c, tx, k->TW, TJ_FOR_SERIAL, cp);
+    st[ns++] = tj_sched_loop(c, i, al, TJ_FOR_SERIAL, cp);
+  }
+  for (int r = 0; r < al; r++)
+    for (int j = 0; j < al; j++) {
+      const tj_tir_expr_t *tx = tj_sched_var(c, "tx"), *terms[MAX_ALPHA];
+      for (int i = 0; i < al; i++) terms[i] = load2(k, ph, i64(k, i * al + j), tx);
+      st[ns++] = vec_store2(k, tx, k->TW, col, r * al + j, lin_comb(k, al, mt->bt[r], terms));
+    }
+  const tj_tir_expr_t *t0 = tj_sched_mul(c, ty, k->TW);
+  for (int r = 0; r < al; r++)
+    for (int b = 0; b < al; b++) {
+      const tj_tir_expr_t *tx = tj_sched_var(c, "tx"), *terms[MAX_ALPHA];
+      for (int j = 0; j < al; j++) terms[j] = load2(k, col, i64(k, r * al + j), tx);
+      const tj_tir_expr_t *idx[4] = {n, i64(k, r * al + b), ch, tj_sched_add(c, t0, tx)};
+      const tj_tir_expr_t *v = lin_comb(k, al, mt->bt[b], terms);
+      const tj_tir_stmt_t *s = v && idx[1] && idx[3] ? tj_tir_store(a, k->v, 4, idx, v) : NULL;
+      st[ns++] = tj_sched_loop(c, tx, k->TW, TJ_FOR_VECTORIZED, s);
+    }
+  const tj_tir_stmt_t *body = seq(k, ns, st);
+  body = body ? tj_tir_allocate(a, rows, tj_tir_allocate(a, ph, tj_tir_allocate(a, col, body))) : NULL;
+  body = tj_sched_loop(c, ch, k->C, TJ_FOR_SERIAL, body);
+  return tj_sched_loop(c, fo, k->N * k->TH, k->N * k->TH > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
+}
+
+typedef struct gemm_vars {
+  const tj_tir_expr_t *n, *fb, *tg, *gb, *p, *r, *vi, *fi, *ch;
+  const tj_buffer_t *acc, *mloc;
+} gemm_vars_t;
+
+/* acc[r, vi * L + fi] (and mloc[p, r, vi * L + fi] with `mloc`). */
+static const tj_tir_expr_t *acc_index(wino_t *k, const gemm_vars_t *g) {
+  return tj_sched_add(k->c, tj_sched_mul(k->c, g->vi, k->fl), g->fi);
+}
+
+/* for r in T.unroll(ROWS): for vi in T.unroll(VECS): for fi in T.vectorized(L): body */
+static const tj_tir_stmt_t *tile_loops(wino_t *k, gemm_vars_t *g, const tj_tir_stmt_t *(*body)(wino_t *, gemm_vars_t *)) {
+  tj_sched_ctx_t *c = k->c;
+  g->r = tj_sched_var(c, "r"), g->vi = tj_sched_var(c, "vi"), g->fi = tj_sched_var(c, "fi");
+  if (!g->r || !g->vi || !g->fi) return NULL;
+  const tj_tir_stmt_t *s = tj_sched_loop(c, g->fi, k->fl, TJ_FOR_VECTORIZED, body(k, g));
+  s = tj_sched_loop(c, g->vi, k->vecs, k->vecs > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
+  return tj_sched_loop(c, g->r, k->rows, k->rows > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
+}
+
+static const tj_tir_stmt_t *acc_zero(wino_t *k, gemm_vars_t *g) {
+  const tj_tir_expr_t *idx[2] = {g->r, acc_index(k, g)};
+  return idx[1] ? tj_tir_store(k->c->arena, g->acc, 2, idx, fconst(k, 0)) : NULL;
+}
+
+static const tj_tir_expr_t *f_index(wino_t *k, const gemm_vars_t *g) {
+  return tj_sched_add(k->c, tj_sched_mul(k->c, g->fb, k->vecs * k->fl), acc_index(k, g));
+}
+
+/* The tile's row in the group's mloc, and the tile. */
+static const tj_tir_expr_t *group_row(wino_t *k, const gemm_vars_t *g) {
+  return tj_sched_add(k->c, tj_sched_mul(k->c, g->gb, k->rows), g->r);
+}
+
+static const tj_tir_expr_t *t_index(wino_t *k, const gemm_vars_t *g) {
+  return tj_sched_add(k->c, tj_sched_mul(k->c, g->tg, k->group * k->rows), group_row(k, g));
+}
+
+/* acc[r, f] += V[n, p, t, c] * U[p, c, f] */
+static const tj_tir_stmt_t *acc_update(wino_t *k, gemm_vars_t *g) {
+  tj_arena_t *a = k->c->arena;
+  const tj_tir_expr_t *ai[2] = {g->r, acc_index(k, g)};
+  const tj_tir_expr_t *vi[4] = {g->n, g->p, g->ch, t_index(k, g)}, *ui[4] = {g->fb, g->p, g->ch, ai[1]};
+  if (!ai[1] || !vi[3]) return NULL;
+  const tj_tir_expr_t *prod = tj_tir_binary(a, TJ_TIR_MUL, tj_tir_load(a, k->v, 4, vi), tj_tir_load(a, k->u, 4, ui));
+  const tj_tir_expr_t *sum = prod ? tj_tir_binary(a, TJ_TIR_ADD, tj_tir_load(a, g->acc, 2, ai), prod) : NULL;
+  return sum ? tj_tir_store(a, g->acc, 2, ai, sum) : NULL;
+}
+
+static const tj_tir_stmt_t *acc_save(wino_t *k, gemm_vars_t *g) {
+  tj_arena_t *a = k->c->arena;
+  const tj_tir_expr_t *ai[2] = {g->r, acc_index(k, g)}, *mi[3] = {g->p, group_row(k, g), ai[1]};
+  const tj_tir_expr_t *v = ai[1] ? tj_tir_load(a, g->acc, 2, ai) : NULL;
+  return v ? tj_tir_store(a, g->mloc, 3, mi, v) : NULL;
+}
+
+/* True when the value at `cond` may be false somewhere: out-of-range checks only
+ * where the tiles overhang. */
+static const tj_tir_expr_t *and_lt(wino_t *k, const tj_tir_expr_t *cond, const tj_tir_expr_t *x, int64_t bound) {
+  tj_arena_t *a = k->c->arena;
+  const tj_tir_expr_t *lt = x ? tj_tir_binary(a, TJ_TIR_LT, x, i64(k, bound)) : NULL;
+  if (!lt) return NULL;
+  return cond ? tj_tir_binary(a, TJ_TIR_AND, cond, lt) : lt;
+}
+
+/* Y = A^T mloc[:, r, f] A for tile t = tb * ROWS + r, each output through the epilogue
+ * into OUT[n, f, y, x] (where the tile covers the output). */
+static const tj_tir_stmt_t *output_transform(wino_t *k, gemm_vars_t *g, const tj_sched_epilogue_t *ep) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  const wino_mats_t *mt = k->mt;
+  int al = mt->alpha, m = mt->m;
+  g->r = tj_sched_var(c, "r"), g->vi = tj_sched_var(c, "vi"), g->gb = tj_sched_var(c, "gb");
+  if (!g->r || !g->vi || !g->gb) return NULL;
+  int64_t tshape[2] = {m * al, k->fl};
+  const tj_buffer_t *tl = new_buffer(k, "wino_am", 2, tshape, true);
+  const tj_tir_expr_t *t = t_index(k, g);
+  const tj_tir_expr_t *ty = t ? tj_tir_binary(a, TJ_TIR_FLOOR_DIV, t, i64(k, k->TW)) : NULL;
+  const tj_tir_expr_t *tx = t ? tj_tir_binary(a, TJ_TIR_FLOOR_MOD, t, i64(k, k->TW)) : NULL;
+  if (!tl || !ty || !tx) return NULL;
+  const tj_tir_stmt_t *st[MAX_ALPHA * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA];
+  int ns = 0;
+  /* am[i, b] = sum_a A^T[i, a] mloc[a * al + b, r, f] */
+  for (int i = 0; i < m; i++)
+    for (int b = 0; b < al; b++) {
+      const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[MAX_ALPHA];
+      g->fi = fi;
+      for (int q = 0; q < al; q++) {
+        const tj_tir_expr_t *mi[3] = {i64(k, q * al + b), group_row(k, g), acc_index(k, g)};
+        terms[q] = mi[0] && mi[2] ? tj_tir_load(a, g->mloc, 3, mi) : NULL;
+      }
+      st[ns++] = vec_store2(k, fi, k->fl, tl, i * al + b, lin_comb(k, al, mt->at[i], terms));
+    }
+  /* OUT[n, f, ty * m + i, tx * m + j] = epilogue(sum_b am[i, b] A^T[j, b]) */
+  bool rows_over = k->Tp != k->T, y_over = k->TH * m != k->H, x_over = k->TW * m != k->W;
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++) {
+      const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[MAX_ALPHA];
+      g->fi = fi;
+      for (int b = 0; b < al; b++) terms[b] = load2(k, tl, i64(k, i * al + b), fi);
+      const tj_tir_expr_t *y = tj_sched_add(c, tj_sched_mul(c, ty, m), i64(k, i));
+      const tj_tir_expr_t *x = tj_sched_add(c, tj_sched_mul(c, tx, m), i64(k, j));
+      const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST] = {0}, *idx[4];
+      vals[k->n_it] = g->n, vals[k->f_it] = f_index(k, g), vals[k->y_it] = y, vals[k->x_it] = x;
+      for (int d = 0; d < 4; d++) {
+        int it = tj_sched_iter_index(k->b, k->st->store.indices[d]);
+        idx[d] = vals[it] ? tj_sched_cast_like(c, k->b->iter_vars[it].var, vals[it]) : NULL;
+        if (!idx[d]) return NULL;
+      }
+      const tj_tir_expr_t *v = lin_comb(k, al, mt->at[j], terms);
+      if (v && ep->n) v = tj_sched_apply_epilogue(c, ep, v, idx);
+      const tj_buffer_t *out = ep->n ? ep->out : k->st->store.buffer;
+      const tj_tir_stmt_t *s = v ? tj_tir_store(a, out, 4, idx, v) : NULL;
+      s = tj_sched_loop(c, fi, k->fl, TJ_FOR_VECTORIZED, s);
+      const tj_tir_expr_t *cond = NULL;
+      if (rows_over) cond = and_lt(k, cond, t, k->T);
+      if (y_over && i > 0) cond = and_lt(k, cond, y, k->H);
+      if (x_over) cond = and_lt(k, cond, x, k->W);
+      if (s && cond) s = tj_tir_if(a, cond, s, NULL);
+      st[ns++] = s;
+    }
+  const tj_tir_stmt_t *body = seq(k, ns, st);
+  body = body ? tj_tir_allocate(a, tl, body) : NULL;
+  body = tj_sched_loop(c, g->vi, k->vecs, TJ_FOR_SERIAL, body);
+  body = tj_sched_loop(c, g->r, k->rows, TJ_FOR_SERIAL, body);
+  return tj_sched_loop(c, g->gb, k->group, TJ_FOR_SERIAL, body);
+}
+
+/* The GEMMs and the output transform, in parallel over (n, fb, tg): each iteration
+ * runs GROUP blocks of ROWS tiles against one block of output channels, position by
+ * position, so U[p, :, block] comes from memory once per group and is reused from L2
+ * by its blocks (with one block per iteration, ResNet's 256-channel conv at 14x14 read
+ * its 9.4 MB of U three times per call and took 5 ms, memory-bound). */
+static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t *ep) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  int P = k->mt->alpha * k->mt->alpha;
+  int64_t nfb = k->F / (k->vecs * k->fl), ntg = k->Tp / (k->rows * k->group);
+  gemm_vars_t g = {0};
+  const tj_tir_expr_t *fo = tj_sched_var(c, "wg"), *unf[3];
+  int64_t ext[3] = {k->N, nfb, ntg};
+  if (!fo || !tj_sched_unfuse(c, fo, 3, ext, unf)) return NULL;
+  g.n = unf[0], g.fb = unf[1], g.tg = unf[2];
+  g.p = tj_sched_var(c, "p"), g.ch = tj_sched_var(c, "rc"), g.gb = tj_sched_var(c, "gb");
+  int64_t ashape[2] = {k->rows, k->vecs * k->fl}, mshape[3] = {P, k->group * k->rows, k->vecs * k->fl};
+  g.acc = new_buffer(k, "wino_acc", 2, ashape, true);
+  g.mloc = new_buffer(k, "wino_m", 3, mshape, true);
+  if (!g.p || !g.ch || !g.gb || !g.acc || !g.mloc) return NULL;
+  const tj_tir_stmt_t *upd = tj_sched_loop(c, g.ch, k->C, TJ_FOR_SERIAL, tile_loops(k, &g, acc_update));
+  const tj_tir_stmt_t *three[3] = {tile_loops(k, &g, acc_zero), upd, tile_loops(k, &g, acc_save)};
+  const tj_tir_stmt_t *pos = seq(k, 3, three);
+  pos = pos ? tj_tir_allocate(a, g.acc, pos) : NULL;
+  pos = tj_sched_loop(c, g.gb, k->group, TJ_FOR_SERIAL, pos);
+  pos = tj_sched_loop(c, g.p, P, TJ_FOR_SERIAL, pos);
+  const tj_tir_stmt_t *two[2] = {pos, output_transform(k, &g, ep)};
+  const tj_tir_stmt_t *body = seq(k, 2, two);
+  body = body ? tj_tir_allocate(a, g.mloc, body) : NULL;
+  int64_t iters = k->N * nfb * ntg;
+  return tj_sched_loop(c, fo, iters, iters > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
+}
+
+/* U from the caller (packed at load) when W is a constant of the model, else a buffer
+ * the kernel fills. */
+static bool plan_weights(wino_t *k) {
+  int P = k->mt->alpha * k->mt->alpha;
+  int64_t width = k->vecs * k->fl;
+  int64_t ushape[4] = {k->F / width, P, k->C, width}, vshape[4] = {k->N, P, k->C, k->Tp};
+  k->u = new_buffer(k, "wino_u", 4, ushape, false);
+  k->v = new_buffer(k, "wino_v", 4, vshape, false);
+  if (!k->u || !k->v) return false;
+  tj_tir_prepack_t want = {.param = k->w_param, .ndim = 4, .perm = {0, 1, 2, 3}, .lanes = width, .dtype = TJ_F32,
+                           .winograd_m = k->mt->m};
+  const tj_buffer_t *given = k->c->opts->prepacked ? tj_sched_prepack(k->c, &want, k->u) : NULL;
+  k->u_given = given != NULL;
+  if (given) k->u = given;
+  return true;
+}
+
+static const tj_tir_stmt_t *build(wino_t *k, const tj_sched_epilogue_t *ep) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  if (!plan_weights(k)) return NULL;
+  const tj_tir_stmt_t *parts[3];
+  int n = 0;
+  if (!k->u_given) parts[n++] = weight_transform(k);
+  parts[n++] = input_transform(k);
+  parts[n++] = gemm_and_output(k, ep);
+  const tj_tir_stmt_t *s = seq(k, n, parts);
+  s = s ? tj_tir_allocate(a, k->v, s) : NULL;
+  if (s && !k->u_given) s = tj_tir_allocate(a, k->u, s);
+  return s;
+}
+
+typedef struct plane_scan {
+  const tj_buffer_t *input;
+  bool found;
+} plane_scan_t;
+
+static bool find_plane_load(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  plane_scan_t *p = v->ctx;
+  int64_t w;
+  if (e->kind == TJ_TIR_BUFFER_LOAD && e->load.buffer != p->input && e->load.buffer->ndim == 4 &&
+      (!tj_tir_is_const_int(e->load.buffer->shape[3], &w) || w > 1))
+    p->found = true;
+  return !p->found;
+}
+
+/* Some stage reads another tensor of the output's shape (a residual add). The output
+ * transform's vectors run along the output channels, so that read would be a 16-lane
+ * gather across 16 planes per vector: ResNet's 64-channel conv at 56x56 with its
+ * residual took 1.82-2.32 ms fused that way against 1.44-2.26 with the stages left to
+ * the injective rule (thread-CPU per run, 1 thread, interleaved, Ice Lake, loaded host). */
+static bool reads_other_planes(const tj_sched_epilogue_t *ep) {
+  for (int s = 0; s < ep->n; s++) {
+    plane_scan_t p = {ep->inputs[s], false};
+    tj_tir_visitor_t v = {.expr = find_plane_load, .ctx = &p};
+    tj_tir_visit_expr(&v, ep->stores[s]->store.value);
+    if (p.found) return true;
+  }
+  return false;
+}
+
+int tj_sched_rule_winograd(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
+  wino_t k;
+  if (!wino_matches(c, i, &k)) return 0;
+  tj_sched_epilogue_t ep;
+  tj_sched_collect_epilogue(c, i + 1, i + 2, k.st->store.buffer, &ep);
+  if (reads_other_planes(&ep)) ep = (tj_sched_epilogue_t){0};
+  const tj_tir_stmt_t *r = build(&k, &ep);
+  r = r ? tj_sched_with_before(c, &ep, r) : NULL;
+  if (!r) return (void)(c->oom = true), 1;
+  *out = r;
+  c->drop_alloc[tj_sched_root_alloc(c, k.pad_buf)] = true;
+  int ci = tj_sched_root_alloc(c, k.st->store.buffer);
+  if (ep.n && ci >= 0) c->drop_alloc[ci] = true;
+  c->stats.conv++;
+  c->stats.winograd++;
+  c->stats.fused_epilogues += ep.n;
+  return 2 + ep.span;
+}
