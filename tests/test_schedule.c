@@ -737,7 +737,9 @@ END_TEST
  * pointwise rule's GEMM tile along the flattened pixels (at 512 and 256 bits; 14x14 and
  * 7x7 with a masked tail), except at 512 bits a masked one with small weights and
  * output channels in threes of vectors (the conv rule's channel tile); the others
- * (stride 2, NHWC, float16) the conv rule; every kernel keeps its bits. */
+ * (stride 2, NHWC, float16) the conv rule; every kernel keeps its bits. At 512 bits
+ * 8->16 at 16x14 (14 vectors of pixels) takes 8 x 2 vectors, no tail, over 8 x 3 with
+ * one. */
 static bool partial_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
   if (s->kind == TJ_TIR_ALLOCATE && strstr(s->allocate.buffer->name, "_partial")) *(bool *)v->ctx = true;
   return true;
@@ -756,7 +758,7 @@ START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
   const tj_module_t *m = load(a, "tests/models/pointwise_kernels.rx", "default");
   const int bits[] = {512, 256};
   for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
-    int pointwise = 0, prims = 0, blocked = 0;
+    int pointwise = 0, prims = 0, blocked = 0, exact_tiles = 0;
     for (int i = 0; i < m->n_funcs; i++) {
       if (!m->funcs[i].is_prim) continue;
       const tj_prim_func_t *g;
@@ -764,12 +766,22 @@ START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
       ck_assert_msg(st.conv == 1, "%s: conv rule %d", m->funcs[i].name, st.conv);
       pointwise += st.pointwise;
       blocked += blocked_over_inputs(g);
+      const tj_buffer_t *x = g->buffer_map ? g->buffer_map[0] : NULL;
+      int64_t c_in = 0, w = 0, tile, lanes;
+      if (bits[j] == 512 && x && x->ndim == 4 && tj_tir_is_const_int(x->shape[1], &c_in) &&
+          tj_tir_is_const_int(x->shape[3], &w) && c_in == 8 && w == 14) {
+        acc_shape(g, &tile, &lanes);
+        ck_assert_msg(tile == 8 && lanes == 32, "8->16 at 16x14: tile %lld x %lld lanes", (long long)tile,
+                      (long long)lanes);
+        exact_tiles++;
+      }
       prims++;
       assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
     }
-    ck_assert_int_eq(prims, 12);
+    ck_assert_int_eq(prims, 13);
     /* at 512 bits the 14x14 conv to 48 channels goes to the conv rule's 7 x 3-vector tile */
-    ck_assert_int_eq(pointwise, bits[j] == 512 ? 7 : 8);
+    ck_assert_int_eq(pointwise, bits[j] == 512 ? 8 : 9);
+    ck_assert_int_eq(exact_tiles, bits[j] == 512 ? 1 : 0);
     /* 200 input channels at 7x7 and 256 at 14x14 are blocked over the input channels */
     if (bits[j] == 512) ck_assert_int_eq(blocked, 2);
   }

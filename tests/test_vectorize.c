@@ -290,21 +290,29 @@ START_TEST(unrolled_register_tile_is_promoted_to_registers) {
 END_TEST
 
 /* A load with a small constant stride (a stride-2 depthwise conv vectorized along x) is
- * two vector loads of the lanes' width covering the span (27 elements for 14 lanes:
- * offsets 0 and 13, the second ending at the last lane's element, A's last column, so
- * nothing past the span is read) and one two-source shuffle; not a scalar load per
- * lane, and not one load of the odd-sized span, which LLVM splits into power-of-two
- * pieces, inserts and spills. */
+ * read as the span it covers and a shuffle, not a scalar load per lane. With a
+ * power-of-two lane count the span is vector loads of the lanes' width (stride 3, 16
+ * half lanes: 46 elements as loads at offsets 0, 16 and 30, the last one ending at the
+ * last lane's element, so nothing past the span is read) joined by shuffles; not one
+ * load of the odd-sized span, which LLVM splits into power-of-two pieces, inserts and
+ * spills. Other lane counts keep the one span load (14 lanes at stride 2: <27 x
+ * float>, fewer pieces than two <14 x float>). */
 START_TEST(short_stride_load_is_vector_loads_and_a_shuffle) {
   tj_arena_t *a = tj_arena_create();
   tj_module_t *m = load_kernels(a);
-  const tj_prim_func_t *low = NULL;
-  TU_OK(tj_tir_lower(a, find(m, "stride2_f32"), "stride2_f32", &low));
-  char *ir = NULL;
-  TU_OK(tj_jit_llvm_ir(low, "stride2_f32", 0, &ir));
-  ck_assert_msg(strstr(ir, "load <14 x float>") && strstr(ir, "shufflevector <14 x float>"), "unexpected LLVM IR");
-  ck_assert_msg(!strstr(ir, "<27 x float>") && !strstr(ir, "insertelement"), "unexpected LLVM IR");
-  tj_free(ir);
+  const char *names[] = {"stride2_f32", "stride3_f16"};
+  const char *want[] = {"load <27 x float>", "load <16 x half>"};
+  const char *not_want[] = {"load <14 x float>", "<46 x half>"};
+  for (int i = 0; i < 2; i++) {
+    const tj_prim_func_t *low = NULL;
+    TU_OK(tj_tir_lower(a, find(m, names[i]), names[i], &low));
+    char *ir = NULL;
+    TU_OK(tj_jit_llvm_ir(low, names[i], 0, &ir));
+    ck_assert_msg(strstr(ir, want[i]) && strstr(ir, "shufflevector") && !strstr(ir, not_want[i]), "%s:\n%s", names[i],
+                  ir);
+    ck_assert_msg(!strstr(ir, "insertelement"), "%s: a load per lane", names[i]);
+    tj_free(ir);
+  }
   tj_arena_free(a);
 }
 END_TEST

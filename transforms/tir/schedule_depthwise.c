@@ -18,9 +18,10 @@
  * instead of a 14-lane vector (LLVM splits it into 8 + 4 + 2 loads) or a scalar tail.
  * With the row loops unrolled, LLVM loads each window row once per (rx, vector) and
  * feeds the up to KY accumulators that use it (stride 1: (R + 2) * 3 loads per 9 * R
- * FMAs). Stride 2 reads the window with a stride-2 vector load (codegen: one load of the
- * span and a shuffle). The conv rule before this one tiled 14 rows of one vector (14
- * lanes at 56 wide) with the window of 4 whole channel planes (54 KB, beyond L1), or
+ * FMAs). Stride 2 reads the window with a stride-2 vector load (codegen: full-width
+ * vector loads over the span and a shuffle). The conv rule before this one tiled 14
+ * rows of one vector (14 lanes at 56 wide) with the window of 4 whole channel planes
+ * (54 KB, beyond L1), or
  * for 96 channels at 112x112 stride 2 materialised the padding (5 MB). */
 #include "ir/visit.h"
 #include "transforms/tir/lower.h"
