@@ -197,6 +197,21 @@ START_TEST(panel_group_matmuls_match_plain_loops) {
 }
 END_TEST
 
+/* A matmul + bias + gelu (tests/models/matmul_gelu.rx): gelu's diamond (x read twice)
+ * fused into the matmul's write-back gives the bits of the kernel's plain loops, and
+ * (erf being the JIT's own, not libm's) agrees with the interpreter within tolerance. */
+START_TEST(a_matmul_with_a_fused_gelu_matches_plain_loops_and_the_interpreter) {
+  ck_assert_int_eq(every_kernel_matches_plain_loops("tests/models/matmul_gelu.rx"), 3);
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  compare_pipeline_file("tests/models/matmul_gelu.rx", &t);
+  report("matmul + gelu", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 3);
+  tj_jit_free(jit);
+}
+END_TEST
+
 /* Depthwise convs and pools at odd sizes (tests/models/plane_windows.rx: strides 1 and
  * 2, a last vector overlapping the one before, widths under a vector, a 5x5 kernel, the
  * batch-norm and clip epilogue, max and average pools): at 512 bits every kernel is
@@ -304,6 +319,7 @@ int main(void) {
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
   tcase_add_test(tc, panel_group_matmuls_match_plain_loops);
+  tcase_add_test(tc, a_matmul_with_a_fused_gelu_matches_plain_loops_and_the_interpreter);
   tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, k_blocked_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
