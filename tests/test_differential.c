@@ -111,6 +111,14 @@ START_TEST(matmul_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* Reshape / transpose chains inlined into one nest (tests/models/attention_reshapes.rx):
+ * bit-exact against the interpreter. */
+START_TEST(inlined_reshape_chains_match_the_interpreter) {
+  const char *const files[] = {"tests/models/attention_reshapes.rx", NULL};
+  expect_kernels_bit_exact("reshape / transpose chains", files, 2);
+}
+END_TEST
+
 /* Row reductions (softmax, layer_norm, row sum/max, an int32 sum) in the default float
  * mode: the rows reduce in vector partial results and exp is a polynomial; within
  * tolerance of the interpreter. */
@@ -318,6 +326,7 @@ int main(void) {
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
+  tcase_add_test(tc, inlined_reshape_chains_match_the_interpreter);
   tcase_add_test(tc, panel_group_matmuls_match_plain_loops);
   tcase_add_test(tc, a_matmul_with_a_fused_gelu_matches_plain_loops_and_the_interpreter);
   tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);

@@ -367,6 +367,29 @@ START_TEST(transposes_are_tiled_where_the_extents_allow) {
 }
 END_TEST
 
+/* Chains of copying nests (tests/models/attention_reshapes.rx: reshape -> transpose ->
+ * transpose, transpose -> reshape) become one parallel loop from the input: the copies
+ * are substituted into the last nest, their intermediate buffers dropped. Same bits. */
+START_TEST(reshape_and_transpose_chains_inline_into_one_loop) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/attention_reshapes.rx", "default");
+  static const struct {
+    const char *name;
+    int inlined;
+  } want[] = {{"fused_reshape_transpose_transpose1", 2}, {"fused_transpose2_reshape1", 1}};
+  for (int i = 0; i < 2; i++) {
+    const tj_prim_func_t *f = prim(m, want[i].name), *g;
+    tj_tir_schedule_stats_t st = schedule(a, f, 512, &g);
+    ck_assert_int_eq(st.inlined, want[i].inlined);
+    ck_assert_int_eq(st.injective, 1);
+    ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 0);
+    ck_assert_int_eq(kinds_of(g).parallel, 1);
+    assert_same_bits(want[i].name, f, g);
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 /* NCHW convs as PyTorch models write them (tests/models/nchw_conv_layouts.rx): the dense
  * ones vectorize their output channels (weights repacked with them innermost, the tile
  * along x), whatever the stride; the depthwise ones, whose input would be gathered
@@ -771,6 +794,7 @@ int main(void) {
   tcase_add_test(tc, conv_rule_fires_on_the_seed_fused_conv);
   tcase_add_test(tc, conv_rule_fires_on_float32_and_mixed_precision_convs);
   tcase_add_test(tc, a_gelu_diamond_fuses_into_the_matmul);
+  tcase_add_test(tc, reshape_and_transpose_chains_inline_into_one_loop);
   tcase_add_test(tc, scheduled_kernels_compute_the_same_bits);
   tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
   tcase_add_test(tc, nchw_convs_vectorize_output_channels_and_compute_the_same_bits);
