@@ -112,6 +112,14 @@ START_TEST(matmul_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* Reshape / transpose chains inlined into one nest (tests/models/attention_reshapes.rx):
+ * bit-exact against the interpreter. */
+START_TEST(inlined_reshape_chains_match_the_interpreter) {
+  const char *const files[] = {"tests/models/attention_reshapes.rx", NULL};
+  expect_kernels_bit_exact("reshape / transpose chains", files, 2);
+}
+END_TEST
+
 /* Row reductions (softmax, layer_norm, row sum/max, an int32 sum) in the default float
  * mode: the rows reduce in vector partial results and exp is a polynomial; within
  * tolerance of the interpreter. */
@@ -203,6 +211,21 @@ END_TEST
  * next block's weights prefetched. */
 START_TEST(k_blocked_14x14_convs_match_plain_loops) {
   ck_assert_int_eq(every_kernel_matches_plain_loops("tests/models/conv_k_blocks_14.rx"), 2);
+}
+END_TEST
+
+/* A matmul + bias + gelu (tests/models/matmul_gelu.rx): gelu's diamond (x read twice)
+ * fused into the matmul's write-back gives the bits of the kernel's plain loops, and
+ * (erf being the JIT's own, not libm's) agrees with the interpreter within tolerance. */
+START_TEST(a_matmul_with_a_fused_gelu_matches_plain_loops_and_the_interpreter) {
+  ck_assert_int_eq(every_kernel_matches_plain_loops("tests/models/matmul_gelu.rx"), 3);
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  compare_pipeline_file("tests/models/matmul_gelu.rx", &t);
+  report("matmul + gelu", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 3);
+  tj_jit_free(jit);
 }
 END_TEST
 
@@ -312,7 +335,9 @@ int main(void) {
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
+  tcase_add_test(tc, inlined_reshape_chains_match_the_interpreter);
   tcase_add_test(tc, panel_group_matmuls_match_plain_loops);
+  tcase_add_test(tc, a_matmul_with_a_fused_gelu_matches_plain_loops_and_the_interpreter);
   tcase_add_test(tc, pointwise_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, k_blocked_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);

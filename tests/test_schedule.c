@@ -179,6 +179,22 @@ START_TEST(conv_rule_fires_on_the_seed_fused_conv) {
 }
 END_TEST
 
+/* gelu after a matmul + bias (tests/models/matmul_gelu.rx) reads the bias add's result
+ * twice: the whole diamond (add, multiply, erf, multiply, add, multiply) goes into the
+ * matmul's write-back, and no intermediate buffer or nest of its own is left. */
+START_TEST(a_gelu_diamond_fuses_into_the_matmul) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/matmul_gelu.rx", "default");
+  const tj_prim_func_t *g;
+  tj_tir_schedule_stats_t st = schedule(a, prim(m, "fused_matmul_add_gelu"), 512, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_eq(st.fused_epilogues, 6);
+  ck_assert_int_eq(st.injective, 0);
+  ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 0);
+  tj_arena_free(a);
+}
+END_TEST
+
 START_TEST(conv_rule_fires_on_float32_and_mixed_precision_convs) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/seed_f32_ops.rx", "default");
@@ -347,6 +363,29 @@ START_TEST(transposes_are_tiled_where_the_extents_allow) {
   }
   ck_assert_int_eq(prims, 4);
   ck_assert_int_eq(tiled, 3);
+  tj_arena_free(a);
+}
+END_TEST
+
+/* Chains of copying nests (tests/models/attention_reshapes.rx: reshape -> transpose ->
+ * transpose, transpose -> reshape) become one parallel loop from the input: the copies
+ * are substituted into the last nest, their intermediate buffers dropped. Same bits. */
+START_TEST(reshape_and_transpose_chains_inline_into_one_loop) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/attention_reshapes.rx", "default");
+  static const struct {
+    const char *name;
+    int inlined;
+  } want[] = {{"fused_reshape_transpose_transpose1", 2}, {"fused_transpose2_reshape1", 1}};
+  for (int i = 0; i < 2; i++) {
+    const tj_prim_func_t *f = prim(m, want[i].name), *g;
+    tj_tir_schedule_stats_t st = schedule(a, f, 512, &g);
+    ck_assert_int_eq(st.inlined, want[i].inlined);
+    ck_assert_int_eq(st.injective, 1);
+    ck_assert_int_eq(tj_prim_func_root_block(g)->n_alloc_buffers, 0);
+    ck_assert_int_eq(kinds_of(g).parallel, 1);
+    assert_same_bits(want[i].name, f, g);
+  }
   tj_arena_free(a);
 }
 END_TEST
@@ -796,6 +835,8 @@ int main(void) {
   tcase_add_test(tc, disabled_or_null_options_leave_the_function_alone);
   tcase_add_test(tc, conv_rule_fires_on_the_seed_fused_conv);
   tcase_add_test(tc, conv_rule_fires_on_float32_and_mixed_precision_convs);
+  tcase_add_test(tc, a_gelu_diamond_fuses_into_the_matmul);
+  tcase_add_test(tc, reshape_and_transpose_chains_inline_into_one_loop);
   tcase_add_test(tc, scheduled_kernels_compute_the_same_bits);
   tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
   tcase_add_test(tc, nchw_convs_vectorize_output_channels_and_compute_the_same_bits);

@@ -45,7 +45,8 @@ void tu_check_every_nest_scheduled(const char *main_text, const char *what, bool
     const tj_prim_func_t *sf = NULL;
     TU_OK(tj_tir_schedule(a, out->funcs[f].prim, "f", &o, &sf, &st));
     int nests = root_nests(out->funcs[f].prim);
-    int scheduled = st.injective + st.reduction + st.conv + st.fused_epilogues + st.windowed + (count_moved ? st.moved : 0);
+    int scheduled = st.injective + st.reduction + st.conv + st.fused_epilogues + st.windowed + st.inlined +
+                    (count_moved ? st.moved : 0);
     ck_assert_msg(scheduled >= nests, "%s: %d of %d nests scheduled (conv %d, windowed %d, injective %d, reduction %d, fused %d)",
                   what, scheduled, nests, st.conv, st.windowed, st.injective, st.reduction, st.fused_epilogues);
   }

@@ -223,8 +223,20 @@ static bool same_static_shape(const tj_buffer_t *a, const tj_buffer_t *b) {
   return true;
 }
 
-/* stmts[j] is an elementwise map of `cur` fusable into stmts[producer]. */
-static bool fusable_stage(tj_sched_ctx_t *c, int producer, int j, const tj_buffer_t *cur) {
+/* Loads of buf in stage b's value are all at b's identity indices. */
+static bool read_at_identity(const tj_block_t *b, const tj_tir_expr_t *value, const tj_buffer_t *buf) {
+  identity_ctx_t ic = {b, buf, true};
+  tj_tir_visitor_t v = {.expr = identity_expr, .ctx = &ic};
+  tj_tir_visit_expr(&v, value);
+  return ic.ok;
+}
+
+/* stmts[j] is an elementwise map of `cur` (written by stmts[producer]) fusable into
+ * the producer; it may also read the intermediates of the stages fused before it
+ * (ep->inputs: gelu's x * (0.5 + erf(x / sqrt 2) / 2) reads x twice, a diamond), each
+ * at its identity indices. cur may be read by later statements too: then those have to
+ * be fused as well, which collect_epilogue checks at the end (whole_diamonds). */
+static bool fusable_stage(tj_sched_ctx_t *c, int producer, int j, const tj_buffer_t *cur, const tj_sched_epilogue_t *ep) {
   tj_sched_nest_t nest;
   if (!tj_sched_collect_nest(c->stmts[j], &nest) || nest.n_reduce) return false;
   const tj_block_t *b = nest.block;
@@ -240,14 +252,14 @@ static bool fusable_stage(tj_sched_ctx_t *c, int producer, int j, const tj_buffe
     if (nest.extent[nest.loop_of_iter[k]] != d) return false;
   }
   if (tj_sched_count_uses(st, out) != 1) return false; /* the store only */
-  identity_ctx_t ic = {b, cur, true};
-  tj_tir_visitor_t v = {.expr = identity_expr, .ctx = &ic};
-  tj_tir_visit_expr(&v, st->store.value);
-  if (!ic.ok || tj_sched_count_uses(st, cur) == 0) return false;
-  /* cur is a root allocation that only the producer and this stage touch. */
+  if (!read_at_identity(b, st->store.value, cur) || tj_sched_count_uses(st, cur) == 0) return false;
+  for (int s = 0; s < ep->n; s++)
+    if (!read_at_identity(b, st->store.value, ep->inputs[s])) return false;
+  /* cur is a root allocation that no statement before this stage touches but its
+   * producer. */
   if (tj_sched_root_alloc(c, cur) < 0 || tj_sched_is_param(c, cur)) return false;
-  for (int k = 0; k < c->n_stmts; k++)
-    if (k != producer && k != j && tj_sched_count_uses(c->stmts[k], cur) > 0) return false;
+  for (int k = 0; k < j; k++)
+    if (k != producer && tj_sched_count_uses(c->stmts[k], cur) > 0) return false;
   return true;
 }
 
@@ -301,13 +313,26 @@ static bool movable_before(tj_sched_ctx_t *c, int from, int j) {
   return true;
 }
 
+/* Every intermediate of the first n stages (ep->inputs) is touched by no statement but
+ * the first producer and the stages at `at`: otherwise it has to be stored after all. */
+static bool whole_diamonds(const tj_sched_ctx_t *c, int first, const tj_sched_epilogue_t *ep, int n, const int *at) {
+  for (int s = 0; s < n; s++)
+    for (int k = 0; k < c->n_stmts; k++) {
+      bool inside = k == first;
+      for (int t = 0; t < n && !inside; t++) inside = at[t] == k;
+      if (!inside && tj_sched_count_uses(c->stmts[k], ep->inputs[s]) > 0) return false;
+    }
+  return true;
+}
+
 void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const tj_buffer_t *cur,
                                tj_sched_epilogue_t *ep) {
   memset(ep, 0, sizeof *ep);
   ep->out = cur;
   int first = producer, n_skipped = 0;
+  int at[TJ_SCHED_MAX_EPILOGUE], n_before_at[TJ_SCHED_MAX_EPILOGUE];
   for (int j = next; j < c->n_stmts && ep->n < TJ_SCHED_MAX_EPILOGUE; j++) {
-    if (!fusable_stage(c, producer, j, cur)) {
+    if (!fusable_stage(c, producer, j, cur, ep)) {
       if (n_skipped == TJ_SCHED_MAX_EPILOGUE || !movable_before(c, first, j)) break;
       ep->before[n_skipped++] = c->stmts[j];
       continue;
@@ -317,13 +342,17 @@ void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const 
     ep->stores[ep->n] = nest.block->body;
     ep->blocks[ep->n] = nest.block;
     ep->inputs[ep->n] = cur;
+    at[ep->n] = j;
+    n_before_at[ep->n] = n_skipped; /* those stepped over before a fused stage move */
     ep->n++;
     cur = nest.block->body->store.buffer;
-    ep->out = cur;
     producer = j; /* the next stage's input is written by this one */
-    ep->span = j - next + 1;
-    ep->n_before = n_skipped; /* those stepped over before a fused stage move */
   }
+  /* Stages whose intermediates are also read past the last one fused are given back. */
+  while (ep->n > 0 && !whole_diamonds(c, first, ep, ep->n, at)) ep->n--;
+  ep->out = ep->n ? ep->stores[ep->n - 1]->store.buffer : ep->out;
+  ep->span = ep->n ? at[ep->n - 1] - next + 1 : 0;
+  ep->n_before = ep->n ? n_before_at[ep->n - 1] : 0;
 }
 
 const tj_tir_stmt_t *tj_sched_with_before(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep, const tj_tir_stmt_t *r) {
@@ -339,12 +368,16 @@ const tj_tir_stmt_t *tj_sched_with_before(tj_sched_ctx_t *c, const tj_sched_epil
 
 const tj_tir_expr_t *tj_sched_apply_epilogue(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep,
                                              const tj_tir_expr_t *value, const tj_tir_expr_t *const *idx) {
+  /* values[s]: the element of ep->inputs[s]; a stage may read any of them */
+  const tj_tir_expr_t *values[TJ_SCHED_MAX_EPILOGUE];
   for (int s = 0; s < ep->n && value; s++) {
     const tj_block_t *b = ep->blocks[s];
     const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+    values[s] = value;
     for (int k = 0; k < b->n_iter_vars; k++) vals[k] = tj_sched_cast_like(c, b->iter_vars[k].var, idx[k]);
     const tj_tir_expr_t *e = tj_sched_subst_expr(c, b, ep->stores[s]->store.value, vals);
-    value = e ? tj_sched_replace_load(c, e, ep->inputs[s], value) : NULL;
+    for (int t = s; t >= 0 && e; t--) e = tj_sched_replace_load(c, e, ep->inputs[t], values[t]);
+    value = e;
     int a = tj_sched_root_alloc(c, ep->inputs[s]);
     if (a >= 0) c->drop_alloc[a] = true;
   }

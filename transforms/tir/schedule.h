@@ -117,6 +117,7 @@ typedef struct tj_tir_schedule_stats {
   int windowed; /* convs computing their padded input per output row */
   int reordered; /* convs whose reduction loops were reordered (reorder_reductions) */
   int transpose_tiles; /* injective nests run in tiles because they read an input transposed */
+  int inlined;         /* copying nests (reshape, transpose) substituted into the nest reading them */
   int moved;           /* small nests run as plain loops before a producer whose epilogue they split */
   int row_groups;      /* runs of nests over the same rows run row by row (schedule_row_fusion.c) */
   int pointwise;       /* 1x1 convs tiled as GEMMs along the flattened pixels (schedule_pointwise.c) */

@@ -132,13 +132,85 @@ int tj_sched_fused_prefix(const int64_t *extent, int n_outer) {
   return k;
 }
 
-const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_buffer_t *retarget, int *used) {
+/* ---- data movement inlined ----
+ * A nest that only copies elements (its value one load: a reshape, a transpose) into a
+ * root buffer that only the next nest reads is substituted into that nest's loads, as
+ * TVM's compute_inline: BERT's fused_reshape_transpose1_transpose2 (the keys, [128, 768]
+ * -> [12, 64, 128]) ran three parallel loops through two 393 KB intermediates, now one
+ * loop from the input. A chain of them (reshape -> transpose -> transpose) inlines
+ * whole. */
+#define MAX_INLINED 4
+
+typedef struct inlined {
+  const tj_block_t *block[MAX_INLINED];
+  const tj_buffer_t *buf[MAX_INLINED];
+  int n;
+} inlined_t;
+
+/* stmts[i] copies one load into a root buffer that no statement but stmts[i + 1] reads. */
+static bool inlinable(tj_sched_ctx_t *c, int i, const tj_block_t **block) {
+  tj_sched_nest_t nest;
+  if (i + 1 >= c->n_stmts || !tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return false;
+  const tj_block_t *b = nest.block;
+  const tj_tir_stmt_t *st = b->body;
+  if (b->init || st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_store_is_identity(b, st) ||
+      st->store.value->kind != TJ_TIR_BUFFER_LOAD || !tj_sched_pure_update(b, st))
+    return false;
+  const tj_buffer_t *o = st->store.buffer;
+  if (tj_sched_root_alloc(c, o) < 0 || tj_sched_is_param(c, o) || st->store.value->load.buffer == o) return false;
+  for (int k = 0; k < c->n_stmts; k++)
+    if (k != i && k != i + 1 && tj_sched_count_uses(c->stmts[k], o) > 0) return false;
+  if (tj_sched_count_uses(c->stmts[i + 1], o) == 0) return false;
+  *block = b;
+  return true;
+}
+
+typedef struct inline_ctx {
+  tj_sched_ctx_t *c;
+  const tj_block_t *block;
+  const tj_buffer_t *buf;
+} inline_ctx_t;
+
+/* buf[idx] -> the producer's value at idx */
+static const tj_tir_expr_t *inline_load(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
+  inline_ctx_t *ic = m->ctx;
+  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != ic->buf) return NULL;
+  const tj_block_t *b = ic->block;
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+  if (e->load.n_indices != b->n_iter_vars) return (void)(m->failed = true), NULL;
+  for (int k = 0; k < b->n_iter_vars; k++) {
+    const tj_tir_expr_t *x = tj_tir_mutate_expr(m, e->load.indices[k]);
+    if (!x || !(vals[k] = tj_sched_cast_like(ic->c, b->iter_vars[k].var, x))) return (void)(m->failed = true), NULL;
+  }
+  const tj_tir_expr_t *r = tj_sched_subst_expr(ic->c, b, b->body->store.value, vals);
+  if (!r) m->failed = true;
+  return r;
+}
+
+/* st with every inlined producer's loads replaced, the last producer first (its value
+ * may read the one before it). */
+static const tj_tir_stmt_t *with_inlined(tj_sched_ctx_t *c, const inlined_t *in, const tj_tir_stmt_t *st) {
+  const tj_tir_expr_t *v = st->store.value;
+  for (int k = in->n - 1; k >= 0 && v; k--) {
+    inline_ctx_t ic = {c, in->block[k], in->buf[k]};
+    tj_tir_mutator_t m = {.arena = c->arena, .expr = inline_load, .ctx = &ic};
+    v = tj_tir_mutate_expr(&m, v);
+    if (m.failed) v = NULL;
+  }
+  const tj_tir_stmt_t *r = v ? tj_tir_store(c->arena, st->store.buffer, st->store.n_indices, st->store.indices, v) : NULL;
+  if (!r) c->oom = true;
+  return r;
+}
+
+static const tj_tir_stmt_t *injective_nest(tj_sched_ctx_t *c, int i, const tj_buffer_t *retarget, const inlined_t *in,
+                                           int *used) {
   tj_sched_nest_t nest;
   *used = 0;
   if (!tj_sched_collect_nest(c->stmts[i], &nest) || nest.n_reduce) return NULL;
   const tj_block_t *b = nest.block;
   const tj_tir_stmt_t *st = b->body;
   if (b->init || st->kind != TJ_TIR_BUFFER_STORE || !tj_sched_pure_update(b, st)) return NULL;
+  if (in && in->n && !(st = with_inlined(c, in, st))) return NULL;
   const tj_buffer_t *o = st->store.buffer;
   if (retarget) {
     /* The same element, converted, into another buffer of the same shape. */
@@ -188,8 +260,28 @@ const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_
   return r;
 }
 
+const tj_tir_stmt_t *tj_sched_injective_nest(tj_sched_ctx_t *c, int i, const tj_buffer_t *retarget, int *used) {
+  return injective_nest(c, i, retarget, NULL, used);
+}
+
 int tj_sched_rule_injective(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
   int used = 0;
+  inlined_t in = {.n = 0};
+  int j = i;
+  while (in.n < MAX_INLINED && inlinable(c, j, &in.block[in.n])) {
+    in.buf[in.n] = in.block[in.n]->body->store.buffer;
+    in.n++, j++;
+  }
+  if (in.n) {
+    *out = injective_nest(c, j, NULL, &in, &used);
+    if (c->oom) return 1;
+    if (*out) {
+      for (int k = 0; k < in.n; k++) c->drop_alloc[tj_sched_root_alloc(c, in.buf[k])] = true;
+      c->stats.inlined += in.n;
+      return j - i + used;
+    }
+    /* the consumer is no injective nest: schedule the producer alone */
+  }
   *out = tj_sched_injective_nest(c, i, NULL, &used);
   return c->oom ? 1 : used;
 }
