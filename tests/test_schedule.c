@@ -535,15 +535,16 @@ END_TEST
  * 13 x 13 x 16 floats) K-block the 14x14 convs with large weights too, with the next
  * block's weights prefetched: 128 -> 256 stride 2 (8 channels a block, 288 lines of
  * weights over 2 x 7 tiles x 24 steps: 1 prefetch a step) and 240 -> 272 (40 channels
- * of 9 x 16 lanes: 360 lines over 13 x 120 steps). (Bits: test_differential, through
- * the JIT, as the interpreter is too slow for them.) */
+ * of 9 x 16 lanes: 360 lines over 13 x 120 steps); weights of exactly 512 KB are
+ * channel-blocked (the 1x1 stride-2 256 -> 512 conv, 7x7 output). (Bits:
+ * test_differential, through the JIT, as the interpreter is too slow for them.) */
 START_TEST(k_blocks_take_14x14_outputs) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/conv_k_blocks_14.rx", "default");
   static const struct {
     const char *name;
     int64_t positions, lanes;
-  } want[] = {{"fused_conv2d_multiply_add_relu", 14, 32}, {"fused_conv2d1_add1_relu1", 13, 16}};
+  } want[] = {{"fused_conv2d_multiply_add_relu", 14, 32}, {"fused_conv2d1_add1_relu1", 13, 16}, {"conv2d2", 7, 32}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     const tj_prim_func_t *g;
     tj_tir_schedule_stats_t st = schedule(a, prim(m, want[i].name), 512, &g);

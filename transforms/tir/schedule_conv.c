@@ -34,13 +34,17 @@
  * computes each padded row 3 times, of 8 rows 1.25 times). */
 #define MAX_WINDOW_ROWS 8
 #define MIN_WINDOWS 32
-/* Weights larger than this (beyond L2 with room for the input) are walked one vector
+/* Weights this large (beyond L2 with room for the input) are walked one vector
  * block of output channels at a time: the blocks go outermost in the parallel loop, so
  * each block's weights (C*K*K*L values) are read from L2 for every output row instead
  * of the whole weight tensor streaming from memory once per row. ResNet-18's layer4
  * 3x3 conv (512 channels, 9.4 MB of weights, 7x7 outputs) reads 66 MB per call without
  * this. The padding is then materialised (a window per block and row would recompute
- * it F/L times), which pays only while the padded input is small. */
+ * it F/L times), which pays only while the padded input is small. 512 KB itself counts
+ * (ResNet-18's 1x1/2 256->512 downsample, 7 output rows: 16 blocks of channels split
+ * evenly over 2 threads where the rows split 4/3; 8 such convs, constant weights, Ice
+ * Lake, 2 threads, latency min of 200 runs, 2 interleaved rounds: 1.42-1.56 ->
+ * 1.13-1.33 ms; 1 thread unchanged within the noise, 2.0-2.3 ms per-run CPU). */
 #define CHANNEL_BLOCKS_MIN_WEIGHT_BYTES (512 << 10)
 #define CHANNEL_BLOCKS_MAX_PADDED_BYTES (2 << 20)
 /* The largest kernel width whose reduction is unrolled inside the tile when reordered. */
@@ -1525,7 +1529,7 @@ static bool conv_matches(tj_sched_ctx_t *c, int i, conv_t *k) {
   k->widen = wants_widen(k) && widen(k, k->st->store.value) && widen(k, k->init->store.value);
   k->inner_reduce = pick_inner_reduce(k);
   int64_t ev = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
-  k->channel_blocks = ev > k->lanes && tj_sched_conv_weight_bytes(c, &k->nest, k->st, k->vec_iter) >
+  k->channel_blocks = ev > k->lanes && tj_sched_conv_weight_bytes(c, &k->nest, k->st, k->vec_iter) >=
                                            CHANNEL_BLOCKS_MIN_WEIGHT_BYTES;
   return true;
 }
