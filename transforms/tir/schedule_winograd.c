@@ -42,6 +42,7 @@
 /* A parallel iteration's M buffer (positions x tiles x output channels) at most this:
  * it is written by the GEMMs and read back by the output transform, in L2. */
 #define GROUP_BYTES (192 << 10)
+#define MAX_U_BYTES (4 << 20)
 
 typedef tj_winograd_t wino_mats_t;
 
@@ -227,7 +228,13 @@ static bool wino_matches(tj_sched_ctx_t *c, int i, wino_t *k) {
   if (!match_update(k) || !match_pad(k, i)) return false;
   if (k->C < MIN_CHANNELS || k->F < MIN_CHANNELS || k->H < 2 || k->W < 2) return false;
   pick_tiles(k);
-  return true;
+  /* Transformed weights over MAX_U_BYTES come from memory on every call, (m+2)^2 / 9
+   * times the direct conv's bytes: ResNet-18's 256-channel convs at 14x14 (F(4x4): 9.4 MB
+   * against 2.4) and 512-channel ones at 7x7 (F(2x2): 16.8 MB against 9.4) took 2.2 and
+   * 4-5 ms of thread-CPU in the model against 1.7-2.2 and 2.1-2.5 for the direct tile
+   * (pool trace, 2 threads, Ice Lake, loaded host). */
+  int64_t alpha = k->mt->alpha;
+  return alpha * alpha * k->C * k->F * 4 <= MAX_U_BYTES;
 }
 
 /* ---- building ---- */
