@@ -37,6 +37,8 @@ static tj_jit_t *jit;
 static bool marking;
 /* compile in the default float mode (FMA, reordered reductions, fast exp): compared within tolerance */
 static bool relaxed;
+/* float32 tolerance of the default float mode, relative to max(1, |y|) */
+static double relaxed_f32_tol = 1e-5;
 static int marked_vectorized, marked_unrolled, funcs_with_vectors;
 
 /* ---- marking loops vectorized / unrolled, for the VectorizeLoop and UnrollLoop passes ---- */
@@ -192,7 +194,7 @@ static int64_t count_mismatches(const void *a, const void *b, tj_dtype_t dt, int
   for (int64_t i = 0; i < n; i++) {
     double x, y, tol;
     if (dt.bits == 16) x = tj_half_to_float(((const uint16_t *)a)[i]), y = tj_half_to_float(((const uint16_t *)b)[i]), tol = 2e-3;
-    else if (dt.bits == 32) x = ((const float *)a)[i], y = ((const float *)b)[i], tol = 1e-5;
+    else if (dt.bits == 32) x = ((const float *)a)[i], y = ((const float *)b)[i], tol = relaxed_f32_tol;
     else x = ((const double *)a)[i], y = ((const double *)b)[i], tol = 1e-12;
     if (isnan(x) && isnan(y)) continue;
     if (!(fabs(x - y) <= tol * fmax(1.0, fabs(y)))) bad++;

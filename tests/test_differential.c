@@ -136,6 +136,24 @@ START_TEST(global_pools_in_the_default_float_mode_match_the_interpreter) {
 }
 END_TEST
 
+/* 3x3 stride-1 convs by Winograd transforms (tests/models/winograd_convs.rx, with
+ * TVMJIT_WINOGRAD=1): F(2x2) with tiles past both edges, F(4x4) with a batch of two,
+ * channels no multiple of 16, a fused scale / shift / relu and a residual add; the
+ * weights are inputs (transformed per call). Within tolerance of the interpreter in the
+ * default float mode; in the strict mode the rule does not apply: bit-exact. */
+START_TEST(winograd_conv_kernels_match_the_interpreter) {
+  const char *const files[] = {"tests/models/winograd_convs.rx", NULL};
+  ck_assert_int_eq(setenv("TVMJIT_WINOGRAD", "1", 1), 0);
+  expect_kernels_bit_exact("Winograd convs, strict float mode", files, 3);
+  /* F(4x4)'s transforms multiply by up to 8 and 5 before the sums (docs/numerics.md):
+   * 1e-4 of max(1, |y|) where the direct sums hold 1e-5 */
+  relaxed_f32_tol = 1e-4;
+  expect_kernels_within_tolerance("Winograd convs, default float mode", files[0], 3);
+  relaxed_f32_tol = 1e-5;
+  ck_assert_int_eq(unsetenv("TVMJIT_WINOGRAD"), 0);
+}
+END_TEST
+
 /* float32 `got` within 1e-5 of `want` relative to want's largest magnitude (as
  * bench/models holds whole models to PyTorch): a conv's sums of hundreds of terms,
  * contracted into FMAs, differ from the plain loops' by a few ulps of their partial
@@ -366,6 +384,7 @@ int main(void) {
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
+  tcase_add_test(tc, winograd_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
   tcase_add_test(tc, pointwise_conv_kernels_match_plain_loops);
   tcase_add_test(tc, k_blocked_14x14_convs_match_plain_loops);

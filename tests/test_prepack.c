@@ -367,6 +367,127 @@ START_TEST(packing_copies_each_element_to_its_place) {
 }
 END_TEST
 
+/* The Winograd kind: U[fb, p, c, w] = (G g G^T)[p] of the weight g[fb * L + w, c], G the
+ * F(2x2, 3x3) matrix of Lavin & Gray (written here from the paper), in double. */
+START_TEST(winograd_packing_transforms_each_kernel) {
+  enum { F = 8, C = 3, L = 4, P = 16 };
+  static const double g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  float w[F * C * 9], u[F * C * P];
+  for (int i = 0; i < F * C * 9; i++) w[i] = (float)((i * 7) % 23) / 23.0f - 0.5f;
+  tj_prepack_desc_t d = {.ndim = 4, .shape = {F, C, 3, 3}, .perm = {0, 1, 2, 3}, .lanes = L, .from = TJ_F32,
+                         .to = TJ_F32, .winograd_m = 2};
+  size_t bytes;
+  TU_OK(tj_prepack_bytes(&d, &bytes));
+  ck_assert_uint_eq(bytes, sizeof u);
+  ck_assert_int_eq(tj_prepack_ndim(&d), 4);
+  int64_t shape[4];
+  tj_prepack_shape(&d, shape);
+  ck_assert(shape[0] == F / L && shape[1] == P && shape[2] == C && shape[3] == L);
+  long before = tj_prepack_runs();
+  TU_OK(tj_prepack_run(&d, w, u));
+  ck_assert_int_eq(tj_prepack_runs() - before, 1);
+  for (int f = 0; f < F; f++)
+    for (int c = 0; c < C; c++)
+      for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) {
+          double want = 0;
+          for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) want += g2[a][i] * w[((f * C + c) * 3 + i) * 3 + j] * g2[b][j];
+          ck_assert_double_eq_tol(u[(((f / L) * P + a * 4 + b) * C + c) * L + f % L], want, 1e-6);
+        }
+  /* Descriptions it cannot transform are errors. */
+  d.winograd_m = 3;
+  expect_error(tj_prepack_bytes(&d, &bytes), "Winograd");
+  d.winograd_m = 2, d.shape[2] = 5;
+  expect_error(tj_prepack_bytes(&d, &bytes), "Winograd");
+}
+END_TEST
+
+/* A 3x3 conv (32 -> 32 channels at 10x10, padded) with its weight bound and the Winograd
+ * rule asked for (TVMJIT_WINOGRAD=1): the weight transform runs once, at load, never per
+ * call; the output agrees with a double-precision direct conv, and with the kernel that
+ * transforms the weight itself on every call (no_prepack). */
+static const char *winograd_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((1, 32, 10, 10), dtype=\"float32\"), w: R.Tensor((32, 32, 3, 3), dtype=\"float32\"))"
+    " -> R.Tensor((1, 32, 10, 10), dtype=\"float32\"):\n"
+    "        with R.dataflow():\n"
+    "            y = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1])\n"
+    "            R.output(y)\n"
+    "        return y\n";
+
+static tvmjit_tensor_t *winograd_call(tvmjit_instance_t *inst, int no_prepack, int strict, float *x, float *w,
+                                      long *packs) {
+  static const int64_t xs[] = {1, 32, 10, 10}, ws[] = {32, 32, 3, 3};
+  tvmjit_tensor_t *wt = wrap(4, ws, w), *xt = wrap(4, xs, x), *out = NULL;
+  tvmjit_module_options_t o;
+  tvmjit_module_options_init(&o);
+  const char *names[] = {"w"};
+  o.n_bind_params = 1, o.bind_param_names = names, o.bind_params = (const tvmjit_tensor_t *const *)&wt;
+  o.no_prepack = no_prepack;
+  o.strict_float = strict;
+  tvmjit_module_t *m = NULL;
+  tvmjit_status_t *st = tvmjit_module_load_string(inst, "winograd.rx", winograd_text, strlen(winograd_text), &o, &m);
+  ck_assert_msg(!st, "%s", st ? tvmjit_status_message(st) : "");
+  long before = tj_prepack_runs();
+  tvmjit_function_t *fn; /* compiled here: the weight is transformed now */
+  ck_assert_ptr_null(tvmjit_module_get_function(m, "main", &fn));
+  for (int r = 0; r < 3; r++) {
+    if (out) tvmjit_tensor_free(out);
+    st = tvmjit_function_call(fn, 1, (const tvmjit_tensor_t *const *)&xt, 1, &out);
+    ck_assert_msg(!st, "%s", st ? tvmjit_status_message(st) : "");
+  }
+  *packs = tj_prepack_runs() - before;
+  tvmjit_module_free(m);
+  tvmjit_tensor_free(xt), tvmjit_tensor_free(wt);
+  return out;
+}
+
+START_TEST(winograd_weights_are_transformed_once_at_load) {
+  enum { XN = 32 * 100, WN = 32 * 32 * 9 };
+  float *x = malloc(sizeof(float) * XN), *w = malloc(sizeof(float) * WN);
+  ck_assert(x && w);
+  fill(x, XN, 7, 11), fill(w, WN, 5, 13);
+  ck_assert_int_eq(setenv("TVMJIT_WINOGRAD", "1", 1), 0);
+  tvmjit_instance_options_t io;
+  tvmjit_instance_options_init(&io);
+  io.cache.enable = 0;
+  tvmjit_instance_t *inst;
+  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  long packed_runs, per_call_runs, direct_runs;
+  tvmjit_tensor_t *a = winograd_call(inst, 0, 0, x, w, &packed_runs), *b = winograd_call(inst, 1, 0, x, w, &per_call_runs);
+  tvmjit_tensor_t *d = winograd_call(inst, 0, 1, x, w, &direct_runs);
+  ck_assert_int_eq(unsetenv("TVMJIT_WINOGRAD"), 0);
+  ck_assert_int_eq(packed_runs, 1); /* when main is compiled, then never */
+  ck_assert_int_eq(per_call_runs, 0);
+  ck_assert_int_eq(direct_runs, 1); /* the strict mode's direct conv packs its own layout */
+  /* the strict mode keeps the direct conv: other bits than Winograd's */
+  ck_assert(memcmp(tvmjit_tensor_data(a), tvmjit_tensor_data(d), tvmjit_tensor_nbytes(a)) != 0);
+  const float *ya = tvmjit_tensor_data(a), *yb = tvmjit_tensor_data(b);
+  for (int o = 0; o < 32; o++)
+    for (int r = 0; r < 10; r++)
+      for (int c = 0; c < 10; c++) {
+        double s = 0;
+        for (int i = 0; i < 32; i++)
+          for (int kh = 0; kh < 3; kh++)
+            for (int kw = 0; kw < 3; kw++) {
+              int y = r + kh - 1, xx = c + kw - 1;
+              if (y >= 0 && y < 10 && xx >= 0 && xx < 10)
+                s += (double)x[(i * 10 + y) * 10 + xx] * w[((o * 32 + i) * 3 + kh) * 3 + kw];
+            }
+        ck_assert_double_eq_tol(ya[(o * 10 + r) * 10 + c], s, 2e-5);
+        ck_assert_double_eq_tol(yb[(o * 10 + r) * 10 + c], s, 2e-5);
+      }
+  tvmjit_tensor_free(a), tvmjit_tensor_free(b), tvmjit_tensor_free(d);
+  tvmjit_instance_free(inst);
+  free(x), free(w);
+}
+END_TEST
+
 /* A 768x768 weight (2.25 MB, rows of 3 KB) read by 16 rows: not worth a copy per call,
  * worth one at load. */
 static const char *small_matmul_text =
@@ -539,6 +660,8 @@ int main(void) {
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);
   tcase_add_test(tc, a_weight_only_folded_is_not_used_after_load);
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);
+  tcase_add_test(tc, winograd_packing_transforms_each_kernel);
+  tcase_add_test(tc, winograd_weights_are_transformed_once_at_load);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

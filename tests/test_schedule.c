@@ -714,6 +714,42 @@ START_TEST(global_pools_reduce_each_plane_in_vectors) {
 }
 END_TEST
 
+/* 3x3 stride-1 convs (tests/models/winograd_convs.rx) take the Winograd rule only with
+ * both `winograd` and reorder_reductions (the default float mode): within rounding of the
+ * direct sums through the interpreter, their scale / shift / relu fused into the output
+ * transform (not the residual add); otherwise the conv rule keeps the bits. */
+START_TEST(winograd_convs_transform_only_in_the_default_float_mode) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/winograd_convs.rx", "default");
+  int convs = 0, fused = 0;
+  for (int i = 0; i < m->n_funcs; i++) {
+    if (!m->funcs[i].is_prim) continue;
+    const char *name = m->funcs[i].name;
+    const tj_prim_func_t *f = m->funcs[i].prim, *g;
+    tj_tir_schedule_options_t o = {
+        .enabled = true, .vector_bits = 512, .fp_contract = true, .reorder_reductions = true, .winograd = true};
+    tj_tir_schedule_stats_t st;
+    TU_OK(tj_tir_schedule(a, f, name, &o, &g, &st));
+    ck_assert_msg(st.winograd == 1, "%s: %d Winograd convs", name, st.winograd);
+    fused += st.fused_epilogues;
+    max_diff(f, g, 1e-5);
+    convs++;
+    o.reorder_reductions = false;
+    TU_OK(tj_tir_schedule(a, f, name, &o, &g, &st));
+    ck_assert_int_eq(st.winograd, 0);
+    assert_same_bits(name, f, g);
+    o.reorder_reductions = true, o.winograd = false;
+    TU_OK(tj_tir_schedule(a, f, name, &o, &g, &st));
+    ck_assert_int_eq(st.winograd, 0);
+  }
+  ck_assert_int_eq(convs, 3);
+  /* subtract, multiply, relu; relu; and the residual add with its relu, fused by the
+   * injective rule behind the Winograd nest */
+  ck_assert_int_eq(fused, 5);
+  tj_arena_free(a);
+}
+END_TEST
+
 /* A decomposed batch_norm behind a conv: the nests that expand its parameters sit
  * between the conv and its elementwise chain; they run first, so the whole chain
  * (subtract, divide, multiply, add) becomes the conv's epilogue. Same bits. */
@@ -853,6 +889,7 @@ int main(void) {
   tcase_add_test(tc, reductions_are_vectorized);
   tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
   tcase_add_test(tc, global_pools_reduce_each_plane_in_vectors);
+  tcase_add_test(tc, winograd_convs_transform_only_in_the_default_float_mode);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

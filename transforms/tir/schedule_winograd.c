@@ -42,6 +42,7 @@
 /* A parallel iteration's M buffer (positions x tiles x output channels) at most this:
  * it is written by the GEMMs and read back by the output transform, in L2. */
 #define GROUP_BYTES (192 << 10)
+#define MAX_U_BYTES (4 << 20)
 
 typedef tj_winograd_t wino_mats_t;
 
@@ -227,7 +228,13 @@ static bool wino_matches(tj_sched_ctx_t *c, int i, wino_t *k) {
   if (!match_update(k) || !match_pad(k, i)) return false;
   if (k->C < MIN_CHANNELS || k->F < MIN_CHANNELS || k->H < 2 || k->W < 2) return false;
   pick_tiles(k);
-  return true;
+  /* Transformed weights over MAX_U_BYTES come from memory on every call, (m+2)^2 / 9
+   * times the direct conv's bytes: ResNet-18's 256-channel convs at 14x14 (F(4x4): 9.4 MB
+   * against 2.4) and 512-channel ones at 7x7 (F(2x2): 16.8 MB against 9.4) took 2.2 and
+   * 4-5 ms of thread-CPU in the model against 1.7-2.2 and 2.1-2.5 for the direct tile
+   * (pool trace, 2 threads, Ice Lake, loaded host). */
+  int64_t alpha = k->mt->alpha;
+  return alpha * alpha * k->C * k->F * 4 <= MAX_U_BYTES;
 }
 
 /* ---- building ---- */
@@ -305,10 +312,18 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
   if (!cv || !fo || !gl || !gt) return NULL;
   const tj_tir_stmt_t *st[9 + 3 * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA];
   int ns = 0;
-  for (int t = 0; t < 9; t++) {
-    const tj_tir_expr_t *fi = tj_sched_var(c, "fi");
-    const tj_tir_expr_t *idx[4] = {tj_sched_add(c, tj_sched_mul(c, fo, k->fl), fi), cv, i64(k, t / 3), i64(k, t % 3)};
-    st[ns++] = vec_store2(k, fi, k->fl, gl, t, idx[0] ? tj_tir_load(a, k->w, 4, idx) : NULL);
+  /* g[t, fi] = W[fo * L + fi, c, t / 3, t % 3]: scalar copies of each kernel's 9
+   * contiguous taps (a 16-lane gather along f touched 16 pages per load: the transform
+   * took 4-5 ms of ResNet's 256-channel conv at 14x14 that way, 1 thread, Ice Lake) */
+  {
+    const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *t = tj_sched_var(c, "t");
+    const tj_tir_expr_t *idx[4] = {tj_sched_add(c, tj_sched_mul(c, fo, k->fl), fi), cv,
+                                   t ? tj_tir_binary(a, TJ_TIR_FLOOR_DIV, t, i64(k, 3)) : NULL,
+                                   t ? tj_tir_binary(a, TJ_TIR_FLOOR_MOD, t, i64(k, 3)) : NULL};
+    const tj_tir_expr_t *gi[2] = {t, fi};
+    const tj_tir_stmt_t *cp = idx[0] && idx[2] && idx[3] ? tj_tir_store(a, gl, 2, gi, tj_tir_load(a, k->w, 4, idx)) : NULL;
+    cp = tj_sched_loop(c, t, 9, TJ_FOR_UNROLLED, cp);
+    st[ns++] = tj_sched_loop(c, fi, k->fl, TJ_FOR_SERIAL, cp);
   }
   /* gt[a, j] = sum_i G[a, i] g[i, j] */
   for (int r = 0; r < al; r++)
@@ -331,8 +346,8 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
     }
   const tj_tir_stmt_t *body = seq(k, ns, st);
   body = body ? tj_tir_allocate(a, gl, tj_tir_allocate(a, gt, body)) : NULL;
-  body = tj_sched_loop(c, fo, k->F / k->fl, TJ_FOR_SERIAL, body);
-  return tj_sched_loop(c, cv, k->C, k->C * k->F >= 4096 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
+  body = tj_sched_loop(c, cv, k->C, TJ_FOR_SERIAL, body);
+  return tj_sched_loop(c, fo, k->F / k->fl, k->C * k->F >= 4096 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
 }
 
 /* V[n, p, c, t] = (B^T d B)[p] for every tile t = ty * TW + tx and channel c, in
