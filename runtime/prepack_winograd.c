@@ -1,8 +1,7 @@
 /* The Winograd weight transform done once at load (prepack.h, winograd_m != 0): a
  * float32 [F, C, 3, 3] weight becomes U[fb, p, c, w] = (G w[fb * L + w, c] G^T)[p] (L =
- * lanes, the GEMM tile's width), the layout the GEMMs of
- * transforms/tir/schedule_winograd.c stream: one block of output channels, position by
- * position, contiguous. Per
+ * lanes; 1 for transforms/tir/schedule_winograd.c, whose GEMMs broadcast U[f, p, c]
+ * along the input channels, one output channel per row of the tile). Per
  * call it would cost the kernel a pass over the weight and a write of (m+2)^2 / 9 times
  * its size: for ResNet-18's 512-channel convs F(2x2) that is 16.8 MB. */
 #include "runtime/prepack_winograd.h"

@@ -12,36 +12,35 @@
  *   C[n, f, y, x] = C[n, f, y, x] + P[n, c, y + ry, x + rx] * W[f, c, ry, rx])
  * with its elementwise epilogue (batch_norm, residual add, relu) becomes
  *
- *   [U = G W G^T into a [a^2, C, F] buffer, unless the weight is a constant of the model:
- *    then the caller makes U once, at load (runtime/prepack.c, TJ_TIR_PREPACK_WINOGRAD)]
- *   for (n, ty) in T.parallel:  for tx, cv:        (input transform, vector over channels)
- *     V[n, p, t, c] = B^T d B, d read from X through the padding expression (inlined)
- *   for (n, fb, tb) in T.parallel:                  (ROWS tiles x VECS vectors of f)
+ *   [U = G W G^T into a [F, a^2, C, 1] buffer, unless the weight is a constant of the
+ *    model: then the caller makes U once, at load (runtime/prepack_winograd.c)]
+ *   for (n, ty) in T.parallel:  for c: for tx (vectors along the tiles of the row):
+ *     V[n, p, c, ty * TW + tx] = B^T d B, d read from X through the padding (inlined)
+ *   for (n, tb, fb) in T.parallel:         (ROWS output channels x VECS vectors of tiles)
  *     mloc = T.alloc_buffer((a^2, ROWS, VECS * L), scope="local")
- *     for p:  acc = 0; for c: acc[r, f] += V[n, p, t, c] * U[p, c, f];  mloc[p] = acc
- *     for r, vi:  Y = A^T mloc A;  OUT[n, f, y, x] = epilogue(Y)  (where y < H, x < W)
+ *     for p:  acc = 0; for c: acc[r, t] += U[f, p, c] * V[n, p, c, t];  mloc[p] = acc
+ *     for r, vi:  Y = A^T mloc A as vectors along the tiles, interleaved into output
+ *                 rows; OUT[n, f, y, x] = epilogue(Y) row by row (contiguous in x)
  *
- * The GEMM is the 8 rows x 3 vectors idea of schedule_conv.c's matmul tile: per c, ROWS
- * broadcasts of V and VECS loads of U for ROWS * VECS FMAs. The rounding differs from
+ * The GEMM is the rows x vectors idea of schedule_conv.c's matmul tile, along the tiles:
+ * per c, ROWS broadcasts of U and VECS loads of V for ROWS * VECS FMAs. With the vectors
+ * along the tiles, the output transform's results are whole output rows after one
+ * interleave, so the epilogue (batch_norm, the residual add, relu) reads and writes
+ * contiguous rows. The rounding differs from
  * the direct sum (exact in real arithmetic only), so the rule runs only in the default
  * float mode (opts->reorder_reductions); --strict-float keeps the direct conv, bit-exact.
  * Error against float64 numpy: docs/numerics.md. */
 #include <string.h>
 
-#include "ir/visit.h"
 #include "support/winograd.h"
 #include "transforms/tir/schedule_rules.h"
 
 #define MAX_ALPHA TJ_WINOGRAD_MAX_ALPHA
-#define MAX_ACC 24
 #define MAX_ROWS 8
-#define MAX_VECS 4
+#define MAX_VECS 3
 /* Below this many input or output channels the transforms cost more than the
  * multiplies saved (a 3x3 conv with 16 channels is a few microseconds either way). */
 #define MIN_CHANNELS 16
-/* A parallel iteration's M buffer (positions x tiles x output channels) at most this:
- * it is written by the GEMMs and read back by the output transform, in L2. */
-#define GROUP_BYTES (192 << 10)
 #define MAX_U_BYTES (4 << 20)
 
 typedef tj_winograd_t wino_mats_t;
@@ -57,10 +56,12 @@ typedef struct wino {
   int n_it, f_it, y_it, x_it, c_it;
   int64_t N, F, H, W, C;
   const wino_mats_t *mt;
-  int64_t TH, TW, T, Tp; /* tile rows, columns, tiles per image, rounded up to ROWS */
-  int64_t cl, fl;        /* lanes along the input and output channels */
-  int64_t rows, vecs, group; /* the GEMM tile; tile blocks per parallel iteration */
-  const tj_buffer_t *u, *v; /* U [a^2, C, F]; V [N, a^2, Tp, C] */
+  int64_t TH, TW, T;  /* tile rows, columns (a power of two up to L), tiles per image */
+  int64_t L;          /* lanes: the GEMM's vectors run along the tiles */
+  int64_t Tp, THp;    /* tiles (and tile rows) rounded up to whole GEMM blocks */
+  int64_t fl;         /* lanes along the output channels (the per-call weight transform) */
+  int64_t rows, vecs; /* the GEMM tile: ROWS output channels x VECS vectors of tiles */
+  const tj_buffer_t *u, *v; /* U [F, a^2, C, 1]; V [N, a^2, C, Tp] */
   bool u_given;             /* U is a parameter the caller packs at load */
 } wino_t;
 
@@ -187,37 +188,33 @@ static int64_t lanes_dividing(int64_t n, int64_t max_lanes) {
 
 /* F(4x4) where the tiles are many (m = 4 cuts the multiplies 4x, m = 2 2.25x); F(2x2)
  * where 4x4 tiles would be mostly past the output (7x7: 4 tiles of 16 for 49 outputs).
- * Measured: see docs/cpu-schedule.md. */
-static void pick_tiles(wino_t *k) {
+ * The GEMM's vectors run along the tiles (t = ty * TW + tx, TW a power of two up to L,
+ * so a vector holds whole tile rows or one row's L tiles); its tile is ROWS output
+ * channels (broadcasts of U) x VECS vectors of tiles, VECS 3 or 2, whichever pads the
+ * tile vectors less. False when a tile row is wider than a vector (W > 4 L). Measured:
+ * see docs/cpu-schedule.md. */
+static bool pick_tiles(wino_t *k) {
   k->mt = tj_winograd(k->H >= 14 && k->W >= 14 ? 4 : 2);
   int64_t m = k->mt->m;
-  int64_t lanes = tj_sched_lanes(k->c, TJ_F32);
-  k->TH = (k->H + m - 1) / m, k->TW = (k->W + m - 1) / m;
-  /* whole vectors of tiles along x: a power of two up to one vector, else vectors */
-  int64_t tw = 1;
-  while (tw < k->TW && tw < lanes) tw *= 2;
-  k->TW = k->TW <= lanes ? tw : (k->TW + lanes - 1) / lanes * lanes;
+  k->L = tj_sched_lanes(k->c, TJ_F32);
+  k->TH = (k->H + m - 1) / m;
+  int64_t tw = (k->W + m - 1) / m;
+  if (tw > k->L) return false;
+  k->TW = 1;
+  while (k->TW < tw) k->TW *= 2;
   k->T = k->TH * k->TW;
-  k->cl = lanes_dividing(k->C, lanes);
-  k->fl = lanes_dividing(k->F, lanes);
-  int64_t fv = k->F / k->fl;
-  k->vecs = 1;
-  for (int64_t v = MAX_VECS; v > 1; v--)
-    if (fv % v == 0) {
-      k->vecs = v;
+  k->fl = lanes_dividing(k->F, k->L);
+  k->rows = 1;
+  for (int64_t r = MAX_ROWS; r > 1; r /= 2)
+    if (k->F % r == 0) {
+      k->rows = r;
       break;
     }
-  k->rows = MAX_ACC / k->vecs < MAX_ROWS ? MAX_ACC / k->vecs : MAX_ROWS;
-  if (k->rows > k->T) k->rows = k->T;
-  k->Tp = (k->T + k->rows - 1) / k->rows * k->rows;
-  /* The most blocks whose M (all positions) stays within GROUP_BYTES. */
-  int64_t ntb = k->Tp / k->rows, block_bytes = (int64_t)k->mt->alpha * k->mt->alpha * k->rows * k->vecs * k->fl * 4;
-  k->group = 1;
-  for (int64_t g = ntb; g > 1; g--)
-    if (ntb % g == 0 && g * block_bytes <= GROUP_BYTES) {
-      k->group = g;
-      break;
-    }
+  int64_t tv = (k->T + k->L - 1) / k->L;
+  k->vecs = tv <= 1 ? 1 : (tv + 2) / 3 * 3 <= (tv + 1) / 2 * 2 ? 3 : 2;
+  k->Tp = (tv + k->vecs - 1) / k->vecs * k->vecs * k->L;
+  k->THp = k->Tp / k->TW;
+  return true;
 }
 
 static bool wino_matches(tj_sched_ctx_t *c, int i, wino_t *k) {
@@ -227,7 +224,7 @@ static bool wino_matches(tj_sched_ctx_t *c, int i, wino_t *k) {
   k->b = k->nest.block;
   if (!match_update(k) || !match_pad(k, i)) return false;
   if (k->C < MIN_CHANNELS || k->F < MIN_CHANNELS || k->H < 2 || k->W < 2) return false;
-  pick_tiles(k);
+  if (!pick_tiles(k)) return false;
   /* Transformed weights over MAX_U_BYTES come from memory on every call, (m+2)^2 / 9
    * times the direct conv's bytes: ResNet-18's 256-channel convs at 14x14 (F(4x4): 9.4 MB
    * against 2.4) and 512-channel ones at 7x7 (F(2x2): 16.8 MB against 9.4) took 2.2 and
@@ -299,7 +296,7 @@ static const tj_tir_expr_t *pad_value(wino_t *k, const tj_tir_expr_t *n, const t
   return tj_sched_subst_expr(k->c, k->pad, k->pad->body->store.value, vals);
 }
 
-/* U[fb, p, c, w] = (G W[f, c] G^T)[p] with f = fb * WIDTH + w, per call: for c in
+/* U[f, p, c, 0] = (G W[f, c] G^T)[p], per call: for c in
  * T.parallel: for f (vectors): the 9 taps gathered once, then G along each axis. */
 static const tj_tir_stmt_t *weight_transform(wino_t *k) {
   tj_sched_ctx_t *c = k->c;
@@ -337,9 +334,8 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
     for (int b = 0; b < al; b++) {
       const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[3];
       for (int j = 0; j < 3; j++) terms[j] = load2(k, gt, i64(k, r * 3 + j), fi);
-      /* f = fo * L + fi: block fo / VECS, lane (fo % VECS) * L + fi */
-      const tj_tir_expr_t *idx[4] = {tj_tir_binary(a, TJ_TIR_FLOOR_DIV, fo, i64(k, k->vecs)), i64(k, r * al + b), cv,
-                                     tj_sched_add(c, tj_sched_mul(c, tj_tir_binary(a, TJ_TIR_FLOOR_MOD, fo, i64(k, k->vecs)), k->fl), fi)};
+      /* U[f, p, c, 0], f = fo * L + fi: lane by lane (a stride of a^2 C) */
+      const tj_tir_expr_t *idx[4] = {tj_sched_add(c, tj_sched_mul(c, fo, k->fl), fi), i64(k, r * al + b), cv, i64(k, 0)};
       const tj_tir_expr_t *v = lin_comb(k, 3, mt->g[b], terms);
       const tj_tir_stmt_t *s = v && idx[0] && idx[1] && idx[3] ? tj_tir_store(a, k->u, 4, idx, v) : NULL;
       st[ns++] = tj_sched_loop(c, fi, k->fl, TJ_FOR_VECTORIZED, s);
@@ -367,7 +363,7 @@ static const tj_tir_stmt_t *input_transform(wino_t *k) {
   int al = mt->alpha, m = mt->m;
   int64_t lanes = tj_sched_lanes(c, TJ_F32), xw = (k->TW * m + 2 + lanes - 1) / lanes * lanes;
   const tj_tir_expr_t *fo = tj_sched_var(c, "vt"), *ch = tj_sched_var(c, "vc"), *unf[2];
-  int64_t ext[2] = {k->N, k->TH};
+  int64_t ext[2] = {k->N, k->THp}; /* the rows past TH read the padding: zeros */
   if (!fo || !ch || !tj_sched_unfuse(c, fo, 2, ext, unf)) return NULL;
   const tj_tir_expr_t *n = unf[0], *ty = unf[1];
   int64_t rshape[2] = {al, xw}, pshape[2] = {al * al, k->TW};
@@ -414,25 +410,25 @@ static const tj_tir_stmt_t *input_transform(wino_t *k) {
   const tj_tir_stmt_t *body = seq(k, ns, st);
   body = body ? tj_tir_allocate(a, rows, tj_tir_allocate(a, ph, tj_tir_allocate(a, col, body))) : NULL;
   body = tj_sched_loop(c, ch, k->C, TJ_FOR_SERIAL, body);
-  return tj_sched_loop(c, fo, k->N * k->TH, k->N * k->TH > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
+  return tj_sched_loop(c, fo, k->N * k->THp, k->N * k->THp > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
 }
 
 typedef struct gemm_vars {
-  const tj_tir_expr_t *n, *fb, *tg, *gb, *p, *r, *vi, *fi, *ch;
+  const tj_tir_expr_t *n, *fb, *tb, *p, *r, *vi, *li, *ch;
   const tj_buffer_t *acc, *mloc;
 } gemm_vars_t;
 
-/* acc[r, vi * L + fi] (and mloc[p, r, vi * L + fi] with `mloc`). */
+/* acc[r, vi * L + li] (and mloc[p, r, vi * L + li]). */
 static const tj_tir_expr_t *acc_index(wino_t *k, const gemm_vars_t *g) {
-  return tj_sched_add(k->c, tj_sched_mul(k->c, g->vi, k->fl), g->fi);
+  return tj_sched_add(k->c, tj_sched_mul(k->c, g->vi, k->L), g->li);
 }
 
-/* for r in T.unroll(ROWS): for vi in T.unroll(VECS): for fi in T.vectorized(L): body */
+/* for r in T.unroll(ROWS): for vi in T.unroll(VECS): for li in T.vectorized(L): body */
 static const tj_tir_stmt_t *tile_loops(wino_t *k, gemm_vars_t *g, const tj_tir_stmt_t *(*body)(wino_t *, gemm_vars_t *)) {
   tj_sched_ctx_t *c = k->c;
-  g->r = tj_sched_var(c, "r"), g->vi = tj_sched_var(c, "vi"), g->fi = tj_sched_var(c, "fi");
-  if (!g->r || !g->vi || !g->fi) return NULL;
-  const tj_tir_stmt_t *s = tj_sched_loop(c, g->fi, k->fl, TJ_FOR_VECTORIZED, body(k, g));
+  g->r = tj_sched_var(c, "r"), g->vi = tj_sched_var(c, "vi"), g->li = tj_sched_var(c, "li");
+  if (!g->r || !g->vi || !g->li) return NULL;
+  const tj_tir_stmt_t *s = tj_sched_loop(c, g->li, k->L, TJ_FOR_VECTORIZED, body(k, g));
   s = tj_sched_loop(c, g->vi, k->vecs, k->vecs > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
   return tj_sched_loop(c, g->r, k->rows, k->rows > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
 }
@@ -443,38 +439,35 @@ static const tj_tir_stmt_t *acc_zero(wino_t *k, gemm_vars_t *g) {
 }
 
 static const tj_tir_expr_t *f_index(wino_t *k, const gemm_vars_t *g) {
-  return tj_sched_add(k->c, tj_sched_mul(k->c, g->fb, k->vecs * k->fl), acc_index(k, g));
+  return tj_sched_add(k->c, tj_sched_mul(k->c, g->fb, k->rows), g->r);
 }
 
-/* The tile's row in the group's mloc, and the tile. */
-static const tj_tir_expr_t *group_row(wino_t *k, const gemm_vars_t *g) {
-  return tj_sched_add(k->c, tj_sched_mul(k->c, g->gb, k->rows), g->r);
+/* The block's first tile. */
+static const tj_tir_expr_t *block_tile(wino_t *k, const gemm_vars_t *g) {
+  return tj_sched_mul(k->c, g->tb, k->vecs * k->L);
 }
 
-static const tj_tir_expr_t *t_index(wino_t *k, const gemm_vars_t *g) {
-  return tj_sched_add(k->c, tj_sched_mul(k->c, g->tg, k->group * k->rows), group_row(k, g));
-}
-
-/* acc[r, f] += V[n, p, t, c] * U[p, c, f] */
+/* acc[r, t] += U[f, p, c, 0] * V[n, p, c, t]: one broadcast of U per row, one vector
+ * load of V per vector of tiles. */
 static const tj_tir_stmt_t *acc_update(wino_t *k, gemm_vars_t *g) {
   tj_arena_t *a = k->c->arena;
   const tj_tir_expr_t *ai[2] = {g->r, acc_index(k, g)};
-  const tj_tir_expr_t *vi[4] = {g->n, g->p, g->ch, t_index(k, g)}, *ui[4] = {g->fb, g->p, g->ch, ai[1]};
-  if (!ai[1] || !vi[3]) return NULL;
-  const tj_tir_expr_t *prod = tj_tir_binary(a, TJ_TIR_MUL, tj_tir_load(a, k->v, 4, vi), tj_tir_load(a, k->u, 4, ui));
+  const tj_tir_expr_t *vi[4] = {g->n, g->p, g->ch, tj_sched_add(k->c, block_tile(k, g), ai[1])};
+  const tj_tir_expr_t *ui[4] = {f_index(k, g), g->p, g->ch, i64(k, 0)};
+  if (!ai[1] || !vi[3] || !ui[0]) return NULL;
+  const tj_tir_expr_t *prod = tj_tir_binary(a, TJ_TIR_MUL, tj_tir_load(a, k->u, 4, ui), tj_tir_load(a, k->v, 4, vi));
   const tj_tir_expr_t *sum = prod ? tj_tir_binary(a, TJ_TIR_ADD, tj_tir_load(a, g->acc, 2, ai), prod) : NULL;
   return sum ? tj_tir_store(a, g->acc, 2, ai, sum) : NULL;
 }
 
 static const tj_tir_stmt_t *acc_save(wino_t *k, gemm_vars_t *g) {
   tj_arena_t *a = k->c->arena;
-  const tj_tir_expr_t *ai[2] = {g->r, acc_index(k, g)}, *mi[3] = {g->p, group_row(k, g), ai[1]};
+  const tj_tir_expr_t *ai[2] = {g->r, acc_index(k, g)}, *mi[3] = {g->p, g->r, ai[1]};
   const tj_tir_expr_t *v = ai[1] ? tj_tir_load(a, g->acc, 2, ai) : NULL;
   return v ? tj_tir_store(a, g->mloc, 3, mi, v) : NULL;
 }
 
-/* True when the value at `cond` may be false somewhere: out-of-range checks only
- * where the tiles overhang. */
+/* cond && x < bound (x alone when cond is NULL). */
 static const tj_tir_expr_t *and_lt(wino_t *k, const tj_tir_expr_t *cond, const tj_tir_expr_t *x, int64_t bound) {
   tj_arena_t *a = k->c->arena;
   const tj_tir_expr_t *lt = x ? tj_tir_binary(a, TJ_TIR_LT, x, i64(k, bound)) : NULL;
@@ -482,99 +475,125 @@ static const tj_tir_expr_t *and_lt(wino_t *k, const tj_tir_expr_t *cond, const t
   return cond ? tj_tir_binary(a, TJ_TIR_AND, cond, lt) : lt;
 }
 
-/* Y = A^T mloc[:, r, f] A for tile t = tb * ROWS + r, each output through the epilogue
- * into OUT[n, f, y, x] (where the tile covers the output). */
-static const tj_tir_stmt_t *output_transform(wino_t *k, gemm_vars_t *g, const tj_sched_epilogue_t *ep) {
+/* for x in T.vectorized(lanes), x = x0 + xi: OUT[n, f, y, x] = epilogue(yrow[i, off + x]) */
+static const tj_tir_stmt_t *row_store(wino_t *k, gemm_vars_t *g, const tj_sched_epilogue_t *ep, const tj_buffer_t *yrow,
+                                      int i, const tj_tir_expr_t *off, const tj_tir_expr_t *y, int64_t x0, int64_t lanes) {
+  tj_sched_ctx_t *c = k->c;
+  tj_arena_t *a = c->arena;
+  const tj_tir_expr_t *xo = lanes < k->L || x0 ? NULL : tj_sched_var(c, "xo"), *xi = tj_sched_var(c, "xi");
+  if (!xi) return NULL;
+  const tj_tir_expr_t *x = xo ? tj_sched_add(c, tj_sched_mul(c, xo, k->L), xi) : tj_sched_add(c, i64(k, x0), xi);
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST] = {0}, *idx[4];
+  vals[k->n_it] = g->n, vals[k->f_it] = f_index(k, g), vals[k->y_it] = y, vals[k->x_it] = x;
+  for (int d = 0; d < 4; d++) {
+    int it = tj_sched_iter_index(k->b, k->st->store.indices[d]);
+    idx[d] = vals[it] ? tj_sched_cast_like(c, k->b->iter_vars[it].var, vals[it]) : NULL;
+    if (!idx[d]) return NULL;
+  }
+  const tj_tir_expr_t *v = load2(k, yrow, i64(k, i), tj_sched_add(c, off, x));
+  if (v && ep->n) v = tj_sched_apply_epilogue(c, ep, v, idx);
+  const tj_buffer_t *out = ep->n ? ep->out : k->st->store.buffer;
+  const tj_tir_stmt_t *s = v ? tj_tir_store(a, out, 4, idx, v) : NULL;
+  s = tj_sched_loop(c, xi, lanes, TJ_FOR_VECTORIZED, s);
+  return xo ? tj_sched_loop(c, xo, k->W / k->L, TJ_FOR_SERIAL, s) : s;
+}
+
+/* For the vector vi of tiles of row r of the block: Y = A^T M A as vectors along the
+ * tiles, interleaved into output rows (yrow[i, tile * m + j], lane by lane), then each
+ * output row written contiguously through the epilogue (a residual read the same way):
+ * the tiles' rows of the vector (L / TW of them), y < H, x < W as whole vectors plus a
+ * shorter one. */
+static const tj_tir_stmt_t *output_vector(wino_t *k, gemm_vars_t *g, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   tj_arena_t *a = c->arena;
   const wino_mats_t *mt = k->mt;
   int al = mt->alpha, m = mt->m;
-  g->r = tj_sched_var(c, "r"), g->vi = tj_sched_var(c, "vi"), g->gb = tj_sched_var(c, "gb");
-  if (!g->r || !g->vi || !g->gb) return NULL;
-  int64_t tshape[2] = {m * al, k->fl};
-  const tj_buffer_t *tl = new_buffer(k, "wino_am", 2, tshape, true);
-  const tj_tir_expr_t *t = t_index(k, g);
-  const tj_tir_expr_t *ty = t ? tj_tir_binary(a, TJ_TIR_FLOOR_DIV, t, i64(k, k->TW)) : NULL;
-  const tj_tir_expr_t *tx = t ? tj_tir_binary(a, TJ_TIR_FLOOR_MOD, t, i64(k, k->TW)) : NULL;
-  if (!tl || !ty || !tx) return NULL;
-  const tj_tir_stmt_t *st[MAX_ALPHA * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA];
+  int64_t amshape[2] = {m * al, k->L}, yshape[2] = {m, k->L * m};
+  const tj_buffer_t *am = new_buffer(k, "wino_am", 2, amshape, true), *yrow = new_buffer(k, "wino_yrow", 2, yshape, true);
+  if (!am || !yrow) return NULL;
+  enum { MAX_ST = MAX_ALPHA * MAX_ALPHA * 2 + 64 };
+  const tj_tir_stmt_t *st[MAX_ST];
   int ns = 0;
-  /* am[i, b] = sum_a A^T[i, a] mloc[a * al + b, r, f] */
+  /* am[i * al + b, l] = sum_q A^T[i, q] mloc[q * al + b, r, vi * L + l] */
   for (int i = 0; i < m; i++)
     for (int b = 0; b < al; b++) {
-      const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[MAX_ALPHA];
-      g->fi = fi;
+      const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[MAX_ALPHA];
+      g->li = li;
       for (int q = 0; q < al; q++) {
-        const tj_tir_expr_t *mi[3] = {i64(k, q * al + b), group_row(k, g), acc_index(k, g)};
+        const tj_tir_expr_t *mi[3] = {i64(k, q * al + b), g->r, acc_index(k, g)};
         terms[q] = mi[0] && mi[2] ? tj_tir_load(a, g->mloc, 3, mi) : NULL;
       }
-      st[ns++] = vec_store2(k, fi, k->fl, tl, i * al + b, lin_comb(k, al, mt->at[i], terms));
+      st[ns++] = vec_store2(k, li, k->L, am, i * al + b, lin_comb(k, al, mt->at[i], terms));
     }
-  /* OUT[n, f, ty * m + i, tx * m + j] = epilogue(sum_b am[i, b] A^T[j, b]) */
-  bool rows_over = k->Tp != k->T, y_over = k->TH * m != k->H, x_over = k->TW * m != k->W;
+  /* yrow[i, l * m + j] = sum_b am[i * al + b, l] A^T[j, b] */
   for (int i = 0; i < m; i++)
     for (int j = 0; j < m; j++) {
-      const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[MAX_ALPHA];
-      g->fi = fi;
-      for (int b = 0; b < al; b++) terms[b] = load2(k, tl, i64(k, i * al + b), fi);
-      const tj_tir_expr_t *y = tj_sched_add(c, tj_sched_mul(c, ty, m), i64(k, i));
-      const tj_tir_expr_t *x = tj_sched_add(c, tj_sched_mul(c, tx, m), i64(k, j));
-      const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST] = {0}, *idx[4];
-      vals[k->n_it] = g->n, vals[k->f_it] = f_index(k, g), vals[k->y_it] = y, vals[k->x_it] = x;
-      for (int d = 0; d < 4; d++) {
-        int it = tj_sched_iter_index(k->b, k->st->store.indices[d]);
-        idx[d] = vals[it] ? tj_sched_cast_like(c, k->b->iter_vars[it].var, vals[it]) : NULL;
-        if (!idx[d]) return NULL;
-      }
+      const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[MAX_ALPHA];
+      for (int b = 0; b < al; b++) terms[b] = load2(k, am, i64(k, i * al + b), li);
+      const tj_tir_expr_t *yi[2] = {i64(k, i), li ? tj_sched_add(c, tj_sched_mul(c, li, m), i64(k, j)) : NULL};
       const tj_tir_expr_t *v = lin_comb(k, al, mt->at[j], terms);
-      if (v && ep->n) v = tj_sched_apply_epilogue(c, ep, v, idx);
-      const tj_buffer_t *out = ep->n ? ep->out : k->st->store.buffer;
-      const tj_tir_stmt_t *s = v ? tj_tir_store(a, out, 4, idx, v) : NULL;
-      s = tj_sched_loop(c, fi, k->fl, TJ_FOR_VECTORIZED, s);
-      const tj_tir_expr_t *cond = NULL;
-      if (rows_over) cond = and_lt(k, cond, t, k->T);
-      if (y_over && i > 0) cond = and_lt(k, cond, y, k->H);
-      if (x_over) cond = and_lt(k, cond, x, k->W);
-      if (s && cond) s = tj_tir_if(a, cond, s, NULL);
-      st[ns++] = s;
+      const tj_tir_stmt_t *s = v && yi[0] && yi[1] ? tj_tir_store(a, yrow, 2, yi, v) : NULL;
+      st[ns++] = tj_sched_loop(c, li, k->L, TJ_FOR_VECTORIZED, s);
     }
+  /* the vector's tile rows: ty = (t0 + s * TW) / TW */
+  int64_t nsub = k->L / k->TW, full = k->W / k->L * k->L, tail = k->W - full;
+  const tj_tir_expr_t *t0 = tj_sched_add(c, block_tile(k, g), tj_sched_mul(c, g->vi, k->L));
+  const tj_tir_expr_t *ty0 = t0 ? tj_tir_binary(a, TJ_TIR_FLOOR_DIV, t0, i64(k, k->TW)) : NULL;
+  if (!ty0) return NULL;
+  for (int64_t s = 0; s < nsub; s++) {
+    const tj_tir_expr_t *ty = tj_sched_add(c, ty0, i64(k, s)), *off = i64(k, s * k->TW * m);
+    for (int i = 0; i < m; i++) {
+      const tj_tir_expr_t *y = tj_sched_add(c, tj_sched_mul(c, ty, m), i64(k, i));
+      const tj_tir_stmt_t *parts[2];
+      int np = 0;
+      if (full) parts[np++] = row_store(k, g, ep, yrow, i, off, y, 0, k->L);
+      if (tail) parts[np++] = row_store(k, g, ep, yrow, i, off, y, full, tail);
+      const tj_tir_stmt_t *rs = seq(k, np, parts);
+      const tj_tir_expr_t *cond = NULL;
+      if (k->THp * m > k->H) cond = and_lt(k, cond, y, k->H);
+      if (rs && cond) rs = tj_tir_if(a, cond, rs, NULL);
+      if (ns >= MAX_ST) return NULL;
+      st[ns++] = rs;
+    }
+  }
   const tj_tir_stmt_t *body = seq(k, ns, st);
-  body = body ? tj_tir_allocate(a, tl, body) : NULL;
-  body = tj_sched_loop(c, g->vi, k->vecs, TJ_FOR_SERIAL, body);
-  body = tj_sched_loop(c, g->r, k->rows, TJ_FOR_SERIAL, body);
-  return tj_sched_loop(c, g->gb, k->group, TJ_FOR_SERIAL, body);
+  return body ? tj_tir_allocate(a, am, tj_tir_allocate(a, yrow, body)) : NULL;
 }
 
-/* The GEMMs and the output transform, in parallel over (n, fb, tg): each iteration
- * runs GROUP blocks of ROWS tiles against one block of output channels, position by
- * position, so U[p, :, block] comes from memory once per group and is reused from L2
- * by its blocks (with one block per iteration, ResNet's 256-channel conv at 14x14 read
- * its 9.4 MB of U three times per call and took 5 ms, memory-bound). */
+/* The GEMMs and the output transform, in parallel over (n, tb, fb): each iteration runs
+ * ROWS output channels against VECS vectors of tiles, position by position
+ *   for p: acc = 0; for c: acc[r, t] += U[f, p, c] * V[n, p, c, t]; mloc[p] = acc
+ * and then the output transform of its ROWS x VECS x L tiles. fb is innermost, so a
+ * thread's consecutive iterations reuse the block's V from L2. */
 static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   tj_arena_t *a = c->arena;
   int P = k->mt->alpha * k->mt->alpha;
-  int64_t nfb = k->F / (k->vecs * k->fl), ntg = k->Tp / (k->rows * k->group);
+  int64_t nfb = k->F / k->rows, ntb = k->Tp / (k->vecs * k->L);
   gemm_vars_t g = {0};
   const tj_tir_expr_t *fo = tj_sched_var(c, "wg"), *unf[3];
-  int64_t ext[3] = {k->N, nfb, ntg};
+  int64_t ext[3] = {k->N, ntb, nfb};
   if (!fo || !tj_sched_unfuse(c, fo, 3, ext, unf)) return NULL;
-  g.n = unf[0], g.fb = unf[1], g.tg = unf[2];
-  g.p = tj_sched_var(c, "p"), g.ch = tj_sched_var(c, "rc"), g.gb = tj_sched_var(c, "gb");
-  int64_t ashape[2] = {k->rows, k->vecs * k->fl}, mshape[3] = {P, k->group * k->rows, k->vecs * k->fl};
+  g.n = unf[0], g.tb = unf[1], g.fb = unf[2];
+  g.p = tj_sched_var(c, "p"), g.ch = tj_sched_var(c, "rc");
+  int64_t ashape[2] = {k->rows, k->vecs * k->L}, mshape[3] = {P, k->rows, k->vecs * k->L};
   g.acc = new_buffer(k, "wino_acc", 2, ashape, true);
   g.mloc = new_buffer(k, "wino_m", 3, mshape, true);
-  if (!g.p || !g.ch || !g.gb || !g.acc || !g.mloc) return NULL;
+  if (!g.p || !g.ch || !g.acc || !g.mloc) return NULL;
   const tj_tir_stmt_t *upd = tj_sched_loop(c, g.ch, k->C, TJ_FOR_SERIAL, tile_loops(k, &g, acc_update));
   const tj_tir_stmt_t *three[3] = {tile_loops(k, &g, acc_zero), upd, tile_loops(k, &g, acc_save)};
   const tj_tir_stmt_t *pos = seq(k, 3, three);
   pos = pos ? tj_tir_allocate(a, g.acc, pos) : NULL;
-  pos = tj_sched_loop(c, g.gb, k->group, TJ_FOR_SERIAL, pos);
   pos = tj_sched_loop(c, g.p, P, TJ_FOR_SERIAL, pos);
-  const tj_tir_stmt_t *two[2] = {pos, output_transform(k, &g, ep)};
+  g.r = tj_sched_var(c, "r"), g.vi = tj_sched_var(c, "vi");
+  if (!g.r || !g.vi) return NULL;
+  const tj_tir_stmt_t *out = output_vector(k, &g, ep);
+  out = tj_sched_loop(c, g.vi, k->vecs, TJ_FOR_SERIAL, out);
+  out = tj_sched_loop(c, g.r, k->rows, TJ_FOR_SERIAL, out);
+  const tj_tir_stmt_t *two[2] = {pos, out};
   const tj_tir_stmt_t *body = seq(k, 2, two);
   body = body ? tj_tir_allocate(a, g.mloc, body) : NULL;
-  int64_t iters = k->N * nfb * ntg;
+  int64_t iters = k->N * nfb * ntb;
   return tj_sched_loop(c, fo, iters, iters > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
 }
 
@@ -582,12 +601,11 @@ static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t
  * the kernel fills. */
 static bool plan_weights(wino_t *k) {
   int P = k->mt->alpha * k->mt->alpha;
-  int64_t width = k->vecs * k->fl;
-  int64_t ushape[4] = {k->F / width, P, k->C, width}, vshape[4] = {k->N, P, k->C, k->Tp};
+  int64_t ushape[4] = {k->F, P, k->C, 1}, vshape[4] = {k->N, P, k->C, k->Tp};
   k->u = new_buffer(k, "wino_u", 4, ushape, false);
   k->v = new_buffer(k, "wino_v", 4, vshape, false);
   if (!k->u || !k->v) return false;
-  tj_tir_prepack_t want = {.param = k->w_param, .ndim = 4, .perm = {0, 1, 2, 3}, .lanes = width, .dtype = TJ_F32,
+  tj_tir_prepack_t want = {.param = k->w_param, .ndim = 4, .perm = {0, 1, 2, 3}, .lanes = 1, .dtype = TJ_F32,
                            .winograd_m = k->mt->m};
   const tj_buffer_t *given = k->c->opts->prepacked ? tj_sched_prepack(k->c, &want, k->u) : NULL;
   k->u_given = given != NULL;
@@ -610,41 +628,11 @@ static const tj_tir_stmt_t *build(wino_t *k, const tj_sched_epilogue_t *ep) {
   return s;
 }
 
-typedef struct plane_scan {
-  const tj_buffer_t *input;
-  bool found;
-} plane_scan_t;
-
-static bool find_plane_load(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
-  plane_scan_t *p = v->ctx;
-  int64_t w;
-  if (e->kind == TJ_TIR_BUFFER_LOAD && e->load.buffer != p->input && e->load.buffer->ndim == 4 &&
-      (!tj_tir_is_const_int(e->load.buffer->shape[3], &w) || w > 1))
-    p->found = true;
-  return !p->found;
-}
-
-/* Some stage reads another tensor of the output's shape (a residual add). The output
- * transform's vectors run along the output channels, so that read would be a 16-lane
- * gather across 16 planes per vector: ResNet's 64-channel conv at 56x56 with its
- * residual took 1.82-2.32 ms fused that way against 1.44-2.26 with the stages left to
- * the injective rule (thread-CPU per run, 1 thread, interleaved, Ice Lake, loaded host). */
-static bool reads_other_planes(const tj_sched_epilogue_t *ep) {
-  for (int s = 0; s < ep->n; s++) {
-    plane_scan_t p = {ep->inputs[s], false};
-    tj_tir_visitor_t v = {.expr = find_plane_load, .ctx = &p};
-    tj_tir_visit_expr(&v, ep->stores[s]->store.value);
-    if (p.found) return true;
-  }
-  return false;
-}
-
 int tj_sched_rule_winograd(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
   wino_t k;
   if (!wino_matches(c, i, &k)) return 0;
   tj_sched_epilogue_t ep;
   tj_sched_collect_epilogue(c, i + 1, i + 2, k.st->store.buffer, &ep);
-  if (reads_other_planes(&ep)) ep = (tj_sched_epilogue_t){0};
   const tj_tir_stmt_t *r = build(&k, &ep);
   r = r ? tj_sched_with_before(c, &ep, r) : NULL;
   if (!r) return (void)(c->oom = true), 1;
