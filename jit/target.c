@@ -60,10 +60,12 @@ int tj_jit_host_vector_bits(void) {
 
 bool tj_jit_host_native_f16(void) { return has_feature(tj_jit_host_features(), "+avx512fp16"); }
 
-/* TVMJIT_WINOGRAD=1: the Winograd rule for 3x3 convs (schedule.h), default float mode only. */
+/* The Winograd rule for 3x3 convs (schedule_winograd.c), default float mode only: on
+ * unless TVMJIT_WINOGRAD=0. ResNet-18 at 1 and 2 threads on the Ice Lake host was faster
+ * with it (docs/cpu-schedule.md). */
 static bool winograd_requested(void) {
   const char *v = getenv("TVMJIT_WINOGRAD");
-  return v && v[0] == '1';
+  return !(v && v[0] == '0');
 }
 
 tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool relaxed_float) {

@@ -488,6 +488,45 @@ START_TEST(winograd_weights_are_transformed_once_at_load) {
 }
 END_TEST
 
+static bool same_bits(const tvmjit_tensor_t *a, const tvmjit_tensor_t *b) {
+  return tvmjit_tensor_nbytes(a) == tvmjit_tensor_nbytes(b) &&
+         memcmp(tvmjit_tensor_data(a), tvmjit_tensor_data(b), tvmjit_tensor_nbytes(a)) == 0;
+}
+
+/* The Winograd rule is on by default in the default float mode (jit/target.c): with
+ * TVMJIT_WINOGRAD unset the conv gives the bits it gives with TVMJIT_WINOGRAD=1, not
+ * those of TVMJIT_WINOGRAD=0 (the direct conv); --strict-float never uses it (the same
+ * bits whatever the variable says). */
+START_TEST(winograd_is_the_default_float_mode_and_never_strict) {
+  enum { XN = 32 * 100, WN = 32 * 32 * 9 };
+  float *x = malloc(sizeof(float) * XN), *w = malloc(sizeof(float) * WN);
+  ck_assert(x && w);
+  fill(x, XN, 7, 11), fill(w, WN, 5, 13);
+  tvmjit_instance_options_t io;
+  tvmjit_instance_options_init(&io);
+  io.cache.enable = 0;
+  tvmjit_instance_t *inst;
+  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  long packs;
+  const char *modes[3] = {NULL, "1", "0"};
+  tvmjit_tensor_t *def[3], *strict[3];
+  for (int i = 0; i < 3; i++) {
+    if (modes[i]) ck_assert_int_eq(setenv("TVMJIT_WINOGRAD", modes[i], 1), 0);
+    else ck_assert_int_eq(unsetenv("TVMJIT_WINOGRAD"), 0);
+    def[i] = winograd_call(inst, 0, 0, x, w, &packs);
+    strict[i] = winograd_call(inst, 0, 1, x, w, &packs);
+  }
+  ck_assert_int_eq(unsetenv("TVMJIT_WINOGRAD"), 0);
+  ck_assert(same_bits(def[0], def[1]));
+  ck_assert(!same_bits(def[0], def[2]));
+  ck_assert(same_bits(strict[0], strict[1]) && same_bits(strict[0], strict[2]));
+  ck_assert(!same_bits(strict[0], def[0]));
+  for (int i = 0; i < 3; i++) tvmjit_tensor_free(def[i]), tvmjit_tensor_free(strict[i]);
+  tvmjit_instance_free(inst);
+  free(x), free(w);
+}
+END_TEST
+
 /* A 768x768 weight (2.25 MB, rows of 3 KB) read by 16 rows: not worth a copy per call,
  * worth one at load. */
 static const char *small_matmul_text =
@@ -662,6 +701,7 @@ int main(void) {
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);
   tcase_add_test(tc, winograd_packing_transforms_each_kernel);
   tcase_add_test(tc, winograd_weights_are_transformed_once_at_load);
+  tcase_add_test(tc, winograd_is_the_default_float_mode_and_never_strict);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

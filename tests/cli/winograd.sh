@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Winograd 3x3 convs (schedule_winograd.c, TVMJIT_WINOGRAD=1, default float mode) on
+# Winograd 3x3 convs (schedule_winograd.c, default float mode: on unless TVMJIT_WINOGRAD=0) on
 # ResNet-18's four 3x3 stride-1 shapes (64 channels at 56x56, 128 at 28: F(4x4); 256 at
 # 14 and 512 at 7 keep the direct conv, their transformed weights being over 4 MB), each
 # with a decomposed batch_norm and relu, the weights bound
@@ -59,6 +59,7 @@ run() { # NAME THREADS ENV FLAGS...
   expect_exit 0 "$name, $t threads" -- env $env "$BIN" run "$M" --params "$TMP/params.npz" --bind-params --passes $P $INPUTS --threads $t --output "$TMP/$name$t.npz" "$@"
 }
 for t in 1 2; do
+  run default $t "-u TVMJIT_WINOGRAD"
   run wino $t TVMJIT_WINOGRAD=1
   run wino_noprepack $t TVMJIT_WINOGRAD=1 --no-prepack
   run strict $t TVMJIT_WINOGRAD=1 --strict-float
@@ -77,4 +78,5 @@ for name in wino wino_noprepack strict; do
   expect_exit 0 "$name: same bits at 1 and 2 threads" -- $PY -c "$SAME" "$TMP/${name}1.npz" "$TMP/${name}2.npz" same
 done
 expect_exit 0 "Winograd is not the direct conv's bits (the rule applied)" -- $PY -c "$SAME" "$TMP/wino1.npz" "$TMP/strict1.npz" differ
+expect_exit 0 "the default float mode is Winograd (TVMJIT_WINOGRAD unset)" -- $PY -c "$SAME" "$TMP/default1.npz" "$TMP/wino1.npz" same
 finish

@@ -499,7 +499,7 @@ const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *
  * (a reduction over whole planes, with its elementwise stages) goes first: the conv
  * rule would repack the input channels-last on every call, and the row fusion would
  * run a mean without keepdims as a scalar chain over both reduce loops. 3x3 stride-1
- * NCHW convs by Winograd transforms (schedule_winograd.c, opt-in) before the conv rule,
+ * NCHW convs by Winograd transforms (schedule_winograd.c, default float mode) before the conv rule,
  * which would otherwise take them. */
 static const tj_sched_rule_fn rules[] = {tj_sched_rule_global_pool,      tj_sched_rule_row_fusion,
                                          tj_sched_rule_full_reduction,   tj_sched_rule_column_reduction,
