@@ -6,7 +6,6 @@
  * Each output plane is independent (no reduction over channels), so the plane is
  * walked along x in vectors, R output rows at a time:
  *   for fo in T.parallel(N * C * Y / R):            n, c, yb = unfuse(fo)
- *                                                    (depthwise: n, band, c, yb; see BANDS)
  *     window[(R-1)*sy + KY, Wp] = P[n, c, yb*R*sy + .., ..]   (the padded rows, in L1)
  *     for xo in range(ceil(X / L)):                 x0 = min(xo * L, X - L)
  *       acc[R, L] = init
@@ -43,7 +42,6 @@ typedef struct plane {
   const tj_tir_expr_t *p_load;
   int y_iter, x_iter, ry_iter, rx_iter;
   int64_t sy, sx, Y, X, KY, KX, lanes, rows;
-  int64_t bands; /* bands of row blocks outside the channels in the parallel loop (1: none) */
   tj_sched_window_t w;
 } plane_t;
 
@@ -128,55 +126,6 @@ static bool match_window_read(plane_t *k) {
   return true;
 }
 
-/* ---- the order of the parallel loop ----
- * The thread pool gives each thread a contiguous range of the parallel loop. The 1x1
- * convs around a depthwise conv (schedule_pointwise.c: pixel blocks first) give each
- * thread a band of pixels of every channel; with (n, c, row block) here each thread took
- * half of the channels of every row instead, so at 2 threads half of the depthwise's
- * input (the expand conv's output) and half of the next 1x1 conv's input crossed
- * between the cores. With BANDS bands of row blocks outside the channels, (n, band, c,
- * row block in band), each thread takes a band of rows of every plane when the thread
- * count divides BANDS, and a plane's row blocks in a band still run one after another
- * (long streams for the prefetcher; rows first, (n, row block, c), cost the depthwise
- * loops 1.1-1.5x the CPU time, see git log daeb430). Only depthwise convs: pools keep
- * the old order. */
-#define BANDS 2
-/* Row counts down to this are tried for an even split of the row blocks into bands. */
-#define MIN_BAND_ROWS 4
-
-typedef struct other_load {
-  const tj_buffer_t *skip[2];
-  bool found;
-} other_load_t;
-
-static bool note_other_load(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
-  other_load_t *s = v->ctx;
-  if (e->kind == TJ_TIR_BUFFER_LOAD && e->load.buffer != s->skip[0] && e->load.buffer != s->skip[1]) s->found = true;
-  return !s->found;
-}
-
-/* A depthwise conv reads a weight besides the window and its own output; a pool does not. */
-static bool reads_weight(const plane_t *k) {
-  other_load_t s = {{k->p, k->st->store.buffer}, false};
-  tj_tir_visitor_t v = {.expr = note_other_load, .ctx = &s};
-  tj_tir_visit_expr(&v, k->st->store.value);
-  return s.found;
-}
-
-/* BANDS bands when the row blocks split evenly into them, with fewer rows per window
- * (not under MIN_BAND_ROWS) when that makes them: 144 channels at 56x56 go 7 rows x 8
- * blocks instead of 8 x 7. */
-static void plan_bands(plane_t *k) {
-  k->bands = 1;
-  if (!reads_weight(k)) return;
-  for (int64_t r = k->rows; r >= MIN_BAND_ROWS; r--)
-    if (k->Y % r == 0 && (k->Y / r) % BANDS == 0) {
-      k->rows = r;
-      k->bands = BANDS;
-      return;
-    }
-}
-
 /* Vector lanes along x, output rows per window, and the window (fits on the stack). */
 static bool plan_tile(plane_t *k) {
   tj_sched_ctx_t *c = k->c;
@@ -203,7 +152,6 @@ static bool plan_tile(plane_t *k) {
    * output rows, 0.205 -> 0.160 ms with 4 rows instead of 7 (default float mode, 1
    * thread); 14 output rows keep 7 (0.058 ms; 2 rows 0.068-0.095). */
   if (k->sy >= 2 && k->rows > 4 && k->Y % 4 == 0) k->rows = 4;
-  plan_bands(k);
   int64_t wp;
   if (!tj_tir_is_const_int(k->p->shape[3], &wp)) return false;
   int64_t window_rows = (k->rows - 1) * k->sy + k->KY;
@@ -334,8 +282,7 @@ static const tj_tir_stmt_t *build(plane_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   const tj_block_t *b = k->b;
   tile_t t = {.ep = ep};
-  /* fo over the outer spatial iter vars (loop order), then the row blocks; with bands,
-   * the band goes before the last outer var (the channel): (n, band, c, row block). */
+  /* fo over the outer spatial iter vars (loop order), then the row blocks */
   int64_t ext[TJ_SCHED_MAX_NEST], p = 1, work = 1;
   int order[TJ_SCHED_MAX_NEST], n_outer = 0;
   for (int l = 0; l < k->nest.n; l++) {
@@ -345,24 +292,13 @@ static const tj_tir_stmt_t *build(plane_t *k, const tj_sched_epilogue_t *ep) {
     order[n_outer] = it;
     ext[n_outer++] = k->nest.extent[l];
   }
-  int band_pos = -1;
-  if (k->bands > 1 && n_outer > 0) {
-    band_pos = n_outer - 1;
-    order[n_outer] = order[band_pos], ext[n_outer] = ext[band_pos];
-    order[band_pos] = -1, ext[band_pos] = k->bands;
-    n_outer++;
-  }
-  int64_t blocks_per_band = k->Y / k->rows / (band_pos >= 0 ? k->bands : 1);
   order[n_outer] = k->y_iter;
-  ext[n_outer++] = blocks_per_band;
+  ext[n_outer++] = k->Y / k->rows;
   for (int i = 0; i < n_outer; i++) p *= ext[i];
   const tj_tir_expr_t *fo = tj_sched_var(c, "fo"), *unf[TJ_SCHED_MAX_NEST];
   if (!fo || !tj_sched_unfuse(c, fo, n_outer, ext, unf)) return NULL;
-  for (int i = 0; i + 1 < n_outer; i++)
-    if (i != band_pos) t.vals[order[i]] = unf[i];
-  const tj_tir_expr_t *yb = unf[n_outer - 1];
-  if (band_pos >= 0) yb = tj_sched_add(c, tj_sched_mul(c, unf[band_pos], blocks_per_band), yb);
-  t.y0 = yb ? tj_sched_mul(c, yb, k->rows) : NULL;
+  for (int i = 0; i + 1 < n_outer; i++) t.vals[order[i]] = unf[i];
+  t.y0 = tj_sched_mul(c, unf[n_outer - 1], k->rows);
   const tj_tir_expr_t *xo = tj_sched_var(c, "xo");
   t.x0 = tj_sched_mul(c, xo, k->lanes);
   if (t.x0 && k->X % k->lanes) t.x0 = tj_tir_binary(c->arena, TJ_TIR_MIN, t.x0, tj_tir_i64(c->arena, k->X - k->lanes));
