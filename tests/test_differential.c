@@ -229,6 +229,19 @@ START_TEST(pointwise_conv_kernels_match_plain_loops) {
 }
 END_TEST
 
+/* tests/models/parallel_splits.rx: a 1x1 conv blocked over its input channels in two
+ * groups of tiles: the same bits as its plain loops (and, with TVMJIT_SLOW_TESTS=1, as
+ * the interpreter: it is over the interpreter's work limit otherwise). */
+START_TEST(parallel_split_kernels_match_plain_loops_and_the_interpreter) {
+  ck_assert_int_eq(every_kernel_matches_plain_loops("tests/models/parallel_splits.rx"), 1);
+  const char *slow = getenv("TVMJIT_SLOW_TESTS");
+  if (slow && *slow == '1') {
+    const char *const files[] = {"tests/models/parallel_splits.rx", NULL};
+    expect_kernels_bit_exact("parallel splits", files, 1);
+  }
+}
+END_TEST
+
 /* tests/models/packed_matmul.rx: weights over 4 MB packed per call, one column panel
  * per parallel iteration (float32 and float16). */
 START_TEST(packed_weight_matmuls_match_plain_loops) {
@@ -384,6 +397,7 @@ int main(void) {
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
+  tcase_add_test(tc, parallel_split_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, winograd_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
   tcase_add_test(tc, pointwise_conv_kernels_match_plain_loops);

@@ -865,6 +865,23 @@ START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
 }
 END_TEST
 
+/* A blocked 1x1 conv's parallel loop splits evenly over 2 threads
+ * (tests/models/parallel_splits.rx; the pool gives each thread a contiguous range): 256 ->
+ * 32 at 14x14, blocked over its input channels, runs 5 pixel blocks x 2 groups of 2
+ * tiles (one group of 4 made 5 iterations, 3/2). Same bits. */
+START_TEST(blocked_pointwise_groups_split_evenly) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/parallel_splits.rx", "default");
+  const tj_prim_func_t *g;
+  tj_tir_schedule_stats_t st = schedule(a, prim(m, "conv2d"), 512, &g);
+  ck_assert_int_eq(st.pointwise, 1);
+  ck_assert(blocked_over_inputs(g));
+  ck_assert_int_eq(kinds_of(g).parallel_extent, 10);
+  assert_same_bits("conv2d", prim(m, "conv2d"), g);
+  tj_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("schedule");
   TCase *tc = tcase_create("core");
@@ -880,6 +897,7 @@ int main(void) {
   tcase_add_test(tc, channel_tiles_span_several_vectors_and_compute_the_same_bits);
   tcase_add_test(tc, native_float16_convs_are_not_widened);
   tcase_add_test(tc, pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits);
+  tcase_add_test(tc, blocked_pointwise_groups_split_evenly);
   tcase_add_test(tc, float32_conv_reductions_reorder_only_when_allowed);
   tcase_add_test(tc, transposes_are_tiled_where_the_extents_allow);
   tcase_add_test(tc, batch_norm_chain_fuses_into_the_conv);
