@@ -944,8 +944,14 @@ static bool panel_applies(conv_t *k) {
  * G * W * 4 bytes per row in one run. G is the largest divisor of the block count that
  * keeps the group's panels (of the rows copied at a time: a K block or all of K) within
  * PANEL_GROUP_MAX_BYTES, with A's rows beside them in L2 (1.25 MB on Ice Lake), and at
- * least PANEL_GROUP_MIN_ITERS parallel iterations so two threads still split evenly. */
-#define PANEL_GROUP_MAX_BYTES (640 << 10)
+ * least PANEL_GROUP_MIN_ITERS parallel iterations so two threads still split evenly.
+ * 320 KB (was 640): the copy itself runs faster into a smaller buffer. Copying
+ * 128x768x3072's weight alone (Ice Lake, thread-CPU min of 30): 384-byte runs into 288 KB
+ * 0.55 ms (17 GB/s), 768-byte runs into 576 KB 0.71 ms (13 GB/s), 3 KB runs into 2.3 MB
+ * 0.83 ms. The whole matmul, G 4 -> 2 (32 iterations), `bench_kernels --float-modes`
+ * thread-CPU min / median of 21, 6 rounds interleaved: 4.39-4.57 / 4.57-4.69 ->
+ * 4.21-4.44 / 4.51-4.60 ms. 128x768x768 and the K-blocked 128x3072x768 keep G = 2. */
+#define PANEL_GROUP_MAX_BYTES (320 << 10)
 #define PANEL_GROUP_MIN_ITERS 8
 
 static int64_t panel_group(const conv_t *k) {
