@@ -681,9 +681,44 @@ START_TEST(a_k_blocked_matmul_gives_the_bits_of_the_unblocked_one) {
     tj_tir_visitor_t v = {.stmt = count_partial, .ctx = &c};
     tj_tir_visit_stmt(&v, low->body);
     ck_assert_int_eq(c.n, 1); /* K blocks with the weight packed at load or copied per panel group */
+    /* Packed at load: the next column block's panel is prefetched. Copied per group:
+     * the next group's rows of the input itself (2304-byte rows spread over 256 L2
+     * sets: a 500-row K block puts 2 lines in a set). */
+    prefetches_t p = prefetches(low);
+    ck_assert_int_eq(p.n, 1);
+    ck_assert_int_eq(p.of_packed, constant);
   }
   tj_arena_free(arena);
   expect_packed_matches_in_place(k_blocked_text, 64, 4500, 576, true);
+}
+END_TEST
+
+/* 128x768 by an input 768x3072 (BERT's FFN in): rows 12 KB apart start at only 16 L2
+ * sets, so the next group's 768 rows would put 48 lines in each, more than the ways:
+ * copied per group with no prefetch (the prefetched lines would evict each other). */
+START_TEST(an_input_weight_with_12_kb_rows_is_not_group_prefetched) {
+  static const char *text =
+      "from tvm.script import ir as I\n"
+      "from tvm.script import relax as R\n"
+      "@I.ir_module\n"
+      "class Module:\n"
+      "    @R.function\n"
+      "    def main(a: R.Tensor((128, 768), dtype=\"float32\"), v: R.Tensor((768, 3072), dtype=\"float32\"))"
+      " -> R.Tensor((128, 3072), dtype=\"float32\"):\n"
+      "        with R.dataflow():\n"
+      "            z = R.matmul(a, v)\n"
+      "            R.output(z)\n"
+      "        return z\n";
+  tj_arena_t *arena = tj_arena_create();
+  const tj_prim_func_t *mm = legalized_prim(arena, text, "matmul");
+  tj_tir_prepacks_t packs = {0};
+  tj_tir_schedule_options_t s = {.enabled = true, .vector_bits = 512, .prepacked = &packs};
+  const tj_prim_func_t *low;
+  TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
+  ck_assert_int_eq(packs.n, 0);
+  ck_assert_int_eq(packed_allocs(low), 1); /* the group's panels, copied per iteration */
+  ck_assert_int_eq(prefetches(low).n, 0);
+  tj_arena_free(arena);
 }
 END_TEST
 
@@ -696,6 +731,7 @@ int main(void) {
   tcase_add_test(tc, a_constant_matmul_weight_is_packed_below_the_per_call_threshold);
   tcase_add_test(tc, a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one);
   tcase_add_test(tc, a_k_blocked_matmul_gives_the_bits_of_the_unblocked_one);
+  tcase_add_test(tc, an_input_weight_with_12_kb_rows_is_not_group_prefetched);
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);
   tcase_add_test(tc, a_weight_only_folded_is_not_used_after_load);
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);

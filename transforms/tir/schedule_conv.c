@@ -94,6 +94,7 @@ typedef struct conv {
   bool panel;
   int64_t panel_group;
   const tj_tir_expr_t *panel_g;
+  const tj_tir_expr_t *panel_first; /* the group's first column block */
   /* Epilogue inputs read at the output's own indices (a residual add), copied per
    * output row into a local buffer before the row's tiles (see plan_residual_rows). */
   const tj_buffer_t *residual_from[MAX_RESIDUAL], *residual_to[MAX_RESIDUAL];
@@ -943,8 +944,14 @@ static bool panel_applies(conv_t *k) {
  * G * W * 4 bytes per row in one run. G is the largest divisor of the block count that
  * keeps the group's panels (of the rows copied at a time: a K block or all of K) within
  * PANEL_GROUP_MAX_BYTES, with A's rows beside them in L2 (1.25 MB on Ice Lake), and at
- * least PANEL_GROUP_MIN_ITERS parallel iterations so two threads still split evenly. */
-#define PANEL_GROUP_MAX_BYTES (640 << 10)
+ * least PANEL_GROUP_MIN_ITERS parallel iterations so two threads still split evenly.
+ * 320 KB (was 640): the copy itself runs faster into a smaller buffer. Copying
+ * 128x768x3072's weight alone (Ice Lake, thread-CPU min of 30): 384-byte runs into 288 KB
+ * 0.55 ms (17 GB/s), 768-byte runs into 576 KB 0.71 ms (13 GB/s), 3 KB runs into 2.3 MB
+ * 0.83 ms. The whole matmul, G 4 -> 2 (32 iterations), `bench_kernels --float-modes`
+ * thread-CPU min / median of 21, 6 rounds interleaved: 4.39-4.57 / 4.57-4.69 ->
+ * 4.21-4.44 / 4.51-4.60 ms. 128x768x768 and the K-blocked 128x3072x768 keep G = 2. */
+#define PANEL_GROUP_MAX_BYTES (320 << 10)
 #define PANEL_GROUP_MIN_ITERS 8
 
 static int64_t panel_group(const conv_t *k) {
@@ -1091,6 +1098,108 @@ static const tj_tir_stmt_t *with_prefetch(conv_t *k, const tile_arg_t *a, const 
     if (k->b->iter_vars[it].kind == TJ_ITER_REDUCE) kit = it;
   const tj_tir_stmt_t *two[2] = {kit >= 0 && upd ? prefetch_next_panel(k, a, kit) : NULL, upd};
   return two[0] ? tj_tir_seq(k->c->arena, 2, two) : NULL;
+}
+
+/* ---- the next panel group's rows, prefetched (a weight input copied per group) ----
+ * Each parallel iteration first copies its group's rows [G * W] of the weight (see
+ * with_panel): from L3, a few lines in flight at a time. While the row blocks of one
+ * group compute, each k step also prefetches into L2 about one line of the rows the
+ * next group will copy (line t / q of its rows x G * W / 16 lines, t counting the
+ * group's k steps), so that copy reads L2. Only when those rows spread over enough L2
+ * sets to stay there beside the group's own panels and A: row k starts at set
+ * (k * N * 4 / 64) mod L2_SETS, so rows N * 4 bytes apart cycle through L2_SETS /
+ * gcd(N * 4 / 64, L2_SETS) starting sets. 1024 sets is the smallest L2 of the hosts
+ * (Ice Lake 1.25 MB / 20 ways, Zen 5 1 MB / 16 ways; Sapphire Rapids 2 MB has 2048).
+ * N = 768 (3 KB rows): 64 starting sets, 768 rows put 12 lines in each set a block
+ * uses. N = 3072 (12 KB rows): 16 starting sets, 48 lines a set, more than the ways:
+ * the prefetched lines would evict each other (measured slower, see above). */
+#define L2_SETS 1024
+#define GROUP_PREFETCH_MAX_LINES_PER_SET 8
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+static bool group_prefetch_applies(const conv_t *k) {
+  if (!k->panel || !k->panel_first || !column_walk_weight(k)) return false;
+  const repack_t *r = &k->repacks[0];
+  int64_t rows, n, bytes = (int64_t)tj_dtype_bytes(r->from->dtype);
+  int64_t blocks = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]] / k->lanes;
+  if (!tj_tir_is_const_int(r->from->shape[0], &rows) || !tj_tir_is_const_int(r->from->shape[1], &n) ||
+      (n * bytes) % PREFETCH_LINE_BYTES || (k->lanes * bytes) % PREFETCH_LINE_BYTES || blocks / k->panel_group < 2)
+    return false;
+  if (k->k_block) rows = k->k_block;
+  int64_t starts = L2_SETS / gcd64(n * bytes / PREFETCH_LINE_BYTES, L2_SETS), spacing = L2_SETS / starts;
+  int64_t run = k->panel_group * k->lanes * bytes / PREFETCH_LINE_BYTES; /* consecutive sets a row's run takes */
+  int64_t per_set = (rows + starts - 1) / starts * ((run + spacing - 1) / spacing);
+  return per_set <= GROUP_PREFETCH_MAX_LINES_PER_SET;
+}
+
+/* Rows the group copy reads at a time (a K block, or all of K). */
+static int64_t group_rows(const conv_t *k) {
+  int64_t rows = 0;
+  tj_tir_is_const_int(k->repacks[0].from->shape[0], &rows);
+  return k->k_block ? k->k_block : rows;
+}
+
+/* k steps per prefetched line: a divisor of the rows, so the k loop splits into
+ * ko x every with the prefetch in ko (its address math once per `every` k steps). */
+static int64_t group_prefetch_every(const conv_t *k) {
+  const repack_t *r = &k->repacks[0];
+  int64_t rows = group_rows(k), per_line = PREFETCH_LINE_BYTES / (int64_t)tj_dtype_bytes(r->from->dtype);
+  int64_t row_blocks = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]] / k->tile;
+  int64_t lines = rows * k->panel_group * k->lanes / per_line, steps = k->panel_group * row_blocks * rows;
+  return largest_divisor(rows, steps > lines ? steps / lines : 1);
+}
+
+/* prefetch(from[row, next_first * W + col]) for k step `kk` of row block xo, panel g */
+static const tj_tir_stmt_t *prefetch_next_group(conv_t *k, const tile_arg_t *a, const tj_tir_expr_t *kk) {
+  tj_sched_ctx_t *c = k->c;
+  const repack_t *r = &k->repacks[0];
+  int64_t rows, bytes = (int64_t)tj_dtype_bytes(r->from->dtype), per_line = PREFETCH_LINE_BYTES / bytes;
+  tj_tir_is_const_int(r->from->shape[0], &rows);
+  if (k->k_block) rows = k->k_block;
+  int64_t G = k->panel_group, blocks = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]] / k->lanes;
+  int64_t row_blocks = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]] / k->tile;
+  int64_t lines_per_row = G * k->lanes / per_line, lines = rows * lines_per_row;
+  int64_t q = group_prefetch_every(k);
+  const tj_tir_expr_t *step = tj_sched_add(c, tj_sched_mul(c, k->panel_g, row_blocks), a->xo);
+  step = tj_sched_add(c, tj_sched_mul(c, step, rows), kk);
+  const tj_tir_expr_t *line = step ? bin(c, TJ_TIR_MIN, bin(c, TJ_TIR_FLOOR_DIV, step, q), lines - 1) : NULL;
+  const tj_tir_expr_t *row = line ? bin(c, TJ_TIR_FLOOR_DIV, line, lines_per_row) : NULL;
+  if (row && k->k_block) row = tj_sched_add(c, tj_sched_mul(c, k->kc, k->k_block), row);
+  const tj_tir_expr_t *next = bin(c, TJ_TIR_MIN, bin(c, TJ_TIR_ADD, k->panel_first, G), blocks - G);
+  const tj_tir_expr_t *col =
+      line && next ? tj_sched_add(c, tj_sched_mul(c, next, k->lanes), bin(c, TJ_TIR_MUL, bin(c, TJ_TIR_FLOOR_MOD, line, lines_per_row), per_line))
+                   : NULL;
+  const tj_tir_expr_t *idx[2] = {row ? tj_sched_cast_like(c, r->from->shape[0], row) : NULL,
+                                 col ? tj_sched_cast_like(c, r->from->shape[1], col) : NULL};
+  const tj_tir_expr_t *v = idx[0] && idx[1] ? tj_tir_load(c->arena, r->from, 2, idx) : NULL;
+  const tj_tir_stmt_t *s = prefetch_into_l2(c, v);
+  if (!s) c->oom = true;
+  return s;
+}
+
+/* for ko in rows / q: prefetch; for ki in q: let kk = ko * q + ki: upd  (kk the k loop's
+ * var; the same k order) */
+static const tj_tir_stmt_t *group_prefetch_loop(conv_t *k, const tile_arg_t *a, const tj_tir_expr_t *kk,
+                                                const tj_tir_stmt_t *upd) {
+  tj_sched_ctx_t *c = k->c;
+  int64_t q = group_prefetch_every(k), rows = group_rows(k);
+  const tj_tir_expr_t *ko = tj_sched_var(c, "ko"), *ki = tj_sched_var(c, "ki");
+  const tj_tir_expr_t *at = ko && ki ? tj_sched_cast_like(c, kk, tj_sched_mul(c, ko, q)) : NULL;
+  const tj_tir_expr_t *kv = at ? tj_sched_add(c, at, tj_sched_cast_like(c, kk, ki)) : NULL;
+  const tj_tir_stmt_t *inner = kv && upd ? tj_tir_let_stmt(c->arena, kk, kv, upd) : NULL;
+  inner = inner ? tj_sched_loop(c, ki, q, TJ_FOR_SERIAL, inner) : NULL;
+  const tj_tir_stmt_t *two[2] = {at ? prefetch_next_group(k, a, at) : NULL, inner};
+  const tj_tir_stmt_t *s = two[0] && two[1] ? tj_tir_seq(c->arena, 2, two) : NULL;
+  s = s ? tj_sched_loop(c, ko, rows / q, TJ_FOR_SERIAL, s) : NULL;
+  if (!s) c->oom = true;
+  return s;
 }
 
 /* ---- K-blocked tile ----
@@ -1420,6 +1529,7 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
     /* fv = group * G + g, g the panel's index in the group's copy */
     k->panel_g = group > 1 ? tj_sched_var(c, "g") : tj_tir_i64(c->arena, 0);
     first = group > 1 ? tj_sched_mul(c, first, group) : first;
+    k->panel_first = first;
     fv = group > 1 ? tj_sched_add(c, first, k->panel_g) : first;
     if (!k->panel_g || !fv) return NULL;
   }
@@ -1453,6 +1563,7 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   ((tj_buffer_t *)k->acc)->scope = "local";
   const tj_tir_stmt_t *upd = tile_loops(k, update_body, &arg);
   if (prefetch_applies(k)) upd = with_prefetch(k, &arg, upd);
+  bool group_prefetch = !prefetch_applies(k) && group_prefetch_applies(k);
   if (k->inner_reduce >= 0) {
     int l = nest->loop_of_iter[k->inner_reduce];
     upd = tj_sched_loop(c, reduce[k->inner_reduce], nest->extent[l], TJ_FOR_UNROLLED, upd);
@@ -1460,7 +1571,8 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
   for (int l = nest->n - 1; l >= 0; l--) {
     int it = nest->iter_of_loop[l];
     if (b->iter_vars[it].kind == TJ_ITER_REDUCE && it != k->inner_reduce)
-      upd = tj_sched_loop(c, reduce[it], k->k_block ? k->k_block : nest->extent[l], TJ_FOR_SERIAL, upd);
+      upd = group_prefetch ? group_prefetch_loop(k, &arg, reduce[it], upd)
+                           : tj_sched_loop(c, reduce[it], k->k_block ? k->k_block : nest->extent[l], TJ_FOR_SERIAL, upd);
   }
   const tj_tir_stmt_t *three[3] = {tile_loops(k, init_body, &arg), upd, write_back_loops(k, &arg)};
   if (k->k_block) {
