@@ -37,7 +37,6 @@
 
 #define MAX_ALPHA TJ_WINOGRAD_MAX_ALPHA
 #define MAX_ROWS 8
-#define MAX_VECS 3
 /* Below this many input or output channels the transforms cost more than the
  * multiplies saved (a 3x3 conv with 16 channels is a few microseconds either way). */
 #define MIN_CHANNELS 16
@@ -191,8 +190,8 @@ static int64_t lanes_dividing(int64_t n, int64_t max_lanes) {
  * The GEMM's vectors run along the tiles (t = ty * TW + tx, TW a power of two up to L,
  * so a vector holds whole tile rows or one row's L tiles); its tile is ROWS output
  * channels (broadcasts of U) x VECS vectors of tiles, VECS 3 or 2, whichever pads the
- * tile vectors less. False when a tile row is wider than a vector (W > 4 L). Measured:
- * see docs/cpu-schedule.md. */
+ * tile vectors less (3 on a tie). False when a tile row is wider than a vector (W > m L:
+ * the output rows would take segments). Measured: see docs/cpu-schedule.md. */
 static bool pick_tiles(wino_t *k) {
   k->mt = tj_winograd(k->H >= 14 && k->W >= 14 ? 4 : 2);
   int64_t m = k->mt->m;
