@@ -626,24 +626,36 @@ static int pad_loads(const tj_prim_func_t *f) {
 
 /* Convs without padding (tests/models/copy_pad_convs.rx: NHWC 1x1 at stride 1 and 2,
  * the second with a residual add and relu, an NCHW 1x1 stride-2 downsample with a
- * per-channel scale and shift): the copy LegalizeOps writes as their padding is read
- * from the input itself, neither windowed per row nor materialised, at 512 and 256
- * bits, and every kernel computes the same bits as the original. */
+ * per-channel scale and shift): the NHWC ones read the copy LegalizeOps writes as their
+ * padding from the input itself (their reduction walks its last dim), neither windowed
+ * nor materialised, at 512 and 256 bits; the NCHW one, reading one element per channel
+ * plane, keeps its window; a channel-blocked NCHW 1x1/2 (conv_k_blocks_14.rx's 256 ->
+ * 512, whose copy was materialised whole) reads its input in place. Every kernel
+ * computes the same bits as the original. */
 START_TEST(copy_padding_is_read_from_the_input) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/copy_pad_convs.rx", "default");
-  static const char *const names[] = {"conv2d", "fused_conv2d1_add_relu", "fused_conv2d2_multiply_add1"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    const tj_prim_func_t *f = prim(m, names[i]), *g;
+  static const struct {
+    const char *name;
+    bool in_place;
+  } want[] = {{"conv2d", true}, {"fused_conv2d1_add_relu", true}, {"fused_conv2d2_multiply_add1", false}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const tj_prim_func_t *f = prim(m, want[i].name), *g;
     ck_assert_int_gt(pad_loads(f), 0);
     for (int bits = 256; bits <= 512; bits += 256) {
       tj_tir_schedule_stats_t st = schedule(a, f, bits, &g);
-      ck_assert_msg(st.conv == 1 && st.windowed == 0, "%s at %d bits: conv %d windowed %d", names[i], bits, st.conv,
-                    st.windowed);
-      ck_assert_msg(pad_loads(g) == 0, "%s at %d bits: still reads its padding", names[i], bits);
-      assert_same_bits(names[i], f, g);
+      ck_assert_msg(st.conv == 1 && st.windowed == !want[i].in_place && st.inlined == want[i].in_place,
+                    "%s at %d bits: conv %d windowed %d inlined %d", want[i].name, bits, st.conv, st.windowed, st.inlined);
+      ck_assert_msg((pad_loads(g) == 0) == want[i].in_place, "%s at %d bits: %d loads of its padding", want[i].name, bits,
+                    pad_loads(g));
+      assert_same_bits(want[i].name, f, g);
     }
   }
+  const tj_module_t *kb = load(a, "tests/models/conv_k_blocks_14.rx", "default");
+  const tj_prim_func_t *g;
+  tj_tir_schedule_stats_t st = schedule(a, prim(kb, "conv2d2"), 512, &g);
+  ck_assert_int_eq(st.inlined, 1);
+  ck_assert_int_eq(pad_loads(g), 0);
   tj_arena_free(a);
 }
 END_TEST
