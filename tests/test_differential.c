@@ -78,6 +78,15 @@ START_TEST(channel_tile_conv_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* Convs whose padding is a copy, read from the input itself
+ * (tests/models/copy_pad_convs.rx: NHWC 1x1 at stride 1 and 2 with a residual, an NCHW
+ * 1x1 stride-2 downsample with a scale and shift): bit-exact. */
+START_TEST(copy_pad_conv_kernels_match_the_interpreter) {
+  const char *const files[] = {"tests/models/copy_pad_convs.rx", NULL};
+  expect_kernels_bit_exact("convs without padding", files, 3);
+}
+END_TEST
+
 /* K-blocked conv tiles and residual rows (tests/models/conv_tile_blocks.rx: 2x3 outputs
  * with 590 KB of weights (1024 x 16 x 3 x 3), stride 1 and 2, a batch of 2, residual
  * adds, and a windowed 12x12 conv with one): bit-exact; in the default float mode
@@ -390,6 +399,7 @@ int main(void) {
   tcase_add_test(tc, project_models_vectorized_match_the_interpreter);
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
+  tcase_add_test(tc, copy_pad_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
   tcase_add_test(tc, inlined_reshape_chains_match_the_interpreter);
   tcase_add_test(tc, panel_group_matmuls_match_plain_loops);

@@ -610,6 +610,56 @@ START_TEST(channel_tiles_span_several_vectors_and_compute_the_same_bits) {
 }
 END_TEST
 
+static bool pad_load_expr(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  int *n = v->ctx;
+  if (e->kind == TJ_TIR_BUFFER_LOAD && strstr(e->load.buffer->name, "pad_temp")) (*n)++;
+  return true;
+}
+
+/* How many loads of f read a buffer named pad_temp* (the padding or its window). */
+static int pad_loads(const tj_prim_func_t *f) {
+  int n = 0;
+  tj_tir_visitor_t v = {.expr = pad_load_expr, .ctx = &n};
+  tj_tir_visit_stmt(&v, f->body);
+  return n;
+}
+
+/* Convs without padding (tests/models/copy_pad_convs.rx: NHWC 1x1 at stride 1 and 2,
+ * the second with a residual add and relu, an NCHW 1x1 stride-2 downsample with a
+ * per-channel scale and shift): the NHWC ones read the copy LegalizeOps writes as their
+ * padding from the input itself (their reduction walks its last dim), neither windowed
+ * nor materialised, at 512 and 256 bits; the NCHW one, reading one element per channel
+ * plane, keeps its window; a channel-blocked NCHW 1x1/2 (conv_k_blocks_14.rx's 256 ->
+ * 512, whose copy was materialised whole) reads its input in place. Every kernel
+ * computes the same bits as the original. */
+START_TEST(copy_padding_is_read_from_the_input) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/copy_pad_convs.rx", "default");
+  static const struct {
+    const char *name;
+    bool in_place;
+  } want[] = {{"conv2d", true}, {"fused_conv2d1_add_relu", true}, {"fused_conv2d2_multiply_add1", false}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const tj_prim_func_t *f = prim(m, want[i].name), *g;
+    ck_assert_int_gt(pad_loads(f), 0);
+    for (int bits = 256; bits <= 512; bits += 256) {
+      tj_tir_schedule_stats_t st = schedule(a, f, bits, &g);
+      ck_assert_msg(st.conv == 1 && st.windowed == !want[i].in_place && st.inlined == want[i].in_place,
+                    "%s at %d bits: conv %d windowed %d inlined %d", want[i].name, bits, st.conv, st.windowed, st.inlined);
+      ck_assert_msg((pad_loads(g) == 0) == want[i].in_place, "%s at %d bits: %d loads of its padding", want[i].name, bits,
+                    pad_loads(g));
+      assert_same_bits(want[i].name, f, g);
+    }
+  }
+  const tj_module_t *kb = load(a, "tests/models/conv_k_blocks_14.rx", "default");
+  const tj_prim_func_t *g;
+  tj_tir_schedule_stats_t st = schedule(a, prim(kb, "conv2d2"), 512, &g);
+  ck_assert_int_eq(st.inlined, 1);
+  ck_assert_int_eq(pad_loads(g), 0);
+  tj_arena_free(a);
+}
+END_TEST
+
 /* Reductions (tests/models/reductions.rx): a reduction to one element becomes parallel
  * vector partial results (its float sum rounds differently: checked against a double
  * reference in test_ops_reduce.c); reductions over leading axes reduce V neighbouring
@@ -904,6 +954,7 @@ int main(void) {
   tcase_add_test(tc, matmuls_compute_the_same_bits);
   tcase_add_test(tc, k_blocked_tiles_and_residual_rows_compute_the_same_bits);
   tcase_add_test(tc, k_blocks_take_14x14_outputs);
+  tcase_add_test(tc, copy_padding_is_read_from_the_input);
   tcase_add_test(tc, reductions_are_vectorized);
   tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
   tcase_add_test(tc, global_pools_reduce_each_plane_in_vectors);
