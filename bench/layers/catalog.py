@@ -12,7 +12,7 @@ derived from it, so that the three runtimes cannot disagree on what a row means:
     passes(spec)    tvmjit's pass pipeline for it
 
     /usr/bin/python3 bench/layers/catalog.py OUT_DIR [NAME...]   writes OUT_DIR/NAME/
-        {model.rx, inputs.npz, layer.json, expected.npy} (expected: PyTorch's output)
+        {model.rx, inputs.npz, constants.npz, layer.json, expected.npy} (expected: PyTorch's output)
 """
 import json
 import os
@@ -128,6 +128,17 @@ def inputs(s):
     if s["kind"] in ("max_pool", "avg_pool"):
         return {"x": normal((s["n"], s["c"], s["h"], s["w"]))}
     raise ValueError(f"unknown layer kind {s['kind']!r}")
+
+
+def constants(s):
+    """The arrays oneDNN's side prepares once, before timing (onednn_layers.c): conv weights
+    (and batch_norm's scale and shift, computed from gamma, beta, mean and var) and a 2-D
+    matmul's right operand. tvmjit binds the same ones as constants of the model."""
+    if s["kind"] == "conv":
+        return ["w"] + (["gamma", "beta", "mean", "var"] if s["post"] == "bn_relu" else [])
+    if s["kind"] == "matmul" and not s["batch"]:
+        return ["b"]
+    return []
 
 
 # ---------------------------------------------------------------- Relax
@@ -256,6 +267,7 @@ def write(s, out_dir):
     with open(os.path.join(d, "model.rx"), "w") as f:
         f.write(relax(s, arrays))
     np.savez(os.path.join(d, "inputs.npz"), **arrays)
+    np.savez(os.path.join(d, "constants.npz"), **{k: arrays[k] for k in constants(s)})
     for k, v in arrays.items():  # one .npy each for the oneDNN harness
         np.save(os.path.join(d, k + ".npy"), v)
     with open(os.path.join(d, "layer.json"), "w") as f:

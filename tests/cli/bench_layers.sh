@@ -42,6 +42,16 @@ if $PY -c "import torch" 2>/dev/null; then
     --threads "1 2" --only 'conv3x3_64_56_bn_relu_nchw,conv1x1_256to64_56_nhwc,group3x3*,dw3x3s2*,gemv*,bmm*,softmax*,layer_norm*,gelu*,max_pool*,avg_pool*'
   expect_text "$TMP/out" "11 layer(s) agree with PyTorch at 1 and 2 thread(s)" "layers --check-only result"
   [ ! -e "$TMP/layers/table.md" ] && passes=$((passes + 1)) || { echo "FAIL: --check-only wrote a table"; failures=$((failures + 1)); }
+  # tvmjit binds what oneDNN prepares once: the conv's weight and batch_norm statistics,
+  # the GEMV's matrix; the batched matmul's operands are both activations.
+  expect_exit 0 "layers constants.npz" -- "$PY" -c "import numpy as np, sys; d = sys.argv[1]
+assert sorted(np.load(d + '/conv3x3_64_56_bn_relu_nchw/constants.npz')) == ['beta', 'gamma', 'mean', 'var', 'w']
+assert list(np.load(d + '/gemv_1x768x768/constants.npz')) == ['b']
+assert list(np.load(d + '/bmm_12x128x64x128/constants.npz')) == []" "$TMP/layers"
+  # every operand an input (the weights repacked on every call)
+  expect_exit 0 "layers --weights-as-inputs" -- "$PY" "$RUN" --check-only --no-install --tvmjit "$BIN" \
+    --out "$TMP/layers_inputs" --threads 1 --weights-as-inputs --only 'conv1x1_256to64_56_nhwc,gemv*'
+  expect_text "$TMP/out" "2 layer(s) agree with PyTorch at 1 thread(s)" "layers --weights-as-inputs result"
 else
   echo "SKIP: PyTorch not installed (python3-torch)"; exit 77
 fi
