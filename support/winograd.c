@@ -33,12 +33,13 @@ static const tj_winograd_t F4 = {
 
 const tj_winograd_t *tj_winograd(int m) { return m == 2 ? &F2 : m == 4 ? &F4 : NULL; }
 
+/* Separable: t = G g (alpha x 3), then u = t G^T; 162 multiply-adds per kernel instead
+ * of 648 for the four-fold sum (ResNet-18 transforms 65 K kernels at every load). */
 void tj_winograd_weight(const tj_winograd_t *w, const float *g, float *u) {
+  double t[TJ_WINOGRAD_MAX_ALPHA][3];
   for (int a = 0; a < w->alpha; a++)
-    for (int b = 0; b < w->alpha; b++) {
-      double s = 0;
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) s += w->g[a][i] * (double)g[i * 3 + j] * w->g[b][j];
-      u[a * w->alpha + b] = (float)s;
-    }
+    for (int j = 0; j < 3; j++) t[a][j] = w->g[a][0] * g[j] + w->g[a][1] * g[3 + j] + w->g[a][2] * g[6 + j];
+  for (int a = 0; a < w->alpha; a++)
+    for (int b = 0; b < w->alpha; b++)
+      u[a * w->alpha + b] = (float)(t[a][0] * w->g[b][0] + t[a][1] * w->g[b][1] + t[a][2] * w->g[b][2]);
 }
