@@ -488,6 +488,43 @@ const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *
   return r;
 }
 
+const tj_tir_expr_t *tj_sched_producer_value(tj_sched_ctx_t *c, const tj_block_t *b, const tj_tir_expr_t *const *idx) {
+  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
+  if (b->n_iter_vars > TJ_SCHED_MAX_NEST) return NULL;
+  for (int d = 0; d < b->n_iter_vars; d++)
+    if (!(vals[d] = tj_sched_cast_like(c, b->iter_vars[d].var, idx[d]))) return NULL;
+  return tj_sched_subst_expr(c, b, b->body->store.value, vals);
+}
+
+typedef struct producer_ctx {
+  tj_sched_ctx_t *c;
+  const tj_block_t *block;
+  const tj_buffer_t *buf;
+} producer_ctx_t;
+
+/* buf[idx] -> the producer's value at idx (loads inside idx inlined first) */
+static const tj_tir_expr_t *inline_producer_load(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
+  producer_ctx_t *pc = m->ctx;
+  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != pc->buf) return NULL;
+  const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST], *r = NULL;
+  if (e->load.n_indices == pc->block->n_iter_vars && e->load.n_indices <= TJ_SCHED_MAX_NEST) {
+    int d = 0;
+    while (d < e->load.n_indices && (idx[d] = tj_tir_mutate_expr(m, e->load.indices[d]))) d++;
+    if (d == e->load.n_indices) r = tj_sched_producer_value(pc->c, pc->block, idx);
+  }
+  if (!r) m->failed = true;
+  return r;
+}
+
+const tj_tir_expr_t *tj_sched_inline_producer(tj_sched_ctx_t *c, const tj_tir_expr_t *e, const tj_block_t *b,
+                                              const tj_buffer_t *buf) {
+  if (!e) return NULL;
+  producer_ctx_t pc = {c, b, buf};
+  tj_tir_mutator_t m = {.arena = c->arena, .expr = inline_producer_load, .ctx = &pc};
+  const tj_tir_expr_t *r = tj_tir_mutate_expr(&m, e);
+  return m.failed ? NULL : r;
+}
+
 /* ---------------- the pass ---------------- */
 
 /* The full and column reductions first: the conv rule would take a column sum

@@ -1638,20 +1638,9 @@ static int pick_inner_reduce(const conv_t *k) {
  * pad_temp, as a plain copy of the input) is read through no window: each load of it
  * becomes the load of the input it copies. */
 typedef struct copy_inline {
-  tj_sched_ctx_t *c;
   const tj_block_t *copy; /* the copy nest's block: pad[i...] = X[f(i...)] */
   const tj_buffer_t *buf; /* pad */
 } copy_inline_t;
-
-static const tj_tir_expr_t *inline_copy_load(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
-  copy_inline_t *ci = m->ctx;
-  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != ci->buf) return NULL;
-  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
-  for (int d = 0; d < e->load.n_indices; d++) vals[d] = tj_sched_cast_like(ci->c, ci->copy->iter_vars[d].var, e->load.indices[d]);
-  const tj_tir_expr_t *r = tj_sched_subst_expr(ci->c, ci->copy, ci->copy->body->store.value, vals);
-  if (!r) m->failed = true;
-  return r;
-}
 
 /* stmts[i] as a plain copy of a parameter into pad (its value one load, no condition):
  * its block, else NULL. */
@@ -1683,10 +1672,9 @@ static bool reads_along_reduction(const conv_t *k, const tj_buffer_t *pad) {
 /* k's block with every load of ci->buf replaced by what the copy reads. */
 static bool inline_copy(conv_t *k, copy_inline_t *ci) {
   const tj_tir_stmt_t *st = k->b->body;
-  tj_tir_mutator_t m = {.arena = k->c->arena, .expr = inline_copy_load, .ctx = ci};
-  const tj_tir_expr_t *v = tj_tir_mutate_expr(&m, st->store.value);
+  const tj_tir_expr_t *v = tj_sched_inline_producer(k->c, st->store.value, ci->copy, ci->buf);
   tj_block_t *nb = TJ_ARENA_NEW(k->c->arena, tj_block_t);
-  if (m.failed || !v || !nb) return (void)(k->c->oom = true), false;
+  if (!v || !nb) return (void)(k->c->oom = true), false;
   *nb = *k->b;
   nb->body = tj_tir_store(k->c->arena, st->store.buffer, st->store.n_indices, st->store.indices, v);
   if (!nb->body) return (void)(k->c->oom = true), false;
@@ -1801,7 +1789,7 @@ int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
   if (!p) return 0;
   /* A copy (no padding) is read from the input itself when the conv walks it in order
    * (NHWC), or when it would otherwise be materialised whole (channel blocks). */
-  copy_inline_t ci = {c, copy_nest(c, i, p), p};
+  copy_inline_t ci = {copy_nest(c, i, p), p};
   if (ci.copy && (k.channel_blocks || reads_along_reduction(&k, p))) {
     conv_t kc;
     if (conv_matches_inlined(c, i + 1, &kc, &ci) && !kc.widen) { /* widened: reads a float32 copy */

@@ -165,38 +165,11 @@ static bool inlinable(tj_sched_ctx_t *c, int i, const tj_block_t **block) {
   return true;
 }
 
-typedef struct inline_ctx {
-  tj_sched_ctx_t *c;
-  const tj_block_t *block;
-  const tj_buffer_t *buf;
-} inline_ctx_t;
-
-/* buf[idx] -> the producer's value at idx */
-static const tj_tir_expr_t *inline_load(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
-  inline_ctx_t *ic = m->ctx;
-  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != ic->buf) return NULL;
-  const tj_block_t *b = ic->block;
-  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
-  if (e->load.n_indices != b->n_iter_vars) return (void)(m->failed = true), NULL;
-  for (int k = 0; k < b->n_iter_vars; k++) {
-    const tj_tir_expr_t *x = tj_tir_mutate_expr(m, e->load.indices[k]);
-    if (!x || !(vals[k] = tj_sched_cast_like(ic->c, b->iter_vars[k].var, x))) return (void)(m->failed = true), NULL;
-  }
-  const tj_tir_expr_t *r = tj_sched_subst_expr(ic->c, b, b->body->store.value, vals);
-  if (!r) m->failed = true;
-  return r;
-}
-
 /* st with every inlined producer's loads replaced, the last producer first (its value
  * may read the one before it). */
 static const tj_tir_stmt_t *with_inlined(tj_sched_ctx_t *c, const inlined_t *in, const tj_tir_stmt_t *st) {
   const tj_tir_expr_t *v = st->store.value;
-  for (int k = in->n - 1; k >= 0 && v; k--) {
-    inline_ctx_t ic = {c, in->block[k], in->buf[k]};
-    tj_tir_mutator_t m = {.arena = c->arena, .expr = inline_load, .ctx = &ic};
-    v = tj_tir_mutate_expr(&m, v);
-    if (m.failed) v = NULL;
-  }
+  for (int k = in->n - 1; k >= 0 && v; k--) v = tj_sched_inline_producer(c, v, in->block[k], in->buf[k]);
   const tj_tir_stmt_t *r = v ? tj_tir_store(c->arena, st->store.buffer, st->store.n_indices, st->store.indices, v) : NULL;
   if (!r) c->oom = true;
   return r;

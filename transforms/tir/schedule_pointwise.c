@@ -276,21 +276,10 @@ static const tj_tir_expr_t *flatten_loads(pointwise_t *k, const tj_tir_expr_t *e
 
 /* ---- inlining the padding ---- */
 
-static const tj_tir_expr_t *inline_pad_load(tj_tir_mutator_t *m, const tj_tir_expr_t *e) {
-  pointwise_t *k = m->ctx;
-  if (e->kind != TJ_TIR_BUFFER_LOAD || e->load.buffer != k->pad_buf) return NULL;
-  const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
-  for (int d = 0; d < e->load.n_indices; d++) vals[d] = tj_sched_cast_like(k->c, k->pad->iter_vars[d].var, e->load.indices[d]);
-  const tj_tir_expr_t *r = tj_sched_subst_expr(k->c, k->pad, k->pad->body->store.value, vals);
-  if (!r) m->failed = true;
-  return r;
-}
-
 static const tj_tir_expr_t *inline_pad(pointwise_t *k, const tj_tir_expr_t *e) {
   if (!e || !k->pad) return e;
-  tj_tir_mutator_t m = {.arena = k->c->arena, .expr = inline_pad_load, .ctx = k};
-  const tj_tir_expr_t *r = tj_tir_mutate_expr(&m, e);
-  if (m.failed || !r) return (void)(k->c->oom = true), NULL;
+  const tj_tir_expr_t *r = tj_sched_inline_producer(k->c, e, k->pad, k->pad_buf);
+  if (!r) k->c->oom = true;
   return r;
 }
 

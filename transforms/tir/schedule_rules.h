@@ -217,5 +217,12 @@ const tj_tir_expr_t *tj_sched_subst_expr(tj_sched_ctx_t *c, const tj_block_t *b,
 const tj_tir_stmt_t *tj_sched_subst_stmt(tj_sched_ctx_t *c, const tj_block_t *b, const tj_tir_stmt_t *s,
                                          const tj_tir_expr_t *const *values);
 const tj_tir_expr_t *tj_sched_cast_like(tj_sched_ctx_t *c, const tj_tir_expr_t *var, const tj_tir_expr_t *value);
+/* What block b (a producer: buf[iter vars] = value) stores at idx[0..n_iter_vars): its
+ * value with the iter vars replaced; NULL on failure. */
+const tj_tir_expr_t *tj_sched_producer_value(tj_sched_ctx_t *c, const tj_block_t *b, const tj_tir_expr_t *const *idx);
+/* e with every load of buf replaced by what its producer b stores there (inlined);
+ * NULL when a load's indices do not match b's iter vars or on failure. */
+const tj_tir_expr_t *tj_sched_inline_producer(tj_sched_ctx_t *c, const tj_tir_expr_t *e, const tj_block_t *b,
+                                              const tj_buffer_t *buf);
 
 #endif

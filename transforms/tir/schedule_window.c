@@ -188,7 +188,7 @@ bool tj_sched_window_bind(tj_sched_ctx_t *c, tj_sched_window_t *w, const tj_tir_
 static const tj_tir_stmt_t *fill_store(tj_sched_ctx_t *c, const tj_sched_window_t *w, const tj_tir_expr_t *const *l_idx) {
   const tj_buffer_t *p = w->from;
   int n = w->local->ndim;
-  const tj_tir_expr_t *p_idx[TJ_SCHED_MAX_NEST], *vals[TJ_SCHED_MAX_NEST];
+  const tj_tir_expr_t *p_idx[TJ_SCHED_MAX_NEST];
   for (int q = 0; q < n; q++)
     if (!l_idx[q]) return NULL;
   for (int d = 0, q = 0; d < p->ndim; d++) {
@@ -198,8 +198,7 @@ static const tj_tir_stmt_t *fill_store(tj_sched_ctx_t *c, const tj_sched_window_
     else if (dim->mode == TJ_WINDOW_PHASED) p_idx[d] = tj_sched_add(c, tj_sched_mul(c, l_idx[q + 1], dim->stride), l_idx[q]), q += 2;
     else p_idx[d] = l_idx[q++];
   }
-  for (int d = 0; d < p->ndim; d++) vals[d] = tj_sched_cast_like(c, w->producer->iter_vars[d].var, p_idx[d]);
-  const tj_tir_expr_t *v = tj_sched_subst_expr(c, w->producer, w->producer->body->store.value, vals);
+  const tj_tir_expr_t *v = tj_sched_producer_value(c, w->producer, p_idx);
   if (v && !tj_dtype_eq(v->dtype, w->local->dtype)) v = tj_tir_cast(c->arena, w->local->dtype, v);
   return v ? tj_tir_store(c->arena, w->local, n, l_idx, v) : NULL;
 }

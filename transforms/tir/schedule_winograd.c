@@ -289,10 +289,8 @@ static const tj_tir_stmt_t *seq(wino_t *k, int n, const tj_tir_stmt_t *const *s)
 /* The padded input P[n, c, py, px] as the padding nest computes it (inlined). */
 static const tj_tir_expr_t *pad_value(wino_t *k, const tj_tir_expr_t *n, const tj_tir_expr_t *ch,
                                       const tj_tir_expr_t *py, const tj_tir_expr_t *px) {
-  const tj_tir_expr_t *in[4] = {n, ch, py, px}, *vals[4];
-  for (int d = 0; d < 4; d++)
-    if (!in[d] || !(vals[d] = tj_sched_cast_like(k->c, k->pad->iter_vars[d].var, in[d]))) return NULL;
-  return tj_sched_subst_expr(k->c, k->pad, k->pad->body->store.value, vals);
+  const tj_tir_expr_t *in[4] = {n, ch, py, px};
+  return tj_sched_producer_value(k->c, k->pad, in);
 }
 
 /* U[f, p, c, 0] = (G W[f, c] G^T)[p], per call: for c in
