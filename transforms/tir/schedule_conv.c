@@ -1160,9 +1160,7 @@ static int64_t group_prefetch_every(const conv_t *k) {
 static const tj_tir_stmt_t *prefetch_next_group(conv_t *k, const tile_arg_t *a, const tj_tir_expr_t *kk) {
   tj_sched_ctx_t *c = k->c;
   const repack_t *r = &k->repacks[0];
-  int64_t rows, bytes = (int64_t)tj_dtype_bytes(r->from->dtype), per_line = PREFETCH_LINE_BYTES / bytes;
-  tj_tir_is_const_int(r->from->shape[0], &rows);
-  if (k->k_block) rows = k->k_block;
+  int64_t rows = group_rows(k), per_line = PREFETCH_LINE_BYTES / (int64_t)tj_dtype_bytes(r->from->dtype);
   int64_t G = k->panel_group, blocks = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]] / k->lanes;
   int64_t row_blocks = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]] / k->tile;
   int64_t lines_per_row = G * k->lanes / per_line, lines = rows * lines_per_row;
