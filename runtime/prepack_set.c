@@ -1,6 +1,6 @@
-/* The packed constant weights of one executable (prepack_set.h). Moved out of the JIT's
- * compile driver unchanged in behaviour: one packed copy per distinct (constant, layout),
- * found by a linear search over the copies made so far (a model has a few dozen). */
+/* The packed constant weights of one executable (prepack_set.h): one packed copy per
+ * distinct (constant, layout), found by a linear search over the copies made so far (a
+ * model has a few dozen), all in one block. */
 #include "runtime/prepack_set.h"
 
 #include <string.h>
@@ -10,7 +10,10 @@
 typedef struct packed_weight {
   const void *source; /* the constant's data */
   tj_prepack_desc_t desc;
-  int value;          /* in the executable */
+  const tj_packed_call_t *call; /* the first call that reads it so, for messages */
+  const tj_value_desc_t *weight;
+  size_t offset, bytes; /* in the block of every packed weight */
+  int value;            /* in the executable */
   void *data;
 } packed_weight_t;
 
@@ -33,39 +36,48 @@ static tj_prepack_desc_t prepack_desc(const tj_value_desc_t *w, const tj_packed_
   return d;
 }
 
-static tj_status_t *pack_one(tj_executable_t *exe, const tj_value_desc_t *w, const tj_prepack_desc_t *d,
-                             packed_weight_t *out) {
-  size_t bytes;
-  TJ_RETURN_IF_ERROR(tj_prepack_bytes(d, &bytes));
-  void *data = tj_aligned_alloc(bytes ? bytes : 1);
-  if (!data) return oom();
-  tj_advise_huge_pages(data, bytes); /* fresh memory the packing faults in */
-  tj_status_t *s = tj_executable_own(exe, data, release_packed);
-  if (s) {
-    tj_aligned_free(data);
-    return s;
-  }
-  TJ_RETURN_IF_ERROR(tj_prepack_run(d, w->const_data, data));
-  tj_value_desc_t v = {.name = w->name, .dtype = d->to, .ndim = tj_prepack_ndim(d), .kind = TJ_VALUE_CONSTANT,
-                       .nbytes = bytes, .const_data = data};
-  tj_prepack_shape(d, v.shape);
-  *out = (packed_weight_t){w->const_data, *d, -1, data};
-  return tj_executable_add_value(exe, &v, &out->value);
-}
-
 /* The packed copy for read `r` of call `c`: an earlier one of the same constant and
- * layout, else a new one. */
-static tj_status_t *find_or_pack(const tj_packed_call_t *c, const tj_packed_read_t *r, const tj_value_desc_t *w,
-                                 tj_executable_t *exe, packed_weight_t *items, int *n_items, int *out_at) {
+ * layout, else a new item placed after the others (sized, not packed yet). */
+static tj_status_t *find_or_add(const tj_packed_call_t *c, const tj_packed_read_t *r, const tj_value_desc_t *w,
+                                packed_weight_t *items, int *n_items, size_t *total, int *out_at) {
   if (w->kind != TJ_VALUE_CONSTANT || !w->const_data)
     return tj_status_new(TJ_ERR_INTERNAL, "binding '%s': '%s' reads '%s' packed, but it is not a constant", c->binding,
                          c->kernel, w->name);
   tj_prepack_desc_t d = prepack_desc(w, r);
   for (int k = 0; k < *n_items; k++)
     if (items[k].source == w->const_data && same_desc(&items[k].desc, &d)) return *out_at = k, NULL;
-  TJ_RETURN_IF_ERROR(tj_status_annotate(pack_one(exe, w, &d, &items[*n_items]), "binding '%s': packing '%s'",
-                                        c->binding, w->name));
+  size_t bytes;
+  TJ_RETURN_IF_ERROR(
+      tj_status_annotate(tj_prepack_bytes(&d, &bytes), "binding '%s': packing '%s'", c->binding, w->name));
+  items[*n_items] = (packed_weight_t){w->const_data, d, c, w, *total, bytes, -1, NULL};
+  *total += (bytes + 63) & ~(size_t)63; /* each packed weight 64-byte aligned, as tensors are */
   *out_at = (*n_items)++;
+  return NULL;
+}
+
+/* Every packed weight in one block, owned by exe: the block is asked for transparent
+ * huge pages as a whole (support/alloc.h), so the 2.4 MB packed weights of ResNet-18's
+ * 256-channel convs and its Winograd weights, each under the 4 MiB a block needs for
+ * that, fault in 2 MiB at a time too. */
+static tj_status_t *pack_all(tj_executable_t *exe, packed_weight_t *items, int n_items, size_t total) {
+  unsigned char *block = tj_aligned_alloc(total ? total : 1);
+  if (!block) return oom();
+  tj_advise_huge_pages(block, total);
+  tj_status_t *s = tj_executable_own(exe, block, release_packed);
+  if (s) {
+    tj_aligned_free(block);
+    return s;
+  }
+  for (int k = 0; k < n_items; k++) {
+    packed_weight_t *it = &items[k];
+    it->data = block + it->offset;
+    TJ_RETURN_IF_ERROR(tj_status_annotate(tj_prepack_run(&it->desc, it->source, it->data),
+                                          "binding '%s': packing '%s'", it->call->binding, it->weight->name));
+    tj_value_desc_t v = {.name = it->weight->name, .dtype = it->desc.to, .ndim = tj_prepack_ndim(&it->desc),
+                         .kind = TJ_VALUE_CONSTANT, .nbytes = it->bytes, .const_data = it->data};
+    tj_prepack_shape(&it->desc, v.shape);
+    TJ_RETURN_IF_ERROR(tj_executable_add_value(exe, &v, &it->value));
+  }
   return NULL;
 }
 
@@ -85,22 +97,27 @@ tj_status_t *tj_prepack_set_build(tj_arena_t *arena, int n_calls, const tj_packe
   memset(out->unread_source, 0, sizeof *out->unread_source * (size_t)n_values);
   memset(unread, 0, sizeof *unread * (size_t)n_values);
   for (int v = 0; v < n_values; v++) uses[v] = other_uses ? other_uses[v] : 0;
-  for (int i = 0; i < n_calls; i++) {
+  size_t bytes = 0;
+  for (int i = 0; i < n_calls; i++) { /* value_of_read holds item indices until pack_all */
     const tj_packed_call_t *c = &calls[i];
     for (int j = 0; j < c->n_args; j++) uses[c->args[j]]++;
     out->value_of_read[i] = c->n_reads ? TJ_ARENA_ARRAY(arena, int, c->n_reads) : NULL;
     if (c->n_reads && !out->value_of_read[i]) return oom();
-    for (int p = 0; p < c->n_reads; p++) {
-      const tj_packed_read_t *r = &c->reads[p];
-      int v = c->args[r->arg], at = -1;
-      TJ_RETURN_IF_ERROR(find_or_pack(c, r, &values[v], exe, items, &n_items, &at));
-      out->value_of_read[i][p] = items[at].value;
-      if (r->source_unread) {
+    for (int p = 0; p < c->n_reads; p++)
+      TJ_RETURN_IF_ERROR(find_or_add(c, &c->reads[p], &values[c->args[c->reads[p].arg]], items, &n_items, &bytes,
+                                     &out->value_of_read[i][p]));
+  }
+  TJ_RETURN_IF_ERROR(pack_all(exe, items, n_items, bytes));
+  for (int i = 0; i < n_calls; i++)
+    for (int p = 0; p < calls[i].n_reads; p++) {
+      const packed_weight_t *it = &items[out->value_of_read[i][p]];
+      int v = calls[i].args[calls[i].reads[p].arg];
+      out->value_of_read[i][p] = it->value;
+      if (calls[i].reads[p].source_unread) {
         unread[v]++;
-        out->unread_source[v] = items[at].data;
+        out->unread_source[v] = it->data;
       }
     }
-  }
   for (int v = 0; v < n_values; v++)
     if (unread[v] != uses[v]) out->unread_source[v] = NULL;
   return NULL;

@@ -12,6 +12,7 @@
 #include "api/driver.h"
 #include "ir/visit.h"
 #include "runtime/prepack.h"
+#include "support/winograd.h"
 #include "testutil.h"
 #include "transforms/tir/lower.h"
 #include "tvmjit.h"
@@ -364,6 +365,100 @@ START_TEST(packing_copies_each_element_to_its_place) {
   expect_error(tj_prepack_bytes(&e, &bytes), "do not divide");
   e.lanes = D0, e.perm[0] = 2;
   expect_error(tj_prepack_bytes(&e, &bytes), "permutation");
+}
+END_TEST
+
+/* Every element at the place prepack.h's formula gives, for the layouts the blocked
+ * transposes take (the vector dim first, in the middle or last; lanes and row lengths
+ * that are and are not multiples of the 4x4 register transpose and of a cache line; 1-,
+ * 2-, 4- and 8-byte elements) and for a permutation that reorders the other dims (the
+ * element by element path). The reference walks the packed tensor and computes each
+ * source index from the formula; elements are distinct bit patterns. */
+static void check_packing(int ndim, const int64_t *shape, const int *perm, int64_t lanes, int elem) {
+  tj_prepack_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.ndim = ndim;
+  for (int i = 0; i < ndim; i++) d.shape[i] = shape[i], d.perm[i] = perm[i];
+  d.lanes = lanes;
+  d.from = d.to = elem == 1 ? tj_dtype_make(TJ_DT_UINT, 8, 1)
+                  : elem == 2 ? tj_dtype_make(TJ_DT_INT, 16, 1)
+                  : elem == 4 ? TJ_F32
+                              : tj_dtype_make(TJ_DT_INT, 64, 1);
+  size_t bytes;
+  TU_OK(tj_prepack_bytes(&d, &bytes));
+  size_t n = bytes / (size_t)elem;
+  unsigned char *src = malloc(bytes), *dst = malloc(bytes);
+  ck_assert(src && dst);
+  for (size_t i = 0; i < bytes; i++) src[i] = (unsigned char)((i * 131 + i / 251) & 0xff);
+  memset(dst, 0xee, bytes);
+  TU_OK(tj_prepack_run(&d, src, dst));
+  int64_t stride[TJ_MAX_NDIM];
+  stride[ndim - 1] = 1;
+  for (int i = ndim - 2; i >= 0; i--) stride[i] = stride[i + 1] * shape[i + 1];
+  int64_t ext[TJ_MAX_NDIM + 1], idx[TJ_MAX_NDIM + 1] = {0}; /* packed index: fv, j0..j{n-2}, fi */
+  ext[0] = shape[perm[ndim - 1]] / lanes;
+  for (int q = 0; q + 1 < ndim; q++) ext[1 + q] = shape[perm[q]];
+  ext[ndim] = lanes;
+  for (size_t at = 0; at < n; at++) {
+    int64_t from = (idx[0] * lanes + idx[ndim]) * stride[perm[ndim - 1]];
+    for (int q = 0; q + 1 < ndim; q++) from += idx[1 + q] * stride[perm[q]];
+    ck_assert_msg(memcmp(dst + at * (size_t)elem, src + (size_t)from * (size_t)elem, (size_t)elem) == 0,
+                  "rank %d, %lld lanes, %d-byte elements: packed element %zu is not source element %lld", ndim,
+                  (long long)lanes, elem, at, (long long)from);
+    for (int q = ndim; q >= 0 && ++idx[q] == ext[q]; q--) idx[q] = 0;
+  }
+  free(src);
+  free(dst);
+}
+
+START_TEST(blocked_packing_puts_each_element_at_its_place) {
+  const int conv[] = {1, 2, 3, 0}, mid[] = {0, 2, 1}, last[] = {0, 1, 2}, reorder[] = {2, 0, 1};
+  check_packing(4, (const int64_t[]){64, 20, 3, 3}, conv, 32, 4);  /* 4x4 transposes, 180-element rows */
+  check_packing(4, (const int64_t[]){64, 7, 3, 3}, conv, 32, 4);   /* 63-element rows: the scalar tiles */
+  check_packing(4, (const int64_t[]){12, 5, 1, 1}, conv, 6, 4);    /* lanes not a multiple of 4 */
+  check_packing(3, (const int64_t[]){3, 16, 20}, mid, 8, 4);       /* the vector dim in the middle */
+  check_packing(3, (const int64_t[]){3, 5, 16}, last, 8, 4);       /* last: contiguous runs of lanes */
+  check_packing(3, (const int64_t[]){3, 16, 36}, mid, 4, 1);
+  check_packing(3, (const int64_t[]){3, 16, 36}, mid, 16, 2);
+  check_packing(3, (const int64_t[]){3, 16, 36}, mid, 8, 8);
+  check_packing(3, (const int64_t[]){6, 4, 5}, reorder, 2, 4);     /* the other dims reordered */
+}
+END_TEST
+
+/* The load-time transform (8 kernels at a time, in vector registers) gives
+ * tj_winograd_weight's bits kernel by kernel, for F(2x2) and F(4x4), one and several
+ * lanes, channel counts that are and are not multiples of 8, and weights holding -0,
+ * infinities, NaN, denormals and FLT_MAX. */
+START_TEST(winograd_packing_gives_the_bits_of_the_one_kernel_transform) {
+  static const float specials[] = {-0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -3e-39f, 3.4028235e38f, 0.0f};
+  const int ms[] = {2, 4}, channels[] = {8, 13, 3}, lanes[] = {1, 4};
+  for (int mi = 0; mi < 2; mi++)
+    for (int ci = 0; ci < 3; ci++)
+      for (int li = 0; li < 2; li++) {
+        int64_t F = 8, C = channels[ci], L = lanes[li];
+        const tj_winograd_t *wt = tj_winograd(ms[mi]);
+        int P = wt->alpha * wt->alpha;
+        float *w = malloc(sizeof(float) * (size_t)(F * C * 9)), *u = malloc(sizeof(float) * (size_t)(F * C * P));
+        ck_assert(w && u);
+        for (int64_t i = 0; i < F * C * 9; i++)
+          w[i] = i % 29 == 5 ? specials[(i / 29) % 8] : (float)((i * 7919) % 1009) / 97.0f - 5.0f;
+        tj_prepack_desc_t d = {.ndim = 4, .shape = {F, C, 3, 3}, .perm = {0, 1, 2, 3}, .lanes = L, .from = TJ_F32,
+                               .to = TJ_F32, .winograd_m = ms[mi]};
+        TU_OK(tj_prepack_run(&d, w, u));
+        for (int64_t f = 0; f < F; f++)
+          for (int64_t c = 0; c < C; c++) {
+            float want[TJ_WINOGRAD_MAX_ALPHA * TJ_WINOGRAD_MAX_ALPHA];
+            tj_winograd_weight(wt, w + (f * C + c) * 9, want);
+            for (int p = 0; p < P; p++) {
+              float got = u[((f / L * P + p) * C + c) * L + f % L];
+              ck_assert_msg(memcmp(&got, &want[p], 4) == 0 || (isnan(got) && isnan(want[p])),
+                            "F(%d) C=%lld L=%lld: kernel (%lld, %lld) position %d: %a, want %a", ms[mi], (long long)C,
+                            (long long)L, (long long)f, (long long)c, p, got, want[p]);
+            }
+          }
+        free(w);
+        free(u);
+      }
 }
 END_TEST
 
@@ -736,6 +831,8 @@ int main(void) {
   tcase_add_test(tc, a_weight_only_folded_is_not_used_after_load);
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);
   tcase_add_test(tc, winograd_packing_transforms_each_kernel);
+  tcase_add_test(tc, blocked_packing_puts_each_element_at_its_place);
+  tcase_add_test(tc, winograd_packing_gives_the_bits_of_the_one_kernel_transform);
   tcase_add_test(tc, winograd_weights_are_transformed_once_at_load);
   tcase_add_test(tc, winograd_is_the_default_float_mode_and_never_strict);
   suite_add_tcase(s, tc);
