@@ -353,7 +353,7 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
  * of image n and every channel c, vectors along the tiles of the row (TW rounded up to
  * a power of two: the tiles past the output read zeros and are never written back):
  *   rows[i, x] = P[n, c, ty * m + i, x]            (masked vector loads of the padding)
- *   ph[i, j, tx] = rows[i, tx * m + j]             (scalar: each phase of x contiguous)
+ *   ph[i, j, tx] = rows[i, tx * m + j]             (stride-m vector loads: each phase of x contiguous)
  *   col[a, j, tx] = sum_i B^T[a, i] ph[i, j, tx]   (vectors over tx)
  *   V[n, a * al + b, c, ty * TW + tx] = sum_j B^T[b, j] col[a, j, tx]
  * Vectorized over the channels instead, each of the a^2 loads per tile was a 16-lane
@@ -384,14 +384,15 @@ static const tj_tir_stmt_t *input_transform(wino_t *k, const tj_tir_expr_t *n, c
     s = tj_sched_loop(c, xi, lanes, TJ_FOR_VECTORIZED, s);
     st[ns++] = tj_sched_loop(c, xo, xw / lanes, TJ_FOR_SERIAL, s);
   }
-  /* the phase split: for i, tx: for j in T.unroll(al) */
+  /* the phase split: for i: for j in T.unroll(al): for tx in T.vectorized(TW), each
+   * phase a stride-m vector load (codegen: the span's vectors and shuffles) */
   {
     const tj_tir_expr_t *i = tj_sched_var(c, "i"), *tx = tj_sched_var(c, "tx"), *j = tj_sched_var(c, "j");
     const tj_tir_expr_t *src = load2(k, rows, i, tj_sched_add(c, tj_sched_mul(c, tx, m), j));
     const tj_tir_expr_t *di[2] = {tj_sched_add(c, tj_sched_mul(c, i, al), j), tx};
     const tj_tir_stmt_t *cp = src && di[0] ? tj_tir_store(a, ph, 2, di, src) : NULL;
+    cp = tj_sched_loop(c, tx, k->TW, k->TW > 1 ? TJ_FOR_VECTORIZED : TJ_FOR_SERIAL, cp);
     cp = tj_sched_loop(c, j, al, TJ_FOR_UNROLLED, cp);
-    cp = tj_sched_loop(c, tx, k->TW, TJ_FOR_SERIAL, cp);
     st[ns++] = tj_sched_loop(c, i, al, TJ_FOR_SERIAL, cp);
   }
   for (int r = 0; r < al; r++)
