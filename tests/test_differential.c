@@ -147,9 +147,10 @@ END_TEST
 
 /* 3x3 stride-1 convs by Winograd transforms (tests/models/winograd_convs.rx, with
  * TVMJIT_WINOGRAD=1): F(2x2) with tiles past both edges, F(4x4) with a batch of two,
- * channels no multiple of 16, a band of tile rows past the output, a fused scale / shift / relu and residual adds; the
- * weights are inputs (transformed per call). Within tolerance of the interpreter in the
- * default float mode; in the strict mode the rule does not apply: bit-exact. */
+ * channels no multiple of 16, a band of tile rows past the output, a fused scale /
+ * shift / relu and residual adds; the weights are inputs (transformed per call). Within
+ * tolerance of the interpreter in the default float mode; in the strict mode the rule
+ * does not apply: bit-exact. */
 START_TEST(winograd_conv_kernels_match_the_interpreter) {
   const char *const files[] = {"tests/models/winograd_convs.rx", NULL};
   ck_assert_int_eq(setenv("TVMJIT_WINOGRAD", "1", 1), 0);
