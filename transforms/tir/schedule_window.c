@@ -230,6 +230,7 @@ const tj_tir_stmt_t *tj_sched_window_fill(tj_sched_ctx_t *c, const tj_sched_wind
     tj_tir_is_const_int(w->local->shape[q], &ext[q]);
     vars[q] = l_idx[q] = tj_sched_var(c, "w");
   }
+  if (n > 0 && w->fill_inner > 0) ext[n - 1] = w->fill_inner;
   /* a divisor of the row of at least half a vector fills it without a tail (28: 2 x 14) */
   for (int64_t l = lanes; n > 0 && l >= lanes / 2 && l > 1 && ext[n - 1] > lanes; l--)
     if (ext[n - 1] % l == 0) {
