@@ -147,17 +147,18 @@ END_TEST
 
 /* 3x3 stride-1 convs by Winograd transforms (tests/models/winograd_convs.rx, with
  * TVMJIT_WINOGRAD=1): F(2x2) with tiles past both edges, F(4x4) with a batch of two,
- * channels no multiple of 16, a fused scale / shift / relu and residual adds; the
- * weights are inputs (transformed per call). Within tolerance of the interpreter in the
- * default float mode; in the strict mode the rule does not apply: bit-exact. */
+ * channels no multiple of 16, a band of tile rows past the output, a fused scale /
+ * shift / relu and residual adds; the weights are inputs (transformed per call). Within
+ * tolerance of the interpreter in the default float mode; in the strict mode the rule
+ * does not apply: bit-exact. */
 START_TEST(winograd_conv_kernels_match_the_interpreter) {
   const char *const files[] = {"tests/models/winograd_convs.rx", NULL};
   ck_assert_int_eq(setenv("TVMJIT_WINOGRAD", "1", 1), 0);
-  expect_kernels_bit_exact("Winograd convs, strict float mode", files, 4);
+  expect_kernels_bit_exact("Winograd convs, strict float mode", files, 5);
   /* F(4x4)'s transforms multiply by up to 8 and 5 before the sums (docs/numerics.md):
    * 1e-4 of max(1, |y|) where the direct sums hold 1e-5 */
   relaxed_f32_tol = 1e-4;
-  expect_kernels_within_tolerance("Winograd convs, default float mode", files[0], 4);
+  expect_kernels_within_tolerance("Winograd convs, default float mode", files[0], 5);
   relaxed_f32_tol = 1e-5;
   ck_assert_int_eq(unsetenv("TVMJIT_WINOGRAD"), 0);
 }
@@ -319,21 +320,21 @@ START_TEST(plane_window_kernels_match_plain_loops_and_the_interpreter) {
     same += scheduled_matches_plain_loops(out->funcs[i].name, out->funcs[i].prim);
   }
   tj_arena_free(arena);
-  ck_assert_int_eq(planes, 8);
-  ck_assert_int_eq(same, 8);
+  ck_assert_int_eq(planes, 9);
+  ck_assert_int_eq(same, 9);
   tally_t t = {0};
   compare_pipeline_file(rel, &t);
   report("plane windows", &t);
   ck_assert_int_eq(t.failed, 0);
-  ck_assert_int_eq(t.compared, 8);
-  ck_assert_int_eq(t.exact, 6);
+  ck_assert_int_eq(t.compared, 9);
+  ck_assert_int_eq(t.exact, 7);
   tally_t r = {0};
   relaxed = true;
   compare_pipeline_file(rel, &r);
   relaxed = false;
   report("plane windows, default float mode", &r);
   ck_assert_int_eq(r.failed, 0);
-  ck_assert_int_eq(r.compared, 8);
+  ck_assert_int_eq(r.compared, 9);
   tj_jit_free(jit);
 }
 END_TEST

@@ -735,6 +735,82 @@ START_TEST(a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one) {
 }
 END_TEST
 
+/* 1x1 convs of the pointwise rule (schedule_pointwise.c) with their weights bound:
+ * 20 -> 30 channels at 7x9 (63 pixels: the last block of pixels masked) with a clip,
+ * and 704 -> 64 at 5x5 (input channels in blocks, sums kept between blocks). Packed at
+ * load in tile order ([F / ROWS, C, 1, 1, ROWS]) they give the bits of the kernels that
+ * read OIHW in place (no_prepack), and agree with sums in double. */
+static const char *pointwise_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((1, 20, 7, 9), dtype=\"float32\"), w: R.Tensor((30, 20, 1, 1), dtype=\"float32\"),\n"
+    "             u: R.Tensor((1, 704, 5, 5), dtype=\"float32\"), v: R.Tensor((64, 704, 1, 1), dtype=\"float32\")):\n"
+    "        with R.dataflow():\n"
+    "            y = R.nn.conv2d(x, w, strides=[1, 1], padding=[0, 0, 0, 0])\n"
+    "            r = R.clip(y, R.prim_value(-0.25), R.prim_value(0.25))\n"
+    "            z = R.nn.conv2d(u, v, strides=[1, 1], padding=[0, 0, 0, 0])\n"
+    "            gv = (r, z)\n"
+    "            R.output(gv)\n"
+    "        return gv\n";
+
+static void expect_pointwise_reference(const float *out, const float *x, const float *w, int F, int C, int P,
+                                       double lo, double hi) {
+  for (int f = 0; f < F; f++)
+    for (int p = 0; p < P; p++) {
+      double s = 0;
+      for (int c = 0; c < C; c++) s += (double)x[c * P + p] * w[f * C + c];
+      s = s < lo ? lo : s > hi ? hi : s;
+      ck_assert_double_eq_tol(out[f * P + p], s, 1e-4);
+    }
+}
+
+START_TEST(a_pointwise_conv_weight_packed_in_tile_order_keeps_the_bits) {
+  const int64_t x_dims[] = {1, 20, 7, 9}, w_dims[] = {30, 20, 1, 1}, u_dims[] = {1, 704, 5, 5},
+                v_dims[] = {64, 704, 1, 1};
+  enum { XN = 20 * 63, WN = 30 * 20, UN = 704 * 25, VN = 64 * 704 };
+  float *x = malloc(sizeof(float) * XN), *w = malloc(sizeof(float) * WN), *u = malloc(sizeof(float) * UN),
+        *v = malloc(sizeof(float) * VN);
+  ck_assert(x && w && u && v);
+  fill(x, XN, 7, 11), fill(w, WN, 5, 13), fill(u, UN, 3, 17), fill(v, VN, 11, 19);
+  tvmjit_instance_options_t io;
+  tvmjit_instance_options_init(&io);
+  io.cache.enable = 0;
+  io.num_threads = 2;
+  tvmjit_instance_t *inst;
+  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_tensor_t *bound[2] = {wrap(4, w_dims, w), wrap(4, v_dims, v)};
+  tvmjit_tensor_t *in[2] = {wrap(4, x_dims, x), wrap(4, u_dims, u)}, *out[2][2];
+  for (int no_prepack = 0; no_prepack < 2; no_prepack++) {
+    tvmjit_module_options_t o;
+    tvmjit_module_options_init(&o);
+    const char *names[] = {"w", "v"};
+    o.n_bind_params = 2, o.bind_param_names = names, o.bind_params = (const tvmjit_tensor_t *const *)bound;
+    o.no_prepack = no_prepack;
+    tvmjit_module_t *m = NULL;
+    tvmjit_function_t *fn;
+    ck_assert_ptr_null(tvmjit_module_load_string(inst, "pw.rx", pointwise_text, strlen(pointwise_text), &o, &m));
+    long before = tj_prepack_runs();
+    ck_assert_ptr_null(tvmjit_module_get_function(m, "main", &fn));
+    /* both weights packed once when main is compiled (none without prepacking) */
+    ck_assert_int_eq(tj_prepack_runs() - before, no_prepack ? 0 : 2);
+    ck_assert_ptr_null(tvmjit_function_call(fn, 2, (const tvmjit_tensor_t *const *)in, 2, out[no_prepack]));
+    tvmjit_module_free(m);
+  }
+  for (int i = 0; i < 2; i++)
+    ck_assert_msg(!memcmp(tvmjit_tensor_data(out[0][i]), tvmjit_tensor_data(out[1][i]), tvmjit_tensor_nbytes(out[0][i])),
+                  "output %d differs", i);
+  expect_pointwise_reference(tvmjit_tensor_data(out[0][0]), x, w, 30, 20, 63, -0.25, 0.25);
+  expect_pointwise_reference(tvmjit_tensor_data(out[0][1]), u, v, 64, 704, 25, -1e30, 1e30);
+  for (int i = 0; i < 2; i++)
+    tvmjit_tensor_free(out[0][i]), tvmjit_tensor_free(out[1][i]), tvmjit_tensor_free(in[i]), tvmjit_tensor_free(bound[i]);
+  tvmjit_instance_free(inst);
+  free(x), free(w), free(u), free(v);
+}
+END_TEST
+
 /* 64x4500 by 4500x576 + bias: A is 1.15 MB, so the reduction runs in K blocks (500 deep:
  * 4500 is no multiple of 512), partial sums in a buffer of the output's shape, the bias
  * added after the last block: with the weight packed at load, and with it repacked per
@@ -825,6 +901,7 @@ int main(void) {
   tcase_add_test(tc, a_constant_weight_becomes_a_packed_parameter);
   tcase_add_test(tc, a_constant_matmul_weight_is_packed_below_the_per_call_threshold);
   tcase_add_test(tc, a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one);
+  tcase_add_test(tc, a_pointwise_conv_weight_packed_in_tile_order_keeps_the_bits);
   tcase_add_test(tc, a_k_blocked_matmul_gives_the_bits_of_the_unblocked_one);
   tcase_add_test(tc, an_input_weight_with_12_kb_rows_is_not_group_prefetched);
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);

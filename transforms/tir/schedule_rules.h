@@ -178,6 +178,12 @@ typedef struct tj_sched_window {
   const tj_tir_expr_t *bound[TJ_SCHED_MAX_NEST];  /* FIXED/SLIDE index for this iteration */
   tj_sched_row_block_t block;
   int block_dim; /* the SLIDE dim along row_iter, -1 when rows = 1 */
+  /* > 0: the fill writes only this many elements of the local buffer's innermost dim
+   * (the rest pads each row to whole vectors, so rows start 64-byte aligned). */
+  int64_t fill_inner;
+  /* The fill ends a row with a vector overlapping the one before (the overlap written
+   * twice, with the same values) instead of serial elements, and keeps full vectors. */
+  bool fill_overlap;
 } tj_sched_window_t;
 /* stmts[producer] writes a root buffer P at its identity indices that the consumer nest
  * reads in `value` (all loads at the same indices) in a way the window covers; outer[k]

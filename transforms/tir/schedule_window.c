@@ -207,7 +207,7 @@ static const tj_tir_stmt_t *fill_store(tj_sched_ctx_t *c, const tj_sched_window_
  * the remainder serial, so the producer's branch on the border is taken once per vector
  * for all but ext % lanes elements (a 3x3 NCHW window row of 58 is 3 vectors and 10). */
 static const tj_tir_stmt_t *fill_innermost(tj_sched_ctx_t *c, const tj_sched_window_t *w, const tj_tir_expr_t **l_idx,
-                                           int64_t ext, int lanes) {
+                                           int64_t ext, int lanes, bool overlap) {
   int n = w->local->ndim;
   const tj_tir_expr_t *vo = tj_sched_var(c, "wo"), *vi = tj_sched_var(c, "wi"), *vt = tj_sched_var(c, "wt");
   if (!vo || !vi || !vt) return NULL;
@@ -216,8 +216,9 @@ static const tj_tir_stmt_t *fill_innermost(tj_sched_ctx_t *c, const tj_sched_win
   const tj_tir_stmt_t *body = tj_sched_loop(c, vi, lanes, TJ_FOR_VECTORIZED, fill_store(c, w, l_idx));
   body = full > 1 ? tj_sched_loop(c, vo, full, TJ_FOR_SERIAL, body) : body ? tj_tir_let_stmt(c->arena, vo, tj_tir_i64(c->arena, 0), body) : NULL;
   if (!tail || !body) return body;
-  l_idx[n - 1] = tj_sched_add(c, tj_tir_i64(c->arena, full * lanes), vt);
-  const tj_tir_stmt_t *two[2] = {body, tj_sched_loop(c, vt, tail, TJ_FOR_SERIAL, fill_store(c, w, l_idx))};
+  l_idx[n - 1] = tj_sched_add(c, tj_tir_i64(c->arena, overlap ? ext - lanes : full * lanes), vt);
+  const tj_tir_stmt_t *two[2] = {body, tj_sched_loop(c, vt, overlap ? lanes : tail,
+                                                     overlap ? TJ_FOR_VECTORIZED : TJ_FOR_SERIAL, fill_store(c, w, l_idx))};
   return two[1] ? tj_tir_seq(c->arena, 2, two) : NULL;
 }
 
@@ -230,14 +231,21 @@ const tj_tir_stmt_t *tj_sched_window_fill(tj_sched_ctx_t *c, const tj_sched_wind
     tj_tir_is_const_int(w->local->shape[q], &ext[q]);
     vars[q] = l_idx[q] = tj_sched_var(c, "w");
   }
+  if (n > 0 && w->fill_inner > 0) ext[n - 1] = w->fill_inner;
   /* a divisor of the row of at least half a vector fills it without a tail (28: 2 x 14) */
+  int hw = lanes;
   for (int64_t l = lanes; n > 0 && l >= lanes / 2 && l > 1 && ext[n - 1] > lanes; l--)
     if (ext[n - 1] % l == 0) {
       lanes = (int)l;
       break;
     }
+  /* fill_overlap: full vectors and an overlapping last one rather than odd-sized ones
+   * (LLVM splits a 15-lane vector into 8 + 4 + 2 + 1); with no such divisor the serial
+   * tail stays, as it measured faster than the overlap at 58 and 114 wide. */
+  bool overlap = w->fill_overlap && lanes < hw;
+  if (overlap) lanes = hw;
   bool split = n > 0 && lanes > 1 && ext[n - 1] >= lanes;
-  const tj_tir_stmt_t *s = split ? fill_innermost(c, w, l_idx, ext[n - 1], lanes) : fill_store(c, w, l_idx);
+  const tj_tir_stmt_t *s = split ? fill_innermost(c, w, l_idx, ext[n - 1], lanes, overlap) : fill_store(c, w, l_idx);
   for (int q = (split ? n - 1 : n) - 1; q >= 0; q--) {
     bool vec = !split && q == n - 1 && ext[q] >= 2; /* a short innermost dim: one vector */
     s = tj_sched_loop(c, vars[q], ext[q], vec ? TJ_FOR_VECTORIZED : TJ_FOR_SERIAL, s);

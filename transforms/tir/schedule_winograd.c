@@ -14,19 +14,25 @@
  *
  *   [U = G W G^T into a [F, a^2, C, 1] buffer, unless the weight is a constant of the
  *    model: then the caller makes U once, at load (runtime/prepack_winograd.c)]
- *   for (n, ty) in T.parallel:  for c: for tx (vectors along the tiles of the row):
- *     V[n, p, c, ty * TW + tx] = B^T d B, d read from X through the padding (inlined)
- *   for (n, tb, fb) in T.parallel:         (ROWS output channels x VECS vectors of tiles)
- *     mloc = T.alloc_buffer((a^2, ROWS, VECS * L), scope="local")
- *     for p:  acc = 0; for c: acc[r, t] += U[f, p, c] * V[n, p, c, t];  mloc[p] = acc
- *     for r, vi:  Y = A^T mloc A as vectors along the tiles, interleaved into output
- *                 rows; OUT[n, f, y, x] = epilogue(Y) row by row (contiguous in x)
+ *   for (n, tb) in T.parallel:              (a band of VECS * L tiles: whole tile rows)
+ *     V = T.alloc_buffer((a^2, C, VECS * L))   (per chunk; 295 KB for 64 channels)
+ *     for ty in the band: for c: for tx (vectors along the tiles of the row):
+ *       V[p, c, (ty - band start) * TW + tx] = B^T d B, d read from X through the padding
+ *     for fb:                                  (ROWS output channels x VECS vectors of tiles)
+ *       mloc = T.alloc_buffer((a^2, ROWS, VECS * L), scope="local")
+ *       for p:  acc = 0; for c: acc[r, t] += U[f, p, c] * V[p, c, t];  mloc[p] = acc
+ *       for r, vi:  Y = A^T mloc A as vectors along the tiles, interleaved into output
+ *                   rows; OUT[n, f, y, x] = epilogue(Y) row by row (contiguous in x)
  *
  * The GEMM is the rows x vectors idea of schedule_conv.c's matmul tile, along the tiles:
  * per c, ROWS broadcasts of U and VECS loads of V for ROWS * VECS FMAs. With the vectors
  * along the tiles, the output transform's results are whole output rows after one
  * interleave, so the epilogue (batch_norm, the residual add, relu) reads and writes
- * contiguous rows. The rounding differs from
+ * contiguous rows. The band's V is made inside the parallel iteration that reads it, so
+ * it stays in L2: made whole first (V for all tiles: 2 MB at 64 channels and 56x56, a
+ * parallel loop of its own) it went to L3 or memory between the two loops, and each
+ * conv's input transform took 0.37-0.9 ms of thread-CPU against ~0.1-0.15 fused
+ * (Ice Lake, 1 thread, ResNet-18; docs/cpu-schedule.md). The rounding differs from
  * the direct sum (exact in real arithmetic only), so the rule runs only in the default
  * float mode (opts->reorder_reductions); --strict-float keeps the direct conv, bit-exact.
  * Error against float64 numpy: docs/numerics.md. */
@@ -60,7 +66,7 @@ typedef struct wino {
   int64_t Tp, THp;    /* tiles (and tile rows) rounded up to whole GEMM blocks */
   int64_t fl;         /* lanes along the output channels (the per-call weight transform) */
   int64_t rows, vecs; /* the GEMM tile: ROWS output channels x VECS vectors of tiles */
-  const tj_buffer_t *u, *v; /* U [F, a^2, C, 1]; V [N, a^2, C, Tp] */
+  const tj_buffer_t *u, *v; /* U [F, a^2, C, 1]; V [a^2, C, VECS * L]: one band of tiles */
   bool u_given;             /* U is a parameter the caller packs at load */
 } wino_t;
 
@@ -343,26 +349,26 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
   return tj_sched_loop(c, fo, k->F / k->fl, k->C * k->F >= 4096 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
 }
 
-/* V[n, p, c, t] = (B^T d B)[p] for every tile t = ty * TW + tx and channel c, in
- * parallel over (n, ty), vectors along the tiles of the row (TW rounded up to a power
- * of two: the tiles past the output read zeros and are never written back):
+/* V[p, c, t] = (B^T d B)[p] for the tiles t = (ty - band start) * TW + tx of band tb
+ * of image n and every channel c, vectors along the tiles of the row (TW rounded up to
+ * a power of two: the tiles past the output read zeros and are never written back):
  *   rows[i, x] = P[n, c, ty * m + i, x]            (masked vector loads of the padding)
- *   ph[i, j, tx] = rows[i, tx * m + j]             (scalar: each phase of x contiguous)
+ *   ph[i, j, tx] = rows[i, tx * m + j]             (stride-m vector loads: each phase of x contiguous)
  *   col[a, j, tx] = sum_i B^T[a, i] ph[i, j, tx]   (vectors over tx)
  *   V[n, a * al + b, c, ty * TW + tx] = sum_j B^T[b, j] col[a, j, tx]
  * Vectorized over the channels instead, each of the a^2 loads per tile was a 16-lane
  * gather from 16 planes: the transform took 0.6 ms of ResNet's 256-channel conv at
  * 14x14 (1 thread, Ice Lake), as long as its GEMMs. */
-static const tj_tir_stmt_t *input_transform(wino_t *k) {
+static const tj_tir_stmt_t *input_transform(wino_t *k, const tj_tir_expr_t *n, const tj_tir_expr_t *tb) {
   tj_sched_ctx_t *c = k->c;
   tj_arena_t *a = c->arena;
   const wino_mats_t *mt = k->mt;
   int al = mt->alpha, m = mt->m;
   int64_t lanes = tj_sched_lanes(c, TJ_F32), xw = (k->TW * m + 2 + lanes - 1) / lanes * lanes;
-  const tj_tir_expr_t *fo = tj_sched_var(c, "vt"), *ch = tj_sched_var(c, "vc"), *unf[2];
-  int64_t ext[2] = {k->N, k->THp}; /* the rows past TH read the padding: zeros */
-  if (!fo || !ch || !tj_sched_unfuse(c, fo, 2, ext, unf)) return NULL;
-  const tj_tir_expr_t *n = unf[0], *ty = unf[1];
+  int64_t band_rows = k->vecs * k->L / k->TW; /* the rows past TH read the padding: zeros */
+  const tj_tir_expr_t *sr = tj_sched_var(c, "vs"), *ch = tj_sched_var(c, "vc");
+  if (!sr || !ch) return NULL;
+  const tj_tir_expr_t *ty = tj_sched_add(c, tj_sched_mul(c, tb, band_rows), sr);
   int64_t rshape[2] = {al, xw}, pshape[2] = {al * al, k->TW};
   const tj_buffer_t *rows = new_buffer(k, "wino_rows", 2, rshape, true);
   const tj_buffer_t *ph = new_buffer(k, "wino_ph", 2, pshape, true), *col = new_buffer(k, "wino_col", 2, pshape, true);
@@ -378,14 +384,15 @@ static const tj_tir_stmt_t *input_transform(wino_t *k) {
     s = tj_sched_loop(c, xi, lanes, TJ_FOR_VECTORIZED, s);
     st[ns++] = tj_sched_loop(c, xo, xw / lanes, TJ_FOR_SERIAL, s);
   }
-  /* the phase split: for i, tx: for j in T.unroll(al) */
+  /* the phase split: for i: for j in T.unroll(al): for tx in T.vectorized(TW), each
+   * phase a stride-m vector load (codegen: the span's vectors and shuffles) */
   {
     const tj_tir_expr_t *i = tj_sched_var(c, "i"), *tx = tj_sched_var(c, "tx"), *j = tj_sched_var(c, "j");
     const tj_tir_expr_t *src = load2(k, rows, i, tj_sched_add(c, tj_sched_mul(c, tx, m), j));
     const tj_tir_expr_t *di[2] = {tj_sched_add(c, tj_sched_mul(c, i, al), j), tx};
     const tj_tir_stmt_t *cp = src && di[0] ? tj_tir_store(a, ph, 2, di, src) : NULL;
+    cp = tj_sched_loop(c, tx, k->TW, k->TW > 1 ? TJ_FOR_VECTORIZED : TJ_FOR_SERIAL, cp);
     cp = tj_sched_loop(c, j, al, TJ_FOR_UNROLLED, cp);
-    cp = tj_sched_loop(c, tx, k->TW, TJ_FOR_SERIAL, cp);
     st[ns++] = tj_sched_loop(c, i, al, TJ_FOR_SERIAL, cp);
   }
   for (int r = 0; r < al; r++)
@@ -394,20 +401,20 @@ static const tj_tir_stmt_t *input_transform(wino_t *k) {
       for (int i = 0; i < al; i++) terms[i] = load2(k, ph, i64(k, i * al + j), tx);
       st[ns++] = vec_store2(k, tx, k->TW, col, r * al + j, lin_comb(k, al, mt->bt[r], terms));
     }
-  const tj_tir_expr_t *t0 = tj_sched_mul(c, ty, k->TW);
+  const tj_tir_expr_t *t0 = tj_sched_mul(c, sr, k->TW);
   for (int r = 0; r < al; r++)
     for (int b = 0; b < al; b++) {
       const tj_tir_expr_t *tx = tj_sched_var(c, "tx"), *terms[MAX_ALPHA];
       for (int j = 0; j < al; j++) terms[j] = load2(k, col, i64(k, r * al + j), tx);
-      const tj_tir_expr_t *idx[4] = {n, i64(k, r * al + b), ch, tj_sched_add(c, t0, tx)};
+      const tj_tir_expr_t *idx[3] = {i64(k, r * al + b), ch, tj_sched_add(c, t0, tx)};
       const tj_tir_expr_t *v = lin_comb(k, al, mt->bt[b], terms);
-      const tj_tir_stmt_t *s = v && idx[1] && idx[3] ? tj_tir_store(a, k->v, 4, idx, v) : NULL;
+      const tj_tir_stmt_t *s = v && idx[0] && idx[2] ? tj_tir_store(a, k->v, 3, idx, v) : NULL;
       st[ns++] = tj_sched_loop(c, tx, k->TW, TJ_FOR_VECTORIZED, s);
     }
   const tj_tir_stmt_t *body = seq(k, ns, st);
   body = body ? tj_tir_allocate(a, rows, tj_tir_allocate(a, ph, tj_tir_allocate(a, col, body))) : NULL;
   body = tj_sched_loop(c, ch, k->C, TJ_FOR_SERIAL, body);
-  return tj_sched_loop(c, fo, k->N * k->THp, k->N * k->THp > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
+  return tj_sched_loop(c, sr, band_rows, TJ_FOR_SERIAL, body);
 }
 
 typedef struct gemm_vars {
@@ -449,10 +456,10 @@ static const tj_tir_expr_t *block_tile(wino_t *k, const gemm_vars_t *g) {
 static const tj_tir_stmt_t *acc_update(wino_t *k, gemm_vars_t *g) {
   tj_arena_t *a = k->c->arena;
   const tj_tir_expr_t *ai[2] = {g->r, acc_index(k, g)};
-  const tj_tir_expr_t *vi[4] = {g->n, g->p, g->ch, tj_sched_add(k->c, block_tile(k, g), ai[1])};
+  const tj_tir_expr_t *vi[3] = {g->p, g->ch, ai[1]};
   const tj_tir_expr_t *ui[4] = {f_index(k, g), g->p, g->ch, i64(k, 0)};
-  if (!ai[1] || !vi[3] || !ui[0]) return NULL;
-  const tj_tir_expr_t *prod = tj_tir_binary(a, TJ_TIR_MUL, tj_tir_load(a, k->u, 4, ui), tj_tir_load(a, k->v, 4, vi));
+  if (!ai[1] || !ui[0]) return NULL;
+  const tj_tir_expr_t *prod = tj_tir_binary(a, TJ_TIR_MUL, tj_tir_load(a, k->u, 4, ui), tj_tir_load(a, k->v, 3, vi));
   const tj_tir_expr_t *sum = prod ? tj_tir_binary(a, TJ_TIR_ADD, tj_tir_load(a, g->acc, 2, ai), prod) : NULL;
   return sum ? tj_tir_store(a, g->acc, 2, ai, sum) : NULL;
 }
@@ -557,21 +564,21 @@ static const tj_tir_stmt_t *output_vector(wino_t *k, gemm_vars_t *g, const tj_sc
   return body ? tj_tir_allocate(a, am, tj_tir_allocate(a, yrow, body)) : NULL;
 }
 
-/* The GEMMs and the output transform, in parallel over (n, tb, fb): each iteration runs
- * ROWS output channels against VECS vectors of tiles, position by position
- *   for p: acc = 0; for c: acc[r, t] += U[f, p, c] * V[n, p, c, t]; mloc[p] = acc
- * and then the output transform of its ROWS x VECS x L tiles. fb is innermost, so a
- * thread's consecutive iterations reuse the block's V from L2. */
+/* In parallel over bands (n, tb) of VECS x L tiles: the band's input transform into V
+ * (in L2), then for each block fb of ROWS output channels the GEMMs, position by position
+ *   for p: acc = 0; for c: acc[r, t] += U[f, p, c] * V[p, c, t]; mloc[p] = acc
+ * and the output transform of its ROWS x VECS x L tiles. */
 static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   tj_arena_t *a = c->arena;
   int P = k->mt->alpha * k->mt->alpha;
   int64_t nfb = k->F / k->rows, ntb = k->Tp / (k->vecs * k->L);
   gemm_vars_t g = {0};
-  const tj_tir_expr_t *fo = tj_sched_var(c, "wg"), *unf[3];
-  int64_t ext[3] = {k->N, ntb, nfb};
-  if (!fo || !tj_sched_unfuse(c, fo, 3, ext, unf)) return NULL;
-  g.n = unf[0], g.tb = unf[1], g.fb = unf[2];
+  const tj_tir_expr_t *fo = tj_sched_var(c, "wg"), *unf[2];
+  int64_t ext[2] = {k->N, ntb};
+  g.fb = tj_sched_var(c, "wf");
+  if (!fo || !g.fb || !tj_sched_unfuse(c, fo, 2, ext, unf)) return NULL;
+  g.n = unf[0], g.tb = unf[1];
   g.p = tj_sched_var(c, "p"), g.ch = tj_sched_var(c, "rc");
   int64_t ashape[2] = {k->rows, k->vecs * k->L}, mshape[3] = {P, k->rows, k->vecs * k->L};
   g.acc = new_buffer(k, "wino_acc", 2, ashape, true);
@@ -588,9 +595,13 @@ static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t
   out = tj_sched_loop(c, g.vi, k->vecs, TJ_FOR_SERIAL, out);
   out = tj_sched_loop(c, g.r, k->rows, TJ_FOR_SERIAL, out);
   const tj_tir_stmt_t *two[2] = {pos, out};
-  const tj_tir_stmt_t *body = seq(k, 2, two);
-  body = body ? tj_tir_allocate(a, g.mloc, body) : NULL;
-  int64_t iters = k->N * nfb * ntb;
+  const tj_tir_stmt_t *blk = seq(k, 2, two);
+  blk = blk ? tj_tir_allocate(a, g.mloc, blk) : NULL;
+  blk = tj_sched_loop(c, g.fb, nfb, TJ_FOR_SERIAL, blk);
+  const tj_tir_stmt_t *band[2] = {input_transform(k, g.n, g.tb), blk};
+  const tj_tir_stmt_t *body = seq(k, 2, band);
+  body = body ? tj_tir_allocate(a, k->v, body) : NULL;
+  int64_t iters = k->N * ntb;
   return tj_sched_loop(c, fo, iters, iters > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
 }
 
@@ -598,9 +609,9 @@ static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t
  * the kernel fills. */
 static bool plan_weights(wino_t *k) {
   int P = k->mt->alpha * k->mt->alpha;
-  int64_t ushape[4] = {k->F, P, k->C, 1}, vshape[4] = {k->N, P, k->C, k->Tp};
+  int64_t ushape[4] = {k->F, P, k->C, 1}, vshape[3] = {P, k->C, k->vecs * k->L};
   k->u = new_buffer(k, "wino_u", 4, ushape, false);
-  k->v = new_buffer(k, "wino_v", 4, vshape, false);
+  k->v = new_buffer(k, "wino_v", 3, vshape, false);
   if (!k->u || !k->v) return false;
   tj_tir_prepack_t want = {.param = k->w_param, .ndim = 4, .perm = {0, 1, 2, 3}, .lanes = 1, .dtype = TJ_F32,
                            .winograd_m = k->mt->m};
@@ -617,10 +628,8 @@ static const tj_tir_stmt_t *build(wino_t *k, const tj_sched_epilogue_t *ep) {
   const tj_tir_stmt_t *parts[3];
   int n = 0;
   if (!k->u_given) parts[n++] = weight_transform(k);
-  parts[n++] = input_transform(k);
   parts[n++] = gemm_and_output(k, ep);
   const tj_tir_stmt_t *s = seq(k, n, parts);
-  s = s ? tj_tir_allocate(a, k->v, s) : NULL;
   if (s && !k->u_given) s = tj_tir_allocate(a, k->u, s);
   return s;
 }
