@@ -241,11 +241,12 @@ static bool wino_matches(tj_sched_ctx_t *c, int i, wino_t *k) {
   if (!match_update(k) || !match_pad(k, i)) return false;
   if (k->C < MIN_CHANNELS || k->F < MIN_CHANNELS || k->H < 2 || k->W < 2) return false;
   if (!pick_tiles(k)) return false;
-  /* Transformed weights over MAX_U_BYTES come from memory on every call, (m+2)^2 / 9
-   * times the direct conv's bytes: ResNet-18's 256-channel convs at 14x14 (F(4x4): 9.4 MB
-   * against 2.4) and 512-channel ones at 7x7 (F(2x2): 16.8 MB against 9.4) took 2.2 and
-   * 4-5 ms of thread-CPU in the model against 1.7-2.2 and 2.1-2.5 for the direct tile
-   * (pool trace, 2 threads, Ice Lake, loaded host). */
+  /* Transformed weights over MAX_U_BYTES come from memory on every call (each band
+   * reads all of U), (m+2)^2 / 9 times the direct conv's bytes: ResNet-18's 512-channel
+   * convs at 7x7 (F(2x2): 16.8 MB against 9.4) took 4-5 ms of thread-CPU in the model
+   * against 2.1-2.5 for the direct tile (pool trace, 2 threads, Ice Lake, loaded host).
+   * Its 256-channel ones at 14x14 by F(2x2) (4.2 MB, two bands) are ~17% faster than
+   * direct (docs/cpu-schedule.md). */
   int64_t alpha = k->mt->alpha;
   return alpha * alpha * k->C * k->F * 4 <= MAX_U_BYTES;
 }
