@@ -38,6 +38,17 @@ def period(sizes):
     return len(sizes)
 
 
+def load_lines(sizes):
+    """How many leading loops precede the runs: a load with bound weights packs them in a
+    parallel loop (runtime/prepack_set.c) before the first run. The shortest prefix after
+    which the rest repeats at least twice; 0 when nothing repeats."""
+    for o in range(len(sizes)):
+        rest = sizes[o:]
+        if len(rest) // period(rest) >= 2:
+            return o
+    return 0
+
+
 def main():
     args = sys.argv[1:]
     skip = 1
@@ -50,6 +61,7 @@ def main():
     jobs = parse(args[0])
     if not jobs:
         sys.exit("no 'pool' lines in " + args[0])
+    jobs = jobs[load_lines([j[0] for j in jobs]):]
     p = period([j[0] for j in jobs])
     runs = len(jobs) // p
     skip = min(skip, runs - 1)

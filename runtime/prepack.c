@@ -116,16 +116,17 @@ static void transpose_block(size_t elem, const void *src, int64_t lanes, int64_t
   else transpose_u8(src, lanes, cols, dst);
 }
 
-/* The same bytes as pack_gather, block by block (keeps_order, no conversion). */
-static void pack_blocks(const tj_prepack_desc_t *d, const void *weight, void *dst) {
+/* The same bytes as pack_gather, block by block (keeps_order, no conversion), for the
+ * vector blocks fv in [begin, end). */
+static void pack_blocks(const tj_prepack_desc_t *d, const void *weight, void *dst, int64_t begin, int64_t end) {
   int v = d->perm[d->ndim - 1];
   int64_t outer = 1, cols = 1, f = d->shape[v];
   for (int i = 0; i < v; i++) outer *= d->shape[i];
   for (int i = v + 1; i < d->ndim; i++) cols *= d->shape[i];
   size_t elem = tj_dtype_bytes(d->to), block = elem * (size_t)(d->lanes * cols);
   const unsigned char *src = weight;
-  unsigned char *out = dst;
-  for (int64_t fv = 0; fv < f / d->lanes; fv++)
+  unsigned char *out = (unsigned char *)dst + block * (size_t)(begin * outer);
+  for (int64_t fv = begin; fv < end; fv++)
     for (int64_t a = 0; a < outer; a++, out += block)
       transpose_block(elem, src + elem * (size_t)((a * f + fv * d->lanes) * cols), d->lanes, cols, out);
 }
@@ -164,14 +165,28 @@ static void pack_gather(const tj_prepack_desc_t *d, size_t bytes, const void *we
   }
 }
 
-tj_status_t *tj_prepack_run(const tj_prepack_desc_t *d, const void *weight, void *dst) {
+static bool by_blocks(const tj_prepack_desc_t *d) {
+  size_t elem = tj_dtype_bytes(d->to);
+  return tj_dtype_eq(d->from, d->to) && (elem == 1 || elem == 2 || elem == 4 || elem == 8) && keeps_order(d);
+}
+
+int64_t tj_prepack_parts(const tj_prepack_desc_t *d) {
+  if (d->winograd_m) return d->shape[0];
+  return by_blocks(d) ? d->shape[d->perm[d->ndim - 1]] / d->lanes : 1;
+}
+
+tj_status_t *tj_prepack_run_parts(const tj_prepack_desc_t *d, const void *weight, void *dst, int64_t begin,
+                                  int64_t end) {
   size_t bytes;
   TJ_RETURN_IF_ERROR(tj_prepack_bytes(d, &bytes));
-  atomic_fetch_add(&runs, 1);
-  if (d->winograd_m) return tj_prepack_winograd_run(d, weight, dst), NULL;
-  size_t elem = tj_dtype_bytes(d->to);
-  bool plain = tj_dtype_eq(d->from, d->to) && (elem == 1 || elem == 2 || elem == 4 || elem == 8);
-  if (plain && keeps_order(d)) pack_blocks(d, weight, dst);
+  if (begin >= end) return NULL;
+  if (begin == 0) atomic_fetch_add(&runs, 1);
+  if (d->winograd_m) tj_prepack_winograd_run(d, weight, dst, begin, end);
+  else if (by_blocks(d)) pack_blocks(d, weight, dst, begin, end);
   else pack_gather(d, bytes, weight, dst);
   return NULL;
+}
+
+tj_status_t *tj_prepack_run(const tj_prepack_desc_t *d, const void *weight, void *dst) {
+  return tj_prepack_run_parts(d, weight, dst, 0, tj_prepack_parts(d));
 }

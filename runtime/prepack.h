@@ -35,6 +35,13 @@ int tj_prepack_ndim(const tj_prepack_desc_t *d);
 void tj_prepack_shape(const tj_prepack_desc_t *d, int64_t *out_shape);
 /* Writes the packed weight into dst (tj_prepack_bytes of it). Thread-safe. */
 tj_status_t *tj_prepack_run(const tj_prepack_desc_t *d, const void *weight, void *dst);
+/* The same in parts that threads may write at once: the packed tensor's outermost
+ * blocks (a Winograd weight's output channels), tj_prepack_parts of them (1 for the
+ * element by element layouts). Parts [begin, end) of dst only; any split writes the
+ * same bytes. A run counts once (tj_prepack_runs), in the call with begin 0. */
+int64_t tj_prepack_parts(const tj_prepack_desc_t *d);
+tj_status_t *tj_prepack_run_parts(const tj_prepack_desc_t *d, const void *weight, void *dst, int64_t begin,
+                                  int64_t end);
 /* How many weights tj_prepack_run packed in this process (tests: once at load, never
  * per call). */
 long tj_prepack_runs(void);

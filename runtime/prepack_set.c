@@ -1,10 +1,11 @@
 /* The packed constant weights of one executable (prepack_set.h): one packed copy per
  * distinct (constant, layout), found by a linear search over the copies made so far (a
- * model has a few dozen), all in one block. */
+ * model has a few dozen), all packed together in pieces on the current pool. */
 #include "runtime/prepack_set.h"
 
 #include <string.h>
 
+#include "runtime/thread_pool.h"
 #include "support/alloc.h"
 
 typedef struct packed_weight {
@@ -12,7 +13,7 @@ typedef struct packed_weight {
   tj_prepack_desc_t desc;
   const tj_packed_call_t *call; /* the first call that reads it so, for messages */
   const tj_value_desc_t *weight;
-  size_t offset, bytes; /* in the block of every packed weight */
+  size_t bytes;
   int value;            /* in the executable */
   void *data;
 } packed_weight_t;
@@ -37,9 +38,9 @@ static tj_prepack_desc_t prepack_desc(const tj_value_desc_t *w, const tj_packed_
 }
 
 /* The packed copy for read `r` of call `c`: an earlier one of the same constant and
- * layout, else a new item placed after the others (sized, not packed yet). */
+ * layout, else a new item (sized, not packed yet). */
 static tj_status_t *find_or_add(const tj_packed_call_t *c, const tj_packed_read_t *r, const tj_value_desc_t *w,
-                                packed_weight_t *items, int *n_items, size_t *total, int *out_at) {
+                                packed_weight_t *items, int *n_items, int *out_at) {
   if (w->kind != TJ_VALUE_CONSTANT || !w->const_data)
     return tj_status_new(TJ_ERR_INTERNAL, "binding '%s': '%s' reads '%s' packed, but it is not a constant", c->binding,
                          c->kernel, w->name);
@@ -49,36 +50,78 @@ static tj_status_t *find_or_add(const tj_packed_call_t *c, const tj_packed_read_
   size_t bytes;
   TJ_RETURN_IF_ERROR(
       tj_status_annotate(tj_prepack_bytes(&d, &bytes), "binding '%s': packing '%s'", c->binding, w->name));
-  items[*n_items] = (packed_weight_t){w->const_data, d, c, w, *total, bytes, -1, NULL};
-  *total += (bytes + 63) & ~(size_t)63; /* each packed weight 64-byte aligned, as tensors are */
+  items[*n_items] = (packed_weight_t){w->const_data, d, c, w, bytes, -1, NULL};
   *out_at = (*n_items)++;
   return NULL;
 }
 
-/* Every packed weight in one block, owned by exe: the block is asked for transparent
- * huge pages as a whole (support/alloc.h), so the 2.4 MB packed weights of ResNet-18's
- * 256-channel convs and its Winograd weights, each under the 4 MiB a block needs for
- * that, fault in 2 MiB at a time too. */
-static tj_status_t *pack_all(tj_executable_t *exe, packed_weight_t *items, int n_items, size_t total) {
-  unsigned char *block = tj_aligned_alloc(total ? total : 1);
-  if (!block) return oom();
-  tj_advise_huge_pages(block, total);
-  tj_status_t *s = tj_executable_own(exe, block, release_packed);
-  if (s) {
-    tj_aligned_free(block);
-    return s;
+/* A piece of one packed weight (parts [begin, end) of it), and the pieces of them all. */
+typedef struct pack_piece {
+  const packed_weight_t *item;
+  int64_t begin, end;
+} pack_piece_t;
+
+typedef struct pack_job {
+  const pack_piece_t *pieces;
+} pack_job_t;
+
+static void pack_pieces(int64_t begin, int64_t end, void *ctx) {
+  const pack_job_t *job = ctx;
+  for (int64_t i = begin; i < end; i++) {
+    const pack_piece_t *p = &job->pieces[i];
+    /* cannot fail: find_or_add checked the description (tj_prepack_bytes) */
+    tj_status_free(tj_prepack_run_parts(&p->item->desc, p->item->source, p->item->data, p->begin, p->end));
   }
+}
+
+/* Pieces of about this many packed bytes: ResNet-18's weights (57 MB packed, three of
+ * 9.4 MB) then split evenly over the pool's threads. */
+#define PIECE_BYTES ((size_t)256 << 10)
+
+/* Packs every item, in pieces on the calling thread's current pool (the instance's,
+ * set around compiles by api/driver.c; inline without one). */
+static tj_status_t *pack_in_pieces(tj_arena_t *arena, const packed_weight_t *items, int n_items) {
+  int64_t n = 0;
+  for (int k = 0; k < n_items; k++) {
+    int64_t parts = tj_prepack_parts(&items[k].desc), per = parts ? (int64_t)(items[k].bytes / (size_t)parts) : 1;
+    int64_t step = per >= (int64_t)PIECE_BYTES ? 1 : (int64_t)PIECE_BYTES / (per ? per : 1);
+    n += parts ? (parts + step - 1) / step : 0;
+  }
+  pack_piece_t *pieces = TJ_ARENA_ARRAY(arena, pack_piece_t, n + 1);
+  if (!pieces) return oom();
+  int64_t at = 0;
+  for (int k = 0; k < n_items; k++) {
+    int64_t parts = tj_prepack_parts(&items[k].desc), per = parts ? (int64_t)(items[k].bytes / (size_t)parts) : 1;
+    int64_t step = per >= (int64_t)PIECE_BYTES ? 1 : (int64_t)PIECE_BYTES / (per ? per : 1);
+    for (int64_t b = 0; b < parts; b += step) pieces[at++] = (pack_piece_t){&items[k], b, b + step < parts ? b + step : parts};
+  }
+  pack_job_t job = {pieces};
+  tj_thread_pool_parallel_for(tj_thread_pool_current(), at, pack_pieces, &job);
+  return NULL;
+}
+
+/* Each packed weight in its own block, owned by exe, allocated in order before any is
+ * packed. Not one block for all: blocks the caller freed after the passes (BERT's
+ * untransposed weights, 2.4 and 9.4 MB) are kept for reuse (support/alloc.h) and serve
+ * packed weights of their size; a single 28 MB block took fresh memory instead and
+ * raised BERT's peak RSS from 114 to 139 MiB. */
+static tj_status_t *pack_all(tj_arena_t *arena, tj_executable_t *exe, packed_weight_t *items, int n_items) {
   for (int k = 0; k < n_items; k++) {
     packed_weight_t *it = &items[k];
-    it->data = block + it->offset;
-    TJ_RETURN_IF_ERROR(tj_status_annotate(tj_prepack_run(&it->desc, it->source, it->data),
-                                          "binding '%s': packing '%s'", it->call->binding, it->weight->name));
+    it->data = tj_aligned_alloc(it->bytes ? it->bytes : 1);
+    if (!it->data) return oom();
+    tj_advise_huge_pages(it->data, it->bytes); /* fresh memory the packing faults in */
+    tj_status_t *s = tj_executable_own(exe, it->data, release_packed);
+    if (s) {
+      tj_aligned_free(it->data);
+      return s;
+    }
     tj_value_desc_t v = {.name = it->weight->name, .dtype = it->desc.to, .ndim = tj_prepack_ndim(&it->desc),
                          .kind = TJ_VALUE_CONSTANT, .nbytes = it->bytes, .const_data = it->data};
     tj_prepack_shape(&it->desc, v.shape);
     TJ_RETURN_IF_ERROR(tj_executable_add_value(exe, &v, &it->value));
   }
-  return NULL;
+  return pack_in_pieces(arena, items, n_items);
 }
 
 tj_status_t *tj_prepack_set_build(tj_arena_t *arena, int n_calls, const tj_packed_call_t *calls, int n_values,
@@ -97,17 +140,16 @@ tj_status_t *tj_prepack_set_build(tj_arena_t *arena, int n_calls, const tj_packe
   memset(out->unread_source, 0, sizeof *out->unread_source * (size_t)n_values);
   memset(unread, 0, sizeof *unread * (size_t)n_values);
   for (int v = 0; v < n_values; v++) uses[v] = other_uses ? other_uses[v] : 0;
-  size_t bytes = 0;
   for (int i = 0; i < n_calls; i++) { /* value_of_read holds item indices until pack_all */
     const tj_packed_call_t *c = &calls[i];
     for (int j = 0; j < c->n_args; j++) uses[c->args[j]]++;
     out->value_of_read[i] = c->n_reads ? TJ_ARENA_ARRAY(arena, int, c->n_reads) : NULL;
     if (c->n_reads && !out->value_of_read[i]) return oom();
     for (int p = 0; p < c->n_reads; p++)
-      TJ_RETURN_IF_ERROR(find_or_add(c, &c->reads[p], &values[c->args[c->reads[p].arg]], items, &n_items, &bytes,
+      TJ_RETURN_IF_ERROR(find_or_add(c, &c->reads[p], &values[c->args[c->reads[p].arg]], items, &n_items,
                                      &out->value_of_read[i][p]));
   }
-  TJ_RETURN_IF_ERROR(pack_all(exe, items, n_items, bytes));
+  TJ_RETURN_IF_ERROR(pack_all(arena, exe, items, n_items));
   for (int i = 0; i < n_calls; i++)
     for (int p = 0; p < calls[i].n_reads; p++) {
       const packed_weight_t *it = &items[out->value_of_read[i][p]];

@@ -81,12 +81,12 @@ static inline void transform_kernels(const double (*G)[3], int alpha, const floa
   }
 }
 
-void tj_prepack_winograd_run(const tj_prepack_desc_t *d, const float *weight, float *dst) {
+void tj_prepack_winograd_run(const tj_prepack_desc_t *d, const float *weight, float *dst, int64_t begin, int64_t end) {
   const tj_winograd_t *w = tj_winograd(d->winograd_m);
-  int64_t F = d->shape[0], C = d->shape[1], P = w->alpha * w->alpha, L = d->lanes;
+  int64_t C = d->shape[1], P = w->alpha * w->alpha, L = d->lanes;
   float u[TJ_WINOGRAD_MAX_ALPHA * TJ_WINOGRAD_MAX_ALPHA][KERNELS];
   float tail[KERNELS * 9] = {0};
-  for (int64_t f = 0; f < F; f++)
+  for (int64_t f = begin; f < end; f++)
     for (int64_t c0 = 0; c0 < C; c0 += KERNELS) {
       int64_t n = C - c0 < KERNELS ? C - c0 : KERNELS;
       const float *g = weight + (f * C + c0) * 9;

@@ -8,7 +8,8 @@
 tj_status_t *tj_prepack_winograd_bytes(const tj_prepack_desc_t *d, size_t *out_bytes);
 /* [F / lanes, (m + 2)^2, C, lanes] */
 void tj_prepack_winograd_shape(const tj_prepack_desc_t *d, int64_t *out_shape);
-/* dst[fb, p, c, w] = (G weight[fb * lanes + w, c] G^T)[p]; the description checked by _bytes. */
-void tj_prepack_winograd_run(const tj_prepack_desc_t *d, const float *weight, float *dst);
+/* dst[fb, p, c, w] = (G weight[fb * lanes + w, c] G^T)[p] for the output channels
+ * fb * lanes + w in [begin, end); the description checked by _bytes. */
+void tj_prepack_winograd_run(const tj_prepack_desc_t *d, const float *weight, float *dst, int64_t begin, int64_t end);
 
 #endif

@@ -117,6 +117,38 @@ static void expect_reference(tvmjit_tensor_t *const *out) {
     }
 }
 
+/* The instance's pool packs the weights when main is compiled (in pieces, on every
+ * thread): 1, 2 and 3 threads pack each weight once and give the same bits. */
+START_TEST(weights_packed_on_any_number_of_threads_give_the_same_bits) {
+  make_data();
+  tvmjit_tensor_t *w = wrap(4, w_shape, w_data), *v = wrap(2, v_shape, v_data), *first[2] = {NULL, NULL};
+  for (int threads = 1; threads <= 3; threads++) {
+    tvmjit_instance_options_t io;
+    tvmjit_instance_options_init(&io);
+    io.cache.enable = 0;
+    io.num_threads = threads;
+    tvmjit_instance_t *inst;
+    ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+    tvmjit_module_t *m = load(inst, 0, w, v);
+    tvmjit_tensor_t *out[2];
+    long before = tj_prepack_runs();
+    call(m, out);
+    ck_assert_int_eq(tj_prepack_runs() - before, 2);
+    if (threads == 1) {
+      expect_reference(out);
+      first[0] = out[0], first[1] = out[1];
+    } else {
+      expect_same_bits(first, out);
+      tvmjit_tensor_free(out[0]), tvmjit_tensor_free(out[1]);
+    }
+    tvmjit_module_free(m);
+    tvmjit_instance_free(inst);
+  }
+  tvmjit_tensor_free(first[0]), tvmjit_tensor_free(first[1]);
+  tvmjit_tensor_free(w), tvmjit_tensor_free(v);
+}
+END_TEST
+
 START_TEST(packed_weights_give_the_bits_of_per_call_repacking) {
   make_data();
   tvmjit_instance_options_t io;
@@ -407,6 +439,16 @@ static void check_packing(int ndim, const int64_t *shape, const int *perm, int64
                   (long long)lanes, elem, at, (long long)from);
     for (int q = ndim; q >= 0 && ++idx[q] == ext[q]; q--) idx[q] = 0;
   }
+  /* In parts, as threads pack them (the last third first): the same bytes, one run. */
+  unsigned char *parts = malloc(bytes);
+  ck_assert(parts);
+  memset(parts, 0x11, bytes);
+  int64_t np = tj_prepack_parts(&d), cut[] = {0, np / 3, 2 * np / 3, np};
+  long before = tj_prepack_runs();
+  for (int k = 2; k >= 0; k--) TU_OK(tj_prepack_run_parts(&d, src, parts, cut[k], cut[k + 1]));
+  ck_assert_int_eq(tj_prepack_runs() - before, 1);
+  ck_assert(memcmp(parts, dst, bytes) == 0);
+  free(parts);
   free(src);
   free(dst);
 }
@@ -444,7 +486,9 @@ START_TEST(winograd_packing_gives_the_bits_of_the_one_kernel_transform) {
           w[i] = i % 29 == 5 ? specials[(i / 29) % 8] : (float)((i * 7919) % 1009) / 97.0f - 5.0f;
         tj_prepack_desc_t d = {.ndim = 4, .shape = {F, C, 3, 3}, .perm = {0, 1, 2, 3}, .lanes = L, .from = TJ_F32,
                                .to = TJ_F32, .winograd_m = ms[mi]};
-        TU_OK(tj_prepack_run(&d, w, u));
+        /* in two parts, the second first, as two threads may write them */
+        TU_OK(tj_prepack_run_parts(&d, w, u, 3, tj_prepack_parts(&d)));
+        TU_OK(tj_prepack_run_parts(&d, w, u, 0, 3));
         for (int64_t f = 0; f < F; f++)
           for (int64_t c = 0; c < C; c++) {
             float want[TJ_WINOGRAD_MAX_ALPHA * TJ_WINOGRAD_MAX_ALPHA];
@@ -909,6 +953,7 @@ int main(void) {
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);
   tcase_add_test(tc, winograd_packing_transforms_each_kernel);
   tcase_add_test(tc, blocked_packing_puts_each_element_at_its_place);
+  tcase_add_test(tc, weights_packed_on_any_number_of_threads_give_the_same_bits);
   tcase_add_test(tc, winograd_packing_gives_the_bits_of_the_one_kernel_transform);
   tcase_add_test(tc, winograd_weights_are_transformed_once_at_load);
   tcase_add_test(tc, winograd_is_the_default_float_mode_and_never_strict);

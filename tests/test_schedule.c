@@ -792,10 +792,10 @@ START_TEST(winograd_convs_transform_only_in_the_default_float_mode) {
     TU_OK(tj_tir_schedule(a, f, name, &o, &g, &st));
     ck_assert_int_eq(st.winograd, 0);
   }
-  ck_assert_int_eq(convs, 5);
+  ck_assert_int_eq(convs, 6);
   /* subtract, multiply, relu; the residual add and its relu (read along the output's
-   * rows); relu; the residual add and its relu, twice */
-  ck_assert_int_eq(fused, 10);
+   * rows); relu; the residual add and its relu, twice; relu */
+  ck_assert_int_eq(fused, 11);
   tj_arena_free(a);
 }
 END_TEST

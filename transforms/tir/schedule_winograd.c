@@ -46,7 +46,9 @@
 /* Below this many input or output channels the transforms cost more than the
  * multiplies saved (a 3x3 conv with 16 channels is a few microseconds either way). */
 #define MIN_CHANNELS 16
-#define MAX_U_BYTES (4 << 20)
+/* U of a 256 x 256 conv by F(2x2) (4.2 MB) fits; not 256 x 256 by F(4x4) (9.4 MB) nor
+ * 512 x 512 by F(2x2) (16.8 MB). */
+#define MAX_U_BYTES (9 << 19)
 
 typedef tj_winograd_t wino_mats_t;
 
@@ -192,14 +194,23 @@ static int64_t lanes_dividing(int64_t n, int64_t max_lanes) {
 }
 
 /* F(4x4) where the tiles are many (m = 4 cuts the multiplies 4x, m = 2 2.25x); F(2x2)
- * where 4x4 tiles would be mostly past the output (7x7: 4 tiles of 16 for 49 outputs).
+ * where 4x4 tiles would be mostly past the output (7x7: 4 tiles of 16 for 49 outputs)
+ * or make a single band (one parallel iteration: 14x14 has 16 tiles of 4x4, 64 of 2x2
+ * in two bands).
  * The GEMM's vectors run along the tiles (t = ty * TW + tx, TW a power of two up to L,
  * so a vector holds whole tile rows or one row's L tiles); its tile is ROWS output
  * channels (broadcasts of U) x VECS vectors of tiles, VECS 3 or 2, whichever pads the
  * tile vectors less (3 on a tie). False when a tile row is wider than a vector (W > m L:
  * the output rows would take segments). Measured: see docs/cpu-schedule.md. */
+static bool pick_tiles_for(wino_t *k, int m);
+
 static bool pick_tiles(wino_t *k) {
-  k->mt = tj_winograd(k->H >= 14 && k->W >= 14 ? 4 : 2);
+  if (k->H >= 14 && k->W >= 14 && pick_tiles_for(k, 4) && k->N * k->Tp / (k->vecs * k->L) >= 2) return true;
+  return pick_tiles_for(k, 2);
+}
+
+static bool pick_tiles_for(wino_t *k, int mm) {
+  k->mt = tj_winograd(mm);
   int64_t m = k->mt->m;
   k->L = tj_sched_lanes(k->c, TJ_F32);
   k->TH = (k->H + m - 1) / m;
@@ -230,11 +241,12 @@ static bool wino_matches(tj_sched_ctx_t *c, int i, wino_t *k) {
   if (!match_update(k) || !match_pad(k, i)) return false;
   if (k->C < MIN_CHANNELS || k->F < MIN_CHANNELS || k->H < 2 || k->W < 2) return false;
   if (!pick_tiles(k)) return false;
-  /* Transformed weights over MAX_U_BYTES come from memory on every call, (m+2)^2 / 9
-   * times the direct conv's bytes: ResNet-18's 256-channel convs at 14x14 (F(4x4): 9.4 MB
-   * against 2.4) and 512-channel ones at 7x7 (F(2x2): 16.8 MB against 9.4) took 2.2 and
-   * 4-5 ms of thread-CPU in the model against 1.7-2.2 and 2.1-2.5 for the direct tile
-   * (pool trace, 2 threads, Ice Lake, loaded host). */
+  /* Transformed weights over MAX_U_BYTES come from memory on every call (each band
+   * reads all of U), (m+2)^2 / 9 times the direct conv's bytes: ResNet-18's 512-channel
+   * convs at 7x7 (F(2x2): 16.8 MB against 9.4) took 4-5 ms of thread-CPU in the model
+   * against 2.1-2.5 for the direct tile (pool trace, 2 threads, Ice Lake, loaded host).
+   * Its 256-channel ones at 14x14 by F(2x2) (4.2 MB, two bands) are ~17% faster than
+   * direct (docs/cpu-schedule.md). */
   int64_t alpha = k->mt->alpha;
   return alpha * alpha * k->C * k->F * 4 <= MAX_U_BYTES;
 }
