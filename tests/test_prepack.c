@@ -17,6 +17,18 @@
 #include "transforms/tir/lower.h"
 #include "tvmjit.h"
 
+/* An instance without the disk cache, so every load compiles and packs afresh;
+ * threads 0 takes the library's default. */
+static tvmjit_instance_t *uncached_instance(int threads) {
+  tvmjit_instance_options_t io;
+  tvmjit_instance_options_init(&io);
+  io.cache.enable = 0;
+  io.num_threads = threads;
+  tvmjit_instance_t *inst;
+  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  return inst;
+}
+
 /* An NCHW conv (weights OIHW: repacked to O/L I H W L) and a linear layer whose
  * 1024 x 1024 weight (4 MB, rows of 4 KB, 16 rows of input: packed [N/L, K, L]) is
  * transposed by FoldConstant first, as PyTorch's Linear imports. */
@@ -123,12 +135,7 @@ START_TEST(weights_packed_on_any_number_of_threads_give_the_same_bits) {
   make_data();
   tvmjit_tensor_t *w = wrap(4, w_shape, w_data), *v = wrap(2, v_shape, v_data), *first[2] = {NULL, NULL};
   for (int threads = 1; threads <= 3; threads++) {
-    tvmjit_instance_options_t io;
-    tvmjit_instance_options_init(&io);
-    io.cache.enable = 0;
-    io.num_threads = threads;
-    tvmjit_instance_t *inst;
-    ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+    tvmjit_instance_t *inst = uncached_instance(threads);
     tvmjit_module_t *m = load(inst, 0, w, v);
     tvmjit_tensor_t *out[2];
     long before = tj_prepack_runs();
@@ -151,11 +158,7 @@ END_TEST
 
 START_TEST(packed_weights_give_the_bits_of_per_call_repacking) {
   make_data();
-  tvmjit_instance_options_t io;
-  tvmjit_instance_options_init(&io);
-  io.cache.enable = 0;
-  tvmjit_instance_t *inst;
-  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_instance_t *inst = uncached_instance(0);
   tvmjit_tensor_t *w = wrap(4, w_shape, w_data), *v = wrap(2, v_shape, v_data);
   tvmjit_module_t *packed = load(inst, 0, w, v), *repacking = load(inst, 1, w, v);
   tvmjit_tensor_t *a[2], *b[2];
@@ -592,11 +595,7 @@ START_TEST(winograd_weights_are_transformed_once_at_load) {
   ck_assert(x && w);
   fill(x, XN, 7, 11), fill(w, WN, 5, 13);
   ck_assert_int_eq(setenv("TVMJIT_WINOGRAD", "1", 1), 0);
-  tvmjit_instance_options_t io;
-  tvmjit_instance_options_init(&io);
-  io.cache.enable = 0;
-  tvmjit_instance_t *inst;
-  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_instance_t *inst = uncached_instance(0);
   long packed_runs, per_call_runs, direct_runs;
   tvmjit_tensor_t *a = winograd_call(inst, 0, 0, x, w, &packed_runs), *b = winograd_call(inst, 1, 0, x, w, &per_call_runs);
   tvmjit_tensor_t *d = winograd_call(inst, 0, 1, x, w, &direct_runs);
@@ -641,11 +640,7 @@ START_TEST(winograd_is_the_default_float_mode_and_never_strict) {
   float *x = malloc(sizeof(float) * XN), *w = malloc(sizeof(float) * WN);
   ck_assert(x && w);
   fill(x, XN, 7, 11), fill(w, WN, 5, 13);
-  tvmjit_instance_options_t io;
-  tvmjit_instance_options_init(&io);
-  io.cache.enable = 0;
-  tvmjit_instance_t *inst;
-  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_instance_t *inst = uncached_instance(0);
   long packs;
   const char *modes[3] = {NULL, "1", "0"};
   tvmjit_tensor_t *def[3], *strict[3];
@@ -736,12 +731,7 @@ static void expect_packed_matches_in_place(const char *text, int M, int K, int N
   float *a = malloc(sizeof(float) * M * K), *v = malloc(sizeof(float) * K * N), *b = malloc(sizeof(float) * N);
   ck_assert(a && v && b);
   fill(a, M * K, 3, 17), fill(v, K * N, 11, 19), fill(b, N, 5, 7);
-  tvmjit_instance_options_t io;
-  tvmjit_instance_options_init(&io);
-  io.cache.enable = 0;
-  io.num_threads = 2;
-  tvmjit_instance_t *inst;
-  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_instance_t *inst = uncached_instance(2);
   tvmjit_tensor_t *vt = wrap(2, v_dims, v), *in[2] = {wrap(2, a_dims, a), wrap(1, b_dims, b)}, *out[2];
   for (int no_prepack = 0; no_prepack < 2; no_prepack++) {
     tvmjit_module_options_t o;
@@ -819,12 +809,7 @@ START_TEST(a_pointwise_conv_weight_packed_in_tile_order_keeps_the_bits) {
         *v = malloc(sizeof(float) * VN);
   ck_assert(x && w && u && v);
   fill(x, XN, 7, 11), fill(w, WN, 5, 13), fill(u, UN, 3, 17), fill(v, VN, 11, 19);
-  tvmjit_instance_options_t io;
-  tvmjit_instance_options_init(&io);
-  io.cache.enable = 0;
-  io.num_threads = 2;
-  tvmjit_instance_t *inst;
-  ck_assert_ptr_null(tvmjit_instance_create(&io, &inst));
+  tvmjit_instance_t *inst = uncached_instance(2);
   tvmjit_tensor_t *bound[2] = {wrap(4, w_dims, w), wrap(4, v_dims, v)};
   tvmjit_tensor_t *in[2] = {wrap(4, x_dims, x), wrap(4, u_dims, u)}, *out[2][2];
   for (int no_prepack = 0; no_prepack < 2; no_prepack++) {
