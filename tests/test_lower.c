@@ -233,6 +233,23 @@ START_TEST(predicate_becomes_if_and_match_buffer_is_unsupported) {
 }
 END_TEST
 
+/* A buffer whose element count passes int64 (as a fuzzed model had: 3683193895251170644
+ * x 3) is refused with a status naming the function, not folded with an overflow. */
+START_TEST(an_extent_past_int64_is_refused) {
+  tj_arena_t *a = tj_arena_create();
+  tj_prim_func_t *f = tk_elementwise(a, TJ_F32, 3683193895251170644LL, 3, TJ_TIR_ADD, false);
+  const tj_prim_func_t *out = NULL;
+  tj_status_t *s = tj_tir_lower(a, f, "huge_add", &out);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_VERIFY);
+  ck_assert_ptr_nonnull(strstr(tj_status_message(s), "huge_add"));
+  ck_assert_ptr_nonnull(strstr(tj_status_message(s), "overflows int64"));
+  ck_assert_ptr_null(out);
+  tj_status_free(s);
+  tj_arena_free(a);
+}
+END_TEST
+
 /* The seed's PrimFuncs, once the parser can read them. */
 START_TEST(seed_prim_funcs_lower) {
   tj_arena_t *a = tj_arena_create();
@@ -283,6 +300,7 @@ int main(void) {
   tcase_add_test(tc, large_or_symbolic_allocations_go_to_the_heap);
   tcase_add_test(tc, predicate_becomes_if_and_match_buffer_is_unsupported);
   tcase_add_test(tc, seed_prim_funcs_lower);
+  tcase_add_test(tc, an_extent_past_int64_is_refused);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -35,23 +35,35 @@ static const tj_tir_expr_t *as_i64(tj_arena_t *a, const tj_tir_expr_t *e) {
   return tj_tir_cast(a, tj_dtype_with_lanes(TJ_I64, e->dtype.lanes), e);
 }
 
-/* x * y and x + y with the trivial cases folded, so simple kernels stay readable. */
-static const tj_tir_expr_t *mul_i64(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
-  int64_t vx, vy;
-  bool cx = tj_tir_is_const_int(x, &vx), cy = tj_tir_is_const_int(y, &vy);
-  if (cx && cy) return tj_tir_i64(a, vx * vy);
-  if ((cx && vx == 0) || (cy && vy == 1)) return x;
-  if ((cy && vy == 0) || (cx && vx == 1)) return y;
-  return tj_tir_binary(a, TJ_TIR_MUL, x, y);
+/* A constant extent or offset past int64 (a fuzzed shape like 2^62 x 3): an error that
+ * names the function, where folding would overflow. */
+static void *too_large(tj_tir_mutator_t *m, const char *op, int64_t x, int64_t y) {
+  flatten_ctx_t *c = m->ctx;
+  return fail(m, tj_status_new(TJ_ERR_VERIFY,
+                               "FlattenBuffers: '%s': a buffer's extent or offset overflows int64 (%lld %s %lld); "
+                               "its shape is too large to address",
+                               c->func_name, (long long)x, op, (long long)y));
 }
 
-static const tj_tir_expr_t *add_i64(tj_arena_t *a, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
-  int64_t vx, vy;
+/* x * y and x + y with the trivial cases folded, so simple kernels stay readable. */
+static const tj_tir_expr_t *mul_i64(tj_tir_mutator_t *m, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  int64_t vx, vy, v;
+  if (!x || !y) return NULL;
   bool cx = tj_tir_is_const_int(x, &vx), cy = tj_tir_is_const_int(y, &vy);
-  if (cx && cy) return tj_tir_i64(a, vx + vy);
+  if (cx && cy) return __builtin_mul_overflow(vx, vy, &v) ? too_large(m, "*", vx, vy) : tj_tir_i64(m->arena, v);
+  if ((cx && vx == 0) || (cy && vy == 1)) return x;
+  if ((cy && vy == 0) || (cx && vx == 1)) return y;
+  return tj_tir_binary(m->arena, TJ_TIR_MUL, x, y);
+}
+
+static const tj_tir_expr_t *add_i64(tj_tir_mutator_t *m, const tj_tir_expr_t *x, const tj_tir_expr_t *y) {
+  int64_t vx, vy, v;
+  if (!x || !y) return NULL;
+  bool cx = tj_tir_is_const_int(x, &vx), cy = tj_tir_is_const_int(y, &vy);
+  if (cx && cy) return __builtin_add_overflow(vx, vy, &v) ? too_large(m, "+", vx, vy) : tj_tir_i64(m->arena, v);
   if (cx && vx == 0) return y;
   if (cy && vy == 0) return x;
-  return tj_tir_binary(a, TJ_TIR_ADD, x, y);
+  return tj_tir_binary(m->arena, TJ_TIR_ADD, x, y);
 }
 
 static const tj_buffer_t *make_flat(tj_tir_mutator_t *m, const tj_buffer_t *b) {
@@ -66,9 +78,9 @@ static const tj_buffer_t *make_flat(tj_tir_mutator_t *m, const tj_buffer_t *b) {
   if (b->strides) {
     n = tj_tir_i64(a, 1);
     for (int i = 0; i < b->ndim; i++)
-      n = add_i64(a, n, mul_i64(a, add_i64(a, as_i64(a, b->shape[i]), tj_tir_i64(a, -1)), as_i64(a, b->strides[i])));
+      n = add_i64(m, n, mul_i64(m, add_i64(m, as_i64(a, b->shape[i]), tj_tir_i64(a, -1)), as_i64(a, b->strides[i])));
   } else {
-    for (int i = 0; i < b->ndim; i++) n = mul_i64(a, n, as_i64(a, b->shape[i]));
+    for (int i = 0; i < b->ndim; i++) n = mul_i64(m, n, as_i64(a, b->shape[i]));
   }
   if (!n) return oom(m);
   shape[0] = n;
@@ -129,11 +141,12 @@ static bool data_dependent(const tj_tir_expr_t *e) {
  * range reads or writes out of bounds). A load clamps such an index into [0, extent)
  * per dimension (numpy's mode="clip"); a store adds `0 <= i < extent` to *guard, and
  * the caller skips the store when it is false. In-bounds indices are unchanged. */
-static const tj_tir_expr_t *guard_index(tj_arena_t *a, const tj_tir_expr_t *idx, const tj_tir_expr_t *extent,
+static const tj_tir_expr_t *guard_index(tj_tir_mutator_t *m, const tj_tir_expr_t *idx, const tj_tir_expr_t *extent,
                                         const tj_tir_expr_t **guard) {
+  tj_arena_t *a = m->arena;
   const tj_tir_expr_t *zero = tj_tir_i64(a, 0);
   if (!guard) {
-    const tj_tir_expr_t *last = add_i64(a, extent, tj_tir_i64(a, -1));
+    const tj_tir_expr_t *last = add_i64(m, extent, tj_tir_i64(a, -1));
     return tj_tir_binary(a, TJ_TIR_MAX, tj_tir_binary(a, TJ_TIR_MIN, idx, last), zero);
   }
   const tj_tir_expr_t *ok =
@@ -155,7 +168,7 @@ static const tj_tir_expr_t *linear_index(tj_tir_mutator_t *m, const tj_buffer_t 
     const tj_tir_expr_t *idx = tj_tir_mutate_expr(m, indices[i]);
     if (!idx) return NULL;
     const tj_tir_expr_t *stride = b->strides ? as_i64(a, b->strides[i]) : NULL;
-    if (!b->strides) scalar = mul_i64(a, scalar, as_i64(a, b->shape[i]));
+    if (!b->strides) scalar = mul_i64(m, scalar, as_i64(a, b->shape[i]));
     if (idx->dtype.lanes > 1) {
       if (idx->kind != TJ_TIR_RAMP || i != n - 1)
         return fail(m, tj_status_new(TJ_ERR_UNSUPPORTED,
@@ -165,14 +178,14 @@ static const tj_tir_expr_t *linear_index(tj_tir_mutator_t *m, const tj_buffer_t 
       ramp = idx;
       continue;
     }
-    if (data_dependent(indices[i])) idx = guard_index(a, as_i64(a, idx), as_i64(a, b->shape[i]), guard);
-    scalar = add_i64(a, scalar, stride ? mul_i64(a, as_i64(a, idx), stride) : as_i64(a, idx));
+    if (data_dependent(indices[i])) idx = guard_index(m, as_i64(a, idx), as_i64(a, b->shape[i]), guard);
+    scalar = add_i64(m, scalar, stride ? mul_i64(m, as_i64(a, idx), stride) : as_i64(a, idx));
   }
-  if (b->elem_offset && !param_offset_var(c, b)) scalar = add_i64(a, scalar, as_i64(a, b->elem_offset));
+  if (b->elem_offset && !param_offset_var(c, b)) scalar = add_i64(m, scalar, as_i64(a, b->elem_offset));
   if (ramp) {
     const tj_tir_expr_t *s = as_i64(a, ramp->ramp.stride);
-    if (b->strides) s = mul_i64(a, s, as_i64(a, b->strides[n - 1]));
-    scalar = tj_tir_ramp(a, add_i64(a, scalar, as_i64(a, ramp->ramp.base)), s, ramp->dtype.lanes);
+    if (b->strides) s = mul_i64(m, s, as_i64(a, b->strides[n - 1]));
+    scalar = tj_tir_ramp(a, add_i64(m, scalar, as_i64(a, ramp->ramp.base)), s, ramp->dtype.lanes);
   }
   return scalar ? scalar : oom(m);
 }
