@@ -18,9 +18,12 @@ typedef struct flatten_ctx {
   TJ_VEC(flat_pair_t) pairs; /* in the pass arena */
 } flatten_ctx_t;
 
+/* The first error is the one reported; a later one (an "out of memory" for the NULL
+ * the first left behind) is dropped. */
 static void *fail(tj_tir_mutator_t *m, tj_status_t *status) {
   flatten_ctx_t *c = m->ctx;
   if (!c->error) c->error = status;
+  else tj_status_free(status);
   m->failed = true;
   return NULL;
 }
