@@ -193,6 +193,19 @@ START_TEST(large_or_symbolic_allocations_go_to_the_heap) {
 }
 END_TEST
 
+/* tj_tir_lower refuses f with `code` and a message naming the function and `why`. */
+static void expect_lower_refused(tj_arena_t *a, const tj_prim_func_t *f, const char *name, tj_code_t code,
+                                 const char *why) {
+  const tj_prim_func_t *out = NULL;
+  tj_status_t *s = tj_tir_lower(a, f, name, &out);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(tj_status_code(s), code);
+  ck_assert_ptr_nonnull(strstr(tj_status_message(s), name));
+  ck_assert_ptr_nonnull(strstr(tj_status_message(s), why));
+  ck_assert_ptr_null(out);
+  tj_status_free(s);
+}
+
 START_TEST(predicate_becomes_if_and_match_buffer_is_unsupported) {
   tj_arena_t *a = tj_arena_create();
   tj_prim_func_t *f = tk_pad1d(a, TJ_F32, 8, 1);
@@ -221,14 +234,7 @@ START_TEST(predicate_becomes_if_and_match_buffer_is_unsupported) {
   root2->body = tj_tir_for(a, root_body->loop.var, root_body->loop.min, root_body->loop.extent, TJ_FOR_SERIAL,
                            tj_tir_realize(a, realize->realize.n_iter_values, realize->realize.iter_values, NULL, mb));
   g.body = tj_tir_realize(a, 0, NULL, NULL, root2);
-  const tj_prim_func_t *out = NULL;
-  tj_status_t *s = tj_tir_lower(a, &g, "pad_match", &out);
-  ck_assert_ptr_nonnull(s);
-  ck_assert_int_eq(tj_status_code(s), TJ_ERR_UNSUPPORTED);
-  ck_assert_ptr_nonnull(strstr(tj_status_message(s), "pad_match"));
-  ck_assert_ptr_nonnull(strstr(tj_status_message(s), "match_buffer"));
-  ck_assert_ptr_null(out);
-  tj_status_free(s);
+  expect_lower_refused(a, &g, "pad_match", TJ_ERR_UNSUPPORTED, "match_buffer");
   tj_arena_free(a);
 }
 END_TEST
@@ -238,14 +244,7 @@ END_TEST
 START_TEST(an_extent_past_int64_is_refused) {
   tj_arena_t *a = tj_arena_create();
   tj_prim_func_t *f = tk_elementwise(a, TJ_F32, 3683193895251170644LL, 3, TJ_TIR_ADD, false);
-  const tj_prim_func_t *out = NULL;
-  tj_status_t *s = tj_tir_lower(a, f, "huge_add", &out);
-  ck_assert_ptr_nonnull(s);
-  ck_assert_int_eq(tj_status_code(s), TJ_ERR_VERIFY);
-  ck_assert_ptr_nonnull(strstr(tj_status_message(s), "huge_add"));
-  ck_assert_ptr_nonnull(strstr(tj_status_message(s), "overflows int64"));
-  ck_assert_ptr_null(out);
-  tj_status_free(s);
+  expect_lower_refused(a, f, "huge_add", TJ_ERR_VERIFY, "overflows int64");
   tj_arena_free(a);
 }
 END_TEST
