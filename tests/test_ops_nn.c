@@ -638,6 +638,27 @@ START_TEST(inference_errors) {
                "        gv = R.nn.batch_norm(x, g, g, g, g, axis=1)\n"
                "        return gv\n",
                "dtype");
+  /* The normalisations share their data and axes checks (ir/op/nn.c). */
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"int32\"), g: R.Tensor((3,), dtype=\"int32\")):\n"
+               "        gv = R.nn.layer_norm(x, g, g, axes=[-1])\n"
+               "        return gv\n",
+               "layer_norm: data must be a float tensor, got int32");
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\"), g: R.Tensor((2, 3), dtype=\"float32\")):\n"
+               "        gv = R.nn.layer_norm(x, g, g, axes=[1, -1])\n"
+               "        return gv\n",
+               "layer_norm: axis 1 appears twice in axes");
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\"), g: R.Tensor((2, 3), dtype=\"float32\")):\n"
+               "        gv = R.nn.rms_norm(x, g, axes=[0, -2])\n"
+               "        return gv\n",
+               "rms_norm: axis 0 appears twice in axes");
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"float32\"), g: R.Tensor((4,), dtype=\"float32\")):\n"
+               "        gv = R.nn.rms_norm(x, g, axes=[-1])\n"
+               "        return gv\n",
+               "rms_norm: weight has shape");
+  expect_error("    def main(x: R.Tensor((2, 3), dtype=\"int32\")):\n"
+               "        gv = R.nn.softmax(x)\n"
+               "        return gv\n",
+               "softmax: data must be a float tensor");
 }
 END_TEST
 

@@ -4,6 +4,30 @@
 
 #include "ir/op/common.h"
 
+/* The data argument of a normalisation or float-only op: a tensor whose dtype, when known,
+ * is floating point. */
+static tj_status_t *float_data_arg(const char *op, const tj_rx_expr_t *call, const tj_sinfo_t **x) {
+  TJ_RETURN_IF_ERROR(tj_op_tensor_arg(op, call, 0, "data", x));
+  if (!tj_dtype_is_void((*x)->tensor.dtype) && !tj_dtype_is_floating((*x)->tensor.dtype)) {
+    char b[TJ_DTYPE_BUFSIZE];
+    return tj_op_error("%s: data must be a float tensor, got %s", op, tj_dtype_str((*x)->tensor.dtype, b));
+  }
+  return NULL;
+}
+
+/* The "axes" attribute of layer_norm and rms_norm, each normalised against ndim and
+ * distinct. */
+static tj_status_t *read_norm_axes(const char *op, const tj_rx_expr_t *call, int ndim, int *axes, int *n_axes) {
+  int64_t raw[TJ_OP_MAX_NDIM];
+  *n_axes = tj_op_attr_ints(call->call.attrs, "axes", raw, TJ_OP_MAX_NDIM);
+  for (int i = 0; i < *n_axes; i++) {
+    TJ_RETURN_IF_ERROR(tj_op_axis(op, raw[i], ndim, &axes[i]));
+    for (int j = 0; j < i; j++)
+      if (axes[j] == axes[i]) return tj_op_error("%s: axis %d appears twice in axes", op, axes[i]);
+  }
+  return NULL;
+}
+
 /* ---------------- relu ---------------- */
 
 static tj_status_t *infer_relu(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
@@ -72,23 +96,14 @@ static tj_status_t *check_norm_param(const char *op, const tj_sinfo_t *x, const 
 }
 
 static tj_status_t *infer_layer_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
+  (void)ctx;
   const tj_sinfo_t *x = NULL, *gamma = NULL, *beta = NULL;
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 0, "data", &x));
+  TJ_RETURN_IF_ERROR(float_data_arg("layer_norm", call, &x));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 1, "gamma", &gamma));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("layer_norm", call, 2, "beta", &beta));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
-    char b[TJ_DTYPE_BUFSIZE];
-    return tj_op_error("layer_norm: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
-  }
-  int64_t raw[TJ_OP_MAX_NDIM];
-  int n_axes = tj_op_attr_ints(call->call.attrs, "axes", raw, TJ_OP_MAX_NDIM);
-  int axes[TJ_OP_MAX_NDIM];
   if (x->tensor.ndim < 0) return *out = x, NULL;
-  for (int i = 0; i < n_axes; i++) {
-    TJ_RETURN_IF_ERROR(tj_op_axis("layer_norm", raw[i], x->tensor.ndim, &axes[i]));
-    for (int j = 0; j < i; j++)
-      if (axes[j] == axes[i]) return tj_op_error("layer_norm: axis %d appears twice in axes", axes[i]);
-  }
+  int axes[TJ_OP_MAX_NDIM], n_axes;
+  TJ_RETURN_IF_ERROR(read_norm_axes("layer_norm", call, x->tensor.ndim, axes, &n_axes));
   TJ_RETURN_IF_ERROR(check_norm_param("layer_norm", x, gamma, "gamma", n_axes, axes));
   TJ_RETURN_IF_ERROR(check_norm_param("layer_norm", x, beta, "beta", n_axes, axes));
   *out = x;
@@ -126,21 +141,11 @@ static tj_status_t *normalize_rms_norm(tj_arena_t *arena, const tj_attrs_t *give
 static tj_status_t *infer_rms_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
   (void)ctx;
   const tj_sinfo_t *x = NULL, *weight = NULL;
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("rms_norm", call, 0, "data", &x));
+  TJ_RETURN_IF_ERROR(float_data_arg("rms_norm", call, &x));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("rms_norm", call, 1, "weight", &weight));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
-    char b[TJ_DTYPE_BUFSIZE];
-    return tj_op_error("rms_norm: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
-  }
-  int64_t raw[TJ_OP_MAX_NDIM];
-  int n_axes = tj_op_attr_ints(call->call.attrs, "axes", raw, TJ_OP_MAX_NDIM);
-  int axes[TJ_OP_MAX_NDIM];
   if (x->tensor.ndim < 0) return *out = x, NULL;
-  for (int i = 0; i < n_axes; i++) {
-    TJ_RETURN_IF_ERROR(tj_op_axis("rms_norm", raw[i], x->tensor.ndim, &axes[i]));
-    for (int j = 0; j < i; j++)
-      if (axes[j] == axes[i]) return tj_op_error("rms_norm: axis %d appears twice in axes", axes[i]);
-  }
+  int axes[TJ_OP_MAX_NDIM], n_axes;
+  TJ_RETURN_IF_ERROR(read_norm_axes("rms_norm", call, x->tensor.ndim, axes, &n_axes));
   TJ_RETURN_IF_ERROR(check_norm_param("rms_norm", x, weight, "weight", n_axes, axes));
   *out = x;
   return NULL;
@@ -176,11 +181,7 @@ static tj_status_t *normalize_softmax(tj_arena_t *arena, const tj_attrs_t *given
 
 static tj_status_t *infer_softmax(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
   const tj_sinfo_t *x = NULL;
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("softmax", call, 0, "data", &x));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
-    char b[TJ_DTYPE_BUFSIZE];
-    return tj_op_error("softmax: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
-  }
+  TJ_RETURN_IF_ERROR(float_data_arg("softmax", call, &x));
   int axis;
   if (x->tensor.ndim >= 0)
     TJ_RETURN_IF_ERROR(tj_op_axis("softmax", tj_attrs_get_int(call->call.attrs, "axis", -1), x->tensor.ndim, &axis));
@@ -198,11 +199,7 @@ const tj_op_def_t tj_op_softmax = {
 
 static tj_status_t *float_unary(const char *op, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
   const tj_sinfo_t *x = NULL;
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg(op, call, 0, "data", &x));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
-    char b[TJ_DTYPE_BUFSIZE];
-    return tj_op_error("%s: data must be a float tensor, got %s", op, tj_dtype_str(x->tensor.dtype, b));
-  }
+  TJ_RETURN_IF_ERROR(float_data_arg(op, call, &x));
   *out = x;
   return NULL;
 }
@@ -477,13 +474,9 @@ static tj_status_t *check_group_param(const tj_sinfo_t *x, const tj_sinfo_t *p, 
 static tj_status_t *infer_group_norm(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
   (void)ctx;
   const tj_sinfo_t *x = NULL, *gamma = NULL, *beta = NULL;
-  TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 0, "data", &x));
+  TJ_RETURN_IF_ERROR(float_data_arg("group_norm", call, &x));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 1, "gamma", &gamma));
   TJ_RETURN_IF_ERROR(tj_op_tensor_arg("group_norm", call, 2, "beta", &beta));
-  if (!tj_dtype_is_void(x->tensor.dtype) && !tj_dtype_is_floating(x->tensor.dtype)) {
-    char b[TJ_DTYPE_BUFSIZE];
-    return tj_op_error("group_norm: data must be a float tensor, got %s", tj_dtype_str(x->tensor.dtype, b));
-  }
   if (x->tensor.ndim < 0) return *out = x, NULL;
   const tj_attrs_t *at = call->call.attrs;
   int c, axes[TJ_OP_MAX_NDIM];
