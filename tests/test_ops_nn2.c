@@ -662,6 +662,17 @@ START_TEST(inference_errors) {
       "        gv = R.nn.conv1d(x, w, data_layout=\"NCHW\")\n"
       "        return gv\n",
       "data_layout");
+  /* Both transposed convs check channels and groups in one place (ir/op/convolution_transpose.c). */
+  expect_error(
+      "    def main(x: R.Tensor((1, 3, 4, 4), \"float32\"), w: R.Tensor((4, 2, 3, 3), \"float32\")):\n"
+      "        gv = R.nn.conv2d_transpose(x, w)\n"
+      "        return gv\n",
+      "conv2d_transpose: data has a different number of input channels than the weight's I dim (IOHW)");
+  expect_error(
+      "    def main(x: R.Tensor((1, 3, 8), \"float32\"), w: R.Tensor((3, 2, 3), \"float32\")):\n"
+      "        gv = R.nn.conv1d_transpose(x, w, groups=2)\n"
+      "        return gv\n",
+      "conv1d_transpose: the weight's 3 input channels are not divisible by groups 2");
 }
 END_TEST
 

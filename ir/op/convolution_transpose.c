@@ -94,6 +94,22 @@ static const tj_tir_expr_t *out_dim(tj_arena_t *a, const tj_tir_expr_t *in, cons
   return tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_ADD, x, tj_tir_i64(a, opad + 1 - pads)));
 }
 
+/* The output channels of a transposed conv: the weight's O dim times groups, after checking
+ * that data's channels match the weight's I dim and divide into groups. */
+static tj_status_t *convt_out_channels(tj_arena_t *a, const char *op, const tj_sinfo_t *x, const tj_sinfo_t *w,
+                                       const char *dl, const char *kl, int64_t groups, const tj_tir_expr_t **oc) {
+  const tj_tir_expr_t *c = x->tensor.shape[tj_op_layout_pos(dl, 'C')];
+  const tj_tir_expr_t *i = w->tensor.shape[tj_op_layout_pos(kl, 'I')], *o = w->tensor.shape[tj_op_layout_pos(kl, 'O')];
+  int64_t iv;
+  if (tj_op_compare_dims(c, i) == TJ_DIM_DIFFERENT)
+    return tj_op_error("%s: data has a different number of input channels than the weight's I dim (%s)", op, kl);
+  if (tj_tir_is_const_int(i, &iv) && iv % groups != 0)
+    return tj_op_error("%s: the weight's %lld input channels are not divisible by groups %lld", op, (long long)iv,
+                       (long long)groups);
+  *oc = groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
+  return NULL;
+}
+
 static tj_status_t *infer_convt(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *call, const tj_sinfo_t **out) {
   tj_arena_t *a = ctx->arena;
   const tj_sinfo_t *x = NULL, *w = NULL;
@@ -118,19 +134,11 @@ static tj_status_t *infer_convt(const tj_infer_ctx_t *ctx, const tj_rx_expr_t *c
   tj_op_attr_ints(at, "padding", p, 4);
   tj_op_attr_ints(at, "output_padding", op, 2);
   tj_op_attr_ints(at, "dilation", d, 2);
-  int64_t groups = tj_attrs_get_int(at, "groups", 1), iv;
+  int64_t groups = tj_attrs_get_int(at, "groups", 1);
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
-  const tj_tir_expr_t *c = xs[tj_op_layout_pos(dl, 'C')], *i = ws[tj_op_layout_pos(kl, 'I')], *o = ws[tj_op_layout_pos(kl, 'O')];
-  if (tj_op_compare_dims(c, i) == TJ_DIM_DIFFERENT)
-    return tj_op_error("conv2d_transpose: data has a different number of input channels than the weight's I dim (%s)",
-                       kl);
-  if (tj_tir_is_const_int(i, &iv) && iv % groups != 0)
-    return tj_op_error("conv2d_transpose: the weight's %lld input channels are not divisible by groups %lld",
-                       (long long)iv, (long long)groups);
   const tj_tir_expr_t *shape[4];
   shape[tj_op_layout_pos(ol, 'N')] = xs[tj_op_layout_pos(dl, 'N')];
-  shape[tj_op_layout_pos(ol, 'C')] =
-      groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
+  TJ_RETURN_IF_ERROR(convt_out_channels(a, "conv2d_transpose", x, w, dl, kl, groups, &shape[tj_op_layout_pos(ol, 'C')]));
   shape[tj_op_layout_pos(ol, 'H')] =
       out_dim(a, xs[tj_op_layout_pos(dl, 'H')], ws[tj_op_layout_pos(kl, 'H')], s[0], p[0] + p[2], d[0], op[0]);
   shape[tj_op_layout_pos(ol, 'W')] =
@@ -227,24 +235,16 @@ static tj_status_t *infer_convt1d(const tj_infer_ctx_t *ctx, const tj_rx_expr_t 
     TJ_RETURN_IF_ERROR(tj_op_common_dtype("conv1d_transpose", x->tensor.dtype, w->tensor.dtype, &dtype));
   const char *vdev = tj_op_vdevice(x, w);
   if (!x->tensor.shape || !w->tensor.shape) return *out = tj_op_tensor_sinfo(a, dtype, 3, NULL, vdev), NULL;
-  int64_t s = 1, p[2] = {0, 0}, op = 0, d = 1, iv;
+  int64_t s = 1, p[2] = {0, 0}, op = 0, d = 1;
   tj_op_attr_ints(at, "strides", &s, 1);
   tj_op_attr_ints(at, "padding", p, 2);
   tj_op_attr_ints(at, "output_padding", &op, 1);
   tj_op_attr_ints(at, "dilation", &d, 1);
   int64_t groups = tj_attrs_get_int(at, "groups", 1);
   const tj_tir_expr_t *const *xs = x->tensor.shape, *const *ws = w->tensor.shape;
-  const tj_tir_expr_t *c = xs[tj_op_layout_pos(dl, 'C')], *i = ws[tj_op_layout_pos(kl, 'I')], *o = ws[tj_op_layout_pos(kl, 'O')];
-  if (tj_op_compare_dims(c, i) == TJ_DIM_DIFFERENT)
-    return tj_op_error("conv1d_transpose: data has a different number of input channels than the weight's I dim (%s)",
-                       kl);
-  if (tj_tir_is_const_int(i, &iv) && iv % groups != 0)
-    return tj_op_error("conv1d_transpose: the weight's %lld input channels are not divisible by groups %lld",
-                       (long long)iv, (long long)groups);
   const tj_tir_expr_t *shape[3];
   shape[tj_op_layout_pos(ol, 'N')] = xs[tj_op_layout_pos(dl, 'N')];
-  shape[tj_op_layout_pos(ol, 'C')] =
-      groups == 1 ? o : tj_op_simplify_dim(a, tj_tir_binary(a, TJ_TIR_MUL, o, tj_tir_i64(a, groups)));
+  TJ_RETURN_IF_ERROR(convt_out_channels(a, "conv1d_transpose", x, w, dl, kl, groups, &shape[tj_op_layout_pos(ol, 'C')]));
   shape[tj_op_layout_pos(ol, 'W')] = out_dim(a, xs[tj_op_layout_pos(dl, 'W')], ws[tj_op_layout_pos(kl, 'W')], s, p[0] + p[1], d, op);
   int64_t v;
   if (tj_tir_is_const_int(shape[tj_op_layout_pos(ol, 'W')], &v) && v <= 0)
