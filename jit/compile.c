@@ -1132,7 +1132,7 @@ static tj_status_t *packed_reads(const kernel_slot_t *ks, tj_arena_t *arena, tj_
 
 /* Packs the constants the calls' kernels read packed (runtime/prepack_set.h). */
 static tj_status_t *pack_constants(const build_t *bd, tj_arena_t *arena, const tj_value_desc_t *descs,
-                                   tj_executable_t *exe, tj_prepack_set_t *out) {
+                                   tj_executable_t *exe, const tj_prepack_release_t *release, tj_prepack_set_t *out) {
   tj_packed_call_t *calls = TJ_ARENA_ARRAY(arena, tj_packed_call_t, bd->n_calls + 1);
   int *copy_uses = TJ_ARENA_ARRAY(arena, int, bd->n_values + 1);
   if (!calls || !copy_uses) return oom();
@@ -1146,7 +1146,7 @@ static tj_status_t *pack_constants(const build_t *bd, tj_arena_t *arena, const t
     TJ_RETURN_IF_ERROR(packed_reads(ks, arena, &reads));
     calls[i] = (tj_packed_call_t){c->binding, ks->name, c->n_args, c->args, ks->prepacks.n, reads};
   }
-  return tj_prepack_set_build(arena, bd->n_calls, calls, bd->n_values, descs, copy_uses, exe, out);
+  return tj_prepack_set_build(arena, bd->n_calls, calls, bd->n_values, descs, copy_uses, exe, release, out);
 }
 
 /* Call i's arguments with its kernel's packed weights appended. */
@@ -1177,14 +1177,14 @@ static tj_status_t *add_chunk_calls(tj_executable_t *exe, const kernel_slot_t *k
 /* The executable from the collected values, kernels and calls, with main's vars bound
  * to `values` (none for a static function). */
 static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const int64_t *values,
-                                     tj_executable_t *exe) {
+                                     const tj_prepack_release_t *release, tj_executable_t *exe) {
   int *value_ids = TJ_ARENA_ARRAY(arena, int, bd->n_values + 1);
   int *kernel_ids = TJ_ARENA_ARRAY(arena, int, (bd->n_kernels + 1) * N_CHUNKS);
   tj_value_desc_t *descs = TJ_ARENA_ARRAY(arena, tj_value_desc_t, bd->n_values + 1);
   if (!value_ids || !kernel_ids || !descs) return oom();
   for (int i = 0; i < bd->n_values; i++) TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
   tj_prepack_set_t packed;
-  TJ_RETURN_IF_ERROR(pack_constants(bd, arena, descs, exe, &packed));
+  TJ_RETURN_IF_ERROR(pack_constants(bd, arena, descs, exe, release, &packed));
   for (int i = 0; i < bd->n_values; i++) {
     tj_value_desc_t d = descs[i];
     if (packed.unread_source && packed.unread_source[i]) {
@@ -1285,12 +1285,13 @@ tj_status_t *tj_jit_compile_program(tj_jit_t *jit, const tj_module_t *m, const c
 int tj_jit_program_num_vars(const tj_jit_program_t *p) { return p->bd.n_sig_vars; }
 const tj_tir_expr_t *const *tj_jit_program_vars(const tj_jit_program_t *p) { return p->bd.sig_vars; }
 
-tj_status_t *tj_jit_program_instantiate(const tj_jit_program_t *p, const int64_t *values, tj_executable_t **out_exe) {
+static tj_status_t *instantiate(const tj_jit_program_t *p, const int64_t *values, const tj_prepack_release_t *release,
+                                tj_executable_t **out_exe) {
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return oom();
   tj_executable_t *exe = NULL;
   tj_status_t *s = tj_executable_create(&exe);
-  if (!s) s = build_executable(&p->bd, arena, values, exe);
+  if (!s) s = build_executable(&p->bd, arena, values, release, exe);
   tj_arena_free(arena);
   if (s) {
     tj_executable_free(exe);
@@ -1298,6 +1299,10 @@ tj_status_t *tj_jit_program_instantiate(const tj_jit_program_t *p, const int64_t
   }
   *out_exe = exe;
   return NULL;
+}
+
+tj_status_t *tj_jit_program_instantiate(const tj_jit_program_t *p, const int64_t *values, tj_executable_t **out_exe) {
+  return instantiate(p, values, NULL, out_exe);
 }
 
 static const char *first_symbolic(const build_t *bd) {
@@ -1316,7 +1321,9 @@ tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const ch
                       "JIT-compiling '%s': parameter '%s' has symbolic dims; compile it as a program and bind its "
                       "vars per call (tj_jit_compile_program)",
                       p->bd.function, first_symbolic(&p->bd));
-  if (!s) s = tj_jit_program_instantiate(p, NULL, out_exe);
+  /* One executable only, so a weight it reads only packed may go once packed. */
+  tj_prepack_release_t release = {opts ? opts->release_constant : NULL, opts ? opts->release_ctx : NULL};
+  if (!s) s = instantiate(p, NULL, &release, out_exe);
   tj_jit_program_free(p);
   return s;
 }

@@ -61,6 +61,11 @@ typedef struct tj_jit_options {
   /* Constants' data is used in place, not copied into the executable: the module's IR
    * (and any data its constants borrow) outlives the executable. */
   bool borrow_constants;
+  /* tj_jit_compile_module only: told of each constant's data that the executable does
+   * not read once it is packed (its kernels read only packed copies), right after the
+   * copies are made; the caller may free it (runtime/prepack_set.h). NULL: not told. */
+  void (*release_constant)(void *ctx, const void *data);
+  void *release_ctx;
 } tj_jit_options_t;
 
 /* Initialises LLVM's native target once per process and creates one LLJIT. */
