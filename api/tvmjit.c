@@ -473,12 +473,14 @@ static void tensor_free_uncached(tvmjit_tensor_t *tensor) {
 }
 
 /* The packer's hook (runtime/prepack_set.h) during the module's first compile: frees
- * the adopted tensor whose data nothing reads any more. */
-static void release_adopted(void *ctx, const void *data) {
+ * the adopted tensor whose data nothing reads any more; into the allocator's cache when
+ * a weight packed later will take its block. */
+static void release_adopted(void *ctx, const void *data, bool reuse) {
   tvmjit_module_t *module = ctx;
   for (int i = 0; i < module->n_adopted; i++)
     if (module->adopted[i].tensor && module->adopted[i].data == data) {
-      tensor_free_uncached(module->adopted[i].tensor);
+      if (reuse) tvmjit_tensor_free(module->adopted[i].tensor); /* a weight packed next takes its block */
+      else tensor_free_uncached(module->adopted[i].tensor);
       module->adopted[i].tensor = NULL;
       module->n_released++;
       module->released_bytes += module->adopted[i].nbytes;

@@ -63,8 +63,9 @@ typedef struct tj_jit_options {
   bool borrow_constants;
   /* tj_jit_compile_module only: told of each constant's data that the executable does
    * not read once it is packed (its kernels read only packed copies), right after the
-   * copies are made; the caller may free it (runtime/prepack_set.h). NULL: not told. */
-  void (*release_constant)(void *ctx, const void *data);
+   * copies are made; the caller may free it, best into the allocator's cache when
+   * `reuse` (runtime/prepack_set.h). NULL: not told. */
+  void (*release_constant)(void *ctx, const void *data, bool reuse);
   void *release_ctx;
 } tj_jit_options_t;
 

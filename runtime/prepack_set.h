@@ -41,9 +41,12 @@ typedef struct tj_prepack_set {
 
 /* Told of each constant's data nothing reads any more once its packed copies are made
  * (every read of every value with that data is a packed read of a source_unread kernel),
- * right after its last copy is written; it may free the data. */
+ * right after its last copy is written; it may free the data. `reuse`: a weight packed
+ * later fits in its block (support/alloc.h's cache serves a request from a block of 1
+ * to 2 times its size), so it is worth keeping in the allocator's cache rather than
+ * giving it back to the system. */
 typedef struct tj_prepack_release {
-  void (*fn)(void *ctx, const void *data);
+  void (*fn)(void *ctx, const void *data, bool reuse);
   void *ctx;
 } tj_prepack_release_t;
 
