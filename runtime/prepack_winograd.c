@@ -90,14 +90,16 @@ static inline void transform_kernels(const double (*G)[3], int alpha, const floa
 /* The same sums for all KERNELS kernels in one AVX-512 register of doubles, in the same
  * order (multiplies and adds, never fused: the same bits as the SSE2 lanes); rows go
  * straight to `rows` (row p at rows + p * stride). On hosts with AVX-512F (the Ice Lake,
- * Sapphire Rapids and Zen 5 hosts), chosen at run time. ResNet-18's 262,144 kernels,
- * a start from the kernel cache, `perf stat` on the Ice Lake host: see
- * docs/kernel-cache.md. */
+ * Sapphire Rapids and Zen 5 hosts), chosen at run time. The inputs are put together
+ * from scalar loads: with vgatherdps (slow microcode on the Ice Lake host) the gathers
+ * took 55% of the time. Thread CPU, min of 15, into memory already faulted in, Ice Lake
+ * host: 128x128 F(4x4) 1.0-1.1 ms with SSE2 (above), 0.47-0.52 with gathers, 0.29 now;
+ * 256x256 F(2x2) 2.1 with gathers, 0.83 now. */
 __attribute__((target("avx512f"))) static void transform_kernels_avx512(const double (*G)[3], int alpha,
                                                                         const float *g, float *rows, int64_t stride) {
-  const __m256i at = _mm256_setr_epi32(0, 9, 18, 27, 36, 45, 54, 63);
   __m512d x[9];
-  for (int e = 0; e < 9; e++) x[e] = _mm512_cvtps_pd(_mm256_i32gather_ps(g + e, at, 4));
+  for (int e = 0; e < 9; e++)
+    x[e] = _mm512_cvtps_pd(_mm256_setr_ps(g[e], g[9 + e], g[18 + e], g[27 + e], g[36 + e], g[45 + e], g[54 + e], g[63 + e]));
   for (int a = 0; a < alpha; a++) { /* row a of t = G g, then row a of u = t G^T */
     __m512d t[3];
     for (int j = 0; j < 3; j++)
