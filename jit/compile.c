@@ -147,6 +147,15 @@ static void schedule_text(const tj_tir_schedule_options_t *o, char *out, size_t 
            (unsigned long long)o->constant_params, o->prepacked != NULL);
 }
 
+/* The symbol's hash: from the key, so kernels of two keys that lower alike, each
+ * compiled by another process and both loaded from the disk cache into one JIT, do not
+ * define the same symbol (the table cannot tell: a loaded kernel has no lowered text). */
+static uint64_t key_word(const cache_key_t *key) {
+  uint64_t w;
+  memcpy(&w, key->hash, sizeof w);
+  return w;
+}
+
 static int key_parts(const cache_key_t *key, int opt_level, tj_jit_key_part_t *parts) {
   return tj_jit_cache_key_parts(key->schedule, key->func, opt_level, parts);
 }
@@ -295,7 +304,7 @@ static tj_status_t *queue_push(kernel_queue_t *q, tj_arena_t *arena, const tj_pr
     q->items = p;
     q->cap = cap;
   }
-  char *symbol = make_symbol(name, hash);
+  char *symbol = make_symbol(name, key_word(key));
   if (!symbol) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   q->items[q->n] = (pending_kernel_t){arena, low, name, hash, text, symbol, *key, *prepacks, abi_of(low)};
   *out_index = q->n++;
@@ -402,7 +411,7 @@ static tj_status_t *lower_and_obtain(tj_jit_t *jit, tj_arena_t *arena, const tj_
     return s;
   }
   tj_jit_object_t obj = {0};
-  char *symbol = make_symbol(name, hash);
+  char *symbol = make_symbol(name, key_word(key));
   s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, &obj, acc)
              : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   tj_free(symbol);

@@ -8,6 +8,7 @@
 
 #include "ir/module.h"
 #include "ir/text/parse.h"
+#include "jit/cache.h"
 #include "jit/jit.h"
 #include "jit_test_kernels.h"
 #include "runtime/executable.h"
@@ -272,6 +273,62 @@ START_TEST(the_cache_key_follows_the_function_and_every_option) {
     key_of(changes[i].make, changes[i].name, changes[i].opts, k);
     ck_assert_msg(memcmp(k0, k, 16) != 0, "changing %s keeps the key", changes[i].what);
   }
+}
+END_TEST
+
+/* f compiled as "add" with TVMJIT_WINOGRAD=`winograd` in `jit`, its disk cache `dir`. */
+static void compile_with_winograd(tj_jit_t *jit, tj_arena_t *a, const char *winograd, tj_jit_stats_t *st,
+                                  tj_jit_kernel_t *k) {
+  setenv("TVMJIT_WINOGRAD", winograd, 1);
+  tj_jit_options_t opts = {.opt_level = 3, .relaxed_float = true, .stats = st};
+  TU_OK(tj_jit_compile_prim_func(jit, add_4x8(a), "add", &opts, k));
+  unsetenv("TVMJIT_WINOGRAD");
+}
+
+/* Two keys, one lowered text: an elementwise kernel is not changed by the Winograd
+ * option, which is in its key. Objects of both keys, compiled by other processes (here:
+ * other JITs), are loaded into one JIT: each has a symbol of its own (made from its key),
+ * so the second does not collide with the first. */
+START_TEST(two_keys_of_one_lowered_kernel_load_into_one_jit) {
+  tj_arena_t *a = tj_arena_create();
+  char dir[256];
+  snprintf(dir, sizeof dir, "%s", tu_make_tmp_dir("tj_jit_two_keys"));
+  tj_disk_cache_options_t o = {dir, 1 << 24};
+  tj_disk_cache_t *disk;
+  TU_OK(tj_disk_cache_open(&o, &disk));
+  tj_jit_object_cache_t hooks;
+  tj_disk_cache_hooks(disk, &hooks);
+  tj_jit_stats_t st;
+  tj_jit_kernel_t k1, k2;
+  const char *modes[2] = {"1", "0"};
+  for (int i = 0; i < 2; i++) { /* fill the cache, one fresh JIT per mode */
+    tj_jit_t *jit;
+    TU_OK(tj_jit_create(&jit));
+    tj_jit_set_object_cache(jit, &hooks);
+    compile_with_winograd(jit, a, modes[i], &st, &k1);
+    ck_assert_int_eq(st.kernels_compiled, 1);
+    tj_jit_free(jit);
+  }
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_set_object_cache(jit, &hooks);
+  compile_with_winograd(jit, a, "1", &st, &k1);
+  ck_assert_int_eq(st.kernels_loaded, 1);
+  compile_with_winograd(jit, a, "0", &st, &k2);
+  ck_assert_int_eq(st.kernels_loaded, 1);
+  ck_assert_str_ne(k1.symbol, k2.symbol);
+  uint16_t x[32], y[32], o1[32], o2[32];
+  for (int i = 0; i < 32; i++) x[i] = tj_float_to_half((float)i * 0.25f), y[i] = tj_float_to_half(1.5f);
+  ((void (*)(void *, void *, void *))k1.fn)(x, y, o1);
+  ((void (*)(void *, void *, void *))k2.fn)(x, y, o2);
+  for (int i = 0; i < 32; i++) {
+    ck_assert_uint_eq(o1[i], ref_add(x[i], y[i]));
+    ck_assert_uint_eq(o2[i], o1[i]);
+  }
+  tj_jit_free(jit);
+  tj_disk_cache_close(disk);
+  tu_remove_tree(dir);
+  tj_arena_free(a);
 }
 END_TEST
 
@@ -643,6 +700,7 @@ int main(void) {
   tcase_add_test(tc, relu_add_module_runs_and_matches_reference);
   tcase_add_test(tc, the_cache_key_follows_the_function_and_every_option);
   tcase_add_test(tc, a_cached_kernel_with_a_wrong_description_is_recompiled);
+  tcase_add_test(tc, two_keys_of_one_lowered_kernel_load_into_one_jit);
   tcase_add_test(tc, identical_prim_funcs_compile_once_per_jit);
   tcase_add_test(tc, object_cache_slot_serves_a_fresh_jit);
   tcase_add_test(tc, borrowed_constants_are_used_in_place);
