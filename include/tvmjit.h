@@ -211,7 +211,8 @@ typedef struct tvmjit_module_options {
    * FuseTIR; an explicit `passes` list gets BindParams in front and should name
    * FoldConstant. The tensors are borrowed, not copied (weights are most of a model's
    * memory): keep them alive and unchanged until the module is freed, except those
-   * tvmjit_module_uses_tensor reports unused once the module is loaded. A name
+   * tvmjit_module_uses_tensor reports unused once the module is loaded, or hand them to
+   * the module (tvmjit_module_adopt_tensor), which frees each when it can. A name
    * that is no parameter of main is an error, unless bind_params_skip_unknown is 1.
    * Not for functions with symbolic dims (loading fails naming the function). */
   int n_bind_params;
@@ -246,6 +247,18 @@ void tvmjit_module_free(tvmjit_module_t *module);
  * a BERT layer's 28 MB of untransposed weights are not held beside the transposed
  * ones). Thread-safe. */
 int tvmjit_module_uses_tensor(const tvmjit_module_t *module, const tvmjit_tensor_t *tensor);
+/* Hands a bind_params tensor to the module, for a caller that holds its weights only to
+ * bind them (the `tvmjit` command does): the module frees it as soon as nothing needs
+ * its data. That is at once when the module does not read it (as
+ * tvmjit_module_uses_tensor); when the first function compiled reads it only through
+ * copies packed for its kernels, right after those are made (so a start never holds
+ * each weight twice: ResNet-18's peak RSS drops by about the size of its weights);
+ * else with the module. A function compiled later that reads a freed weight fails
+ * (TVMJIT_UNSUPPORTED): load the module again, or do not hand its weights over. On
+ * success the caller must not use or free the tensor any more; on an error (out of
+ * memory) it stays the caller's. Call it before the module's first function is looked
+ * up, from the thread that loaded it. */
+tvmjit_status_t *tvmjit_module_adopt_tensor(tvmjit_module_t *module, tvmjit_tensor_t *tensor);
 /* Pass times and compile statistics (kernels compiled, cache hits, milliseconds) as text
  * owned by the module. */
 const char *tvmjit_module_report(const tvmjit_module_t *module);

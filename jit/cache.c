@@ -24,7 +24,7 @@
 /* ---------------------------------------------------------------- entry format */
 
 #define ENTRY_MAGIC "TVMJITC\x1a" /* 8 bytes; \x1a stops `type` on other systems */
-#define ENTRY_VERSION 1u
+#define ENTRY_VERSION 2u /* 2: the kernel's metadata between symbol and object */
 #define ENTRY_SUFFIX ".tjo"
 #define RUN_LOG "runs.log"
 #define TMP_PREFIX ".tmp-"
@@ -38,11 +38,11 @@ typedef struct entry_header {
   uint32_t version;
   uint32_t header_size;
   uint8_t key[16];
-  uint64_t payload_size; /* symbol + object */
+  uint64_t payload_size; /* symbol + metadata + object */
   uint64_t checksum;     /* XXH3-64 of the header (this field zero) and the payload */
   uint32_t n_buffers, n_scalars;
   uint32_t symbol_size;
-  uint32_t reserved;
+  uint32_t meta_size; /* tj_jit_object_t.meta, opaque here */
 } entry_header_t;
 _Static_assert(sizeof(entry_header_t) == 64, "the entry header is 64 bytes");
 
@@ -102,21 +102,25 @@ static bool parse_entry(const unsigned char *buf, size_t size, const uint8_t key
   const unsigned char *payload = buf + sizeof h;
   if (entry_checksum(&h, payload, h.payload_size) != h.checksum) return snprintf(why, why_len, "damaged (checksum mismatch)"), false;
   /* A matching checksum makes the rest a writer's bug, but check it anyway. */
-  size_t obj_size = h.payload_size - h.symbol_size;
-  if (h.symbol_size > h.payload_size || !symbol_ok((const char *)payload, h.symbol_size) || obj_size < 4 ||
-      memcmp(payload + h.symbol_size, "\x7f" "ELF", 4) != 0 || h.n_buffers > 65536 || h.n_scalars > 65536)
+  uint64_t head = (uint64_t)h.symbol_size + h.meta_size;
+  size_t obj_size = head <= h.payload_size ? h.payload_size - head : 0;
+  if (head > h.payload_size || !symbol_ok((const char *)payload, h.symbol_size) || obj_size < 4 ||
+      memcmp(payload + head, "\x7f" "ELF", 4) != 0 || h.n_buffers > 65536 || h.n_scalars > 65536)
     return snprintf(why, why_len, "malformed contents"), false;
   char *symbol = tj_malloc(h.symbol_size + 1);
+  void *meta = tj_malloc(h.meta_size ? h.meta_size : 1);
   void *bytes = tj_malloc(obj_size);
-  if (!symbol || !bytes) {
+  if (!symbol || !meta || !bytes) {
     tj_free(symbol);
+    tj_free(meta);
     tj_free(bytes);
     return snprintf(why, why_len, "out of memory reading it"), false;
   }
   memcpy(symbol, payload, h.symbol_size);
   symbol[h.symbol_size] = '\0';
-  memcpy(bytes, payload + h.symbol_size, obj_size);
-  *out = (tj_jit_object_t){symbol, NULL, bytes, obj_size, (int)h.n_buffers, (int)h.n_scalars};
+  memcpy(meta, payload + h.symbol_size, h.meta_size);
+  memcpy(bytes, payload + head, obj_size);
+  *out = (tj_jit_object_t){symbol, NULL, bytes, obj_size, (int)h.n_buffers, (int)h.n_scalars, meta, h.meta_size};
   return true;
 }
 
@@ -371,16 +375,18 @@ static void disk_store(void *ctx, const tj_jit_cache_lookup_t *lk, const tj_jit_
   uint8_t own[16];
   const uint8_t *key = key_of(lk, own);
   char *path = tj_cache_entry_path(c->dir, key);
-  size_t sym_len = strlen(obj->symbol);
-  unsigned char *payload = tj_malloc(sym_len + obj->size);
+  size_t sym_len = strlen(obj->symbol), meta_len = obj->meta ? obj->meta_size : 0;
+  unsigned char *payload = meta_len <= UINT32_MAX ? tj_malloc(sym_len + meta_len + obj->size) : NULL;
   char why[512] = "out of memory";
   bool ok = path && payload;
   if (ok) {
     memcpy(payload, obj->symbol, sym_len);
-    memcpy(payload + sym_len, obj->bytes, obj->size);
-    entry_header_t h = {.version = ENTRY_VERSION, .header_size = sizeof h, .payload_size = sym_len + obj->size,
-                        .n_buffers = (uint32_t)obj->n_buffers, .n_scalars = (uint32_t)obj->n_scalars,
-                        .symbol_size = (uint32_t)sym_len};
+    if (meta_len) memcpy(payload + sym_len, obj->meta, meta_len);
+    memcpy(payload + sym_len + meta_len, obj->bytes, obj->size);
+    entry_header_t h = {.version = ENTRY_VERSION, .header_size = sizeof h,
+                        .payload_size = sym_len + meta_len + obj->size, .n_buffers = (uint32_t)obj->n_buffers,
+                        .n_scalars = (uint32_t)obj->n_scalars, .symbol_size = (uint32_t)sym_len,
+                        .meta_size = (uint32_t)meta_len};
     memcpy(h.magic, ENTRY_MAGIC, 8);
     memcpy(h.key, key, 16);
     h.checksum = entry_checksum(&h, payload, h.payload_size);

@@ -16,8 +16,9 @@
 #include "jit/internal.h"
 
 /* Bump when the cache entry's contents change meaning (not its file format: that has
- * its own version in jit/cache.c). */
-#define TJ_CACHE_KEY_FORMAT "tvmjit-object-v2"
+ * its own version in jit/cache.c). v3: keyed by the un-lowered PrimFunc and the
+ * schedule options, not the lowered text; the entry holds the kernel's metadata. */
+#define TJ_CACHE_KEY_FORMAT "tvmjit-object-v3"
 
 static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
 static char tvmjit_id[128], llvm_id[32];
@@ -74,7 +75,7 @@ static const char *opt_text(int opt_level) {
   return names[opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level];
 }
 
-int tj_jit_cache_key_parts(const char *canonical_text, int opt_level, tj_jit_key_part_t *parts) {
+int tj_jit_cache_key_parts(const char *schedule, const char *func, int opt_level, tj_jit_key_part_t *parts) {
   pthread_once(&ids_once, ids_init);
   int n = 0;
   parts[n++] = (tj_jit_key_part_t){"format", TJ_CACHE_KEY_FORMAT};
@@ -85,7 +86,8 @@ int tj_jit_cache_key_parts(const char *canonical_text, int opt_level, tj_jit_key
   parts[n++] = (tj_jit_key_part_t){"features", tj_jit_host_features()};
   parts[n++] = (tj_jit_key_part_t){"opt", opt_text(opt_level)};
   parts[n++] = (tj_jit_key_part_t){"codegen", tj_jit_codegen_options()};
-  parts[n++] = (tj_jit_key_part_t){"text", canonical_text};
+  parts[n++] = (tj_jit_key_part_t){"schedule", schedule};
+  parts[n++] = (tj_jit_key_part_t){"func", func};
   return n;
 }
 

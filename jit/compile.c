@@ -1,5 +1,6 @@
 /* The compile driver: PrimFunc -> kernel (with the in-memory table), and a Relax
  * `main` made of call_tir bindings -> executable. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +31,24 @@ static void stats_add(tj_jit_stats_t *into, const tj_jit_stats_t *d) {
 
 /* ---------------- one kernel ---------------- */
 
-/* Caller holds jit->lock. */
+/* Caller holds jit->lock. Entries loaded from the disk cache have no text. */
 static const tj_jit_entry_t *find_entry(const tj_jit_t *jit, uint64_t hash, const char *text) {
   for (int i = 0; i < jit->n_entries; i++)
-    if (jit->entries[i].text_hash == hash && strcmp(jit->entries[i].text, text) == 0) return &jit->entries[i];
+    if (jit->entries[i].text && jit->entries[i].text_hash == hash && strcmp(jit->entries[i].text, text) == 0)
+      return &jit->entries[i];
   return NULL;
 }
 
-static void entry_to_kernel(const tj_jit_entry_t *e, tj_jit_kernel_t *out) {
+/* Caller holds jit->lock. */
+static const tj_jit_entry_t *find_entry_by_key(const tj_jit_t *jit, const uint8_t key[16]) {
+  for (int i = 0; i < jit->n_entries; i++)
+    if (memcmp(jit->entries[i].key, key, 16) == 0) return &jit->entries[i];
+  return NULL;
+}
+
+static void entry_to_kernel(const tj_jit_entry_t *e, tj_jit_kernel_t *out, tj_tir_prepacks_t *out_prepacks) {
   *out = (tj_jit_kernel_t){e->symbol, e->fn, e->n_buffers, e->n_scalars};
+  *out_prepacks = e->prepacks;
 }
 
 /* "tvmjit_<name>_<hash>" with the name reduced to C identifier characters. */
@@ -56,9 +66,8 @@ static char *make_symbol(const char *name, uint64_t hash) {
   return s;
 }
 
-/* Caller holds jit->lock; takes the object's strings on success. */
-static tj_status_t *insert_entry(tj_jit_t *jit, tj_jit_object_t *obj, uint64_t hash, void (*fn)(void),
-                                 const tj_jit_entry_t **out) {
+/* Caller holds jit->lock; takes `text` and `symbol` on success. */
+static tj_status_t *insert_entry(tj_jit_t *jit, const tj_jit_entry_t *e, const tj_jit_entry_t **out) {
   if (jit->n_entries == jit->cap_entries) {
     int cap = jit->cap_entries ? jit->cap_entries * 2 : 16;
     tj_jit_entry_t *p = tj_realloc(jit->entries, sizeof(*p) * (size_t)cap);
@@ -66,12 +75,25 @@ static tj_status_t *insert_entry(tj_jit_t *jit, tj_jit_object_t *obj, uint64_t h
     jit->entries = p;
     jit->cap_entries = cap;
   }
-  tj_jit_entry_t *e = &jit->entries[jit->n_entries++];
-  *e = (tj_jit_entry_t){hash, obj->canonical_text, obj->symbol, fn, obj->n_buffers, obj->n_scalars};
-  obj->canonical_text = NULL;
-  obj->symbol = NULL;
-  *out = e;
+  jit->entries[jit->n_entries] = *e;
+  *out = &jit->entries[jit->n_entries++];
   return NULL;
+}
+
+/* Caller holds jit->lock. The entry of `key` for the code of `same` (another key whose
+ * kernel lowered to the same text), with its own packed weights' descriptions. */
+static tj_status_t *insert_alias(tj_jit_t *jit, const uint8_t key[16], const tj_jit_entry_t *same,
+                                 const tj_tir_prepacks_t *prepacks, const tj_jit_entry_t **out) {
+  tj_jit_entry_t e = *same;
+  memcpy(e.key, key, 16);
+  e.text = NULL;
+  e.text_hash = 0;
+  e.symbol = tj_strdup(same->symbol);
+  e.prepacks = *prepacks;
+  if (!e.symbol) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "JIT kernel table: out of memory");
+  tj_status_t *s = insert_entry(jit, &e, out);
+  if (s) tj_free(e.symbol);
+  return s;
 }
 
 void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache) {
@@ -81,12 +103,17 @@ void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache) 
   pthread_mutex_unlock(&jit->lock);
 }
 
-static void say_debug(const tj_jit_options_t *opts, const char *fmt, const char *name) {
+static void say(const tj_jit_options_t *opts, tj_jit_msg_kind_t kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(const tj_jit_options_t *opts, tj_jit_msg_kind_t kind, const char *fmt, ...) {
   const tj_jit_messages_t *m = opts ? opts->messages : NULL;
-  if (!m || !m->emit || !m->debug) return;
-  char buf[512];
-  snprintf(buf, sizeof buf, fmt, name);
-  m->emit(m->ctx, TJ_JIT_MSG_DEBUG, buf);
+  if (!m || !m->emit || (kind == TJ_JIT_MSG_DEBUG && !m->debug)) return;
+  char buf[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  m->emit(m->ctx, kind, buf);
 }
 
 /* The object cache hooks for this compile (none with opts->no_cache). */
@@ -98,85 +125,119 @@ static tj_jit_object_cache_t cache_of(tj_jit_t *jit, const tj_jit_options_t *opt
   return cache;
 }
 
-/* A kernel's disk cache key: its parts and their hash, computed once for the load and,
- * on a miss, the store (hashing the parts reads the whole kernel text). */
+/* A kernel's key, in the disk cache and in the table: the un-lowered PrimFunc (after
+ * its shape vars became params) and its name, the schedule options, and the rest of
+ * tj_jit_cache_key_parts. Made before lowering, so a kernel found by it is not lowered:
+ * that saved 10-13 ms of ResNet-18's ~75 ms start from the cache (Ice Lake host). */
 typedef struct cache_key {
-  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
-  int n_parts;
+  char schedule[256];
+  char func[33];
   uint8_t hash[16];
 } cache_key_t;
 
-static void make_key(const char *text, int opt_level, cache_key_t *out) {
-  out->n_parts = tj_jit_cache_key_parts(text, opt_level, out->parts);
-  tj_jit_cache_key_hash(out->parts, out->n_parts, out->hash);
+/* Every schedule option, as text. Lowering reads nothing else but the PrimFunc (the
+ * options come from the host's features and the environment: tj_jit_schedule_options). */
+_Static_assert(sizeof(tj_tir_schedule_options_t) == 32,
+               "tj_tir_schedule_options_t changed: put the new option in the cache key (schedule_text)");
+static void schedule_text(const tj_tir_schedule_options_t *o, char *out, size_t len) {
+  snprintf(out, len,
+           "enabled=%d vector_bits=%d conv_tile=%d fp_contract=%d reorder_reductions=%d winograd=%d native_f16=%d "
+           "constant_params=%016llx prepacked=%d",
+           o->enabled, o->vector_bits, o->conv_tile, o->fp_contract, o->reorder_reductions, o->winograd, o->native_f16,
+           (unsigned long long)o->constant_params, o->prepacked != NULL);
 }
 
-static tj_jit_cache_lookup_t lookup_of(const char *name, const cache_key_t *key, const tj_jit_options_t *opts) {
-  return (tj_jit_cache_lookup_t){name, key->parts, key->n_parts, opts ? opts->messages : NULL, key->hash};
+/* The symbol's hash: from the key, so kernels of two keys that lower alike, each
+ * compiled by another process and both loaded from the disk cache into one JIT, do not
+ * define the same symbol (the table cannot tell: a loaded kernel has no lowered text). */
+static uint64_t key_word(const cache_key_t *key) {
+  uint64_t w;
+  memcpy(&w, key->hash, sizeof w);
+  return w;
 }
 
-/* The object for a lowered kernel from the disk cache; false on a miss (or no cache).
- * `key` is made here, for the store after a miss. */
-static bool load_cached(tj_jit_t *jit, const char *name, const char *text, const tj_jit_options_t *opts,
-                        int opt_level, tj_jit_stats_t *acc, cache_key_t *key, tj_jit_object_t *out) {
+static int key_parts(const cache_key_t *key, int opt_level, tj_jit_key_part_t *parts) {
+  return tj_jit_cache_key_parts(key->schedule, key->func, opt_level, parts);
+}
+
+static bool make_key(const tj_prim_func_t *f, const char *name, const tj_tir_schedule_options_t *sched, int opt_level,
+                     cache_key_t *out) {
+  uint8_t digest[16];
+  if (!tj_jit_func_digest(f, name, digest)) return false;
+  for (int i = 0; i < 16; i++) snprintf(out->func + 2 * i, 3, "%02x", digest[i]);
+  schedule_text(sched, out->schedule, sizeof out->schedule);
+  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
+  tj_jit_cache_key_hash(parts, key_parts(out, opt_level, parts), out->hash);
+  return true;
+}
+
+/* The object for a kernel from the disk cache, with the descriptions of the weights it
+ * reads packed (checked against `f`, the un-lowered PrimFunc); false on a miss, an
+ * unusable entry (warned about) or no cache. */
+static bool load_cached(tj_jit_t *jit, const char *name, const tj_prim_func_t *f, const cache_key_t *key,
+                        const tj_jit_options_t *opts, int opt_level, tj_jit_stats_t *acc, tj_jit_object_t *out,
+                        tj_tir_prepacks_t *out_prepacks) {
   tj_jit_object_cache_t cache = cache_of(jit, opts);
   if (!cache.load) return false;
-  make_key(text, opt_level, key);
-  tj_jit_cache_lookup_t lookup = lookup_of(name, key, opts);
+  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
+  tj_jit_cache_lookup_t lookup = {name, parts, key_parts(key, opt_level, parts), opts ? opts->messages : NULL,
+                                  key->hash};
   tj_jit_object_t obj = {0};
+  char why[256];
   if (cache.load(cache.ctx, &lookup, &obj) && obj.symbol && obj.bytes) {
-    tj_free(obj.canonical_text);
-    obj.canonical_text = tj_strdup(text);
-    if (obj.canonical_text) {
+    if (tj_jit_meta_decode(obj.meta, obj.meta_size, f, obj.n_buffers, obj.n_scalars, out_prepacks, why, sizeof why)) {
       acc->kernels_loaded++;
       *out = obj;
       return true;
     }
+    say(opts, TJ_JIT_MSG_WARNING, "cache entry for kernel '%s' is unusable: %s; recompiling and replacing it", name,
+        why);
   }
   tj_jit_object_free(&obj);
   return false;
 }
 
-/* Offers a freshly compiled object to the disk cache under the key its load made
- * (none when there is no cache; the text is then hashed only if a cache came since). */
-static void store_cached(tj_jit_t *jit, const char *name, const char *text, const tj_jit_options_t *opts,
-                         int opt_level, const cache_key_t *key, const tj_jit_object_t *obj) {
+/* Offers a freshly compiled object, with its packed weights' descriptions, to the disk
+ * cache under `key`. */
+static void store_cached(tj_jit_t *jit, const char *name, const cache_key_t *key, const tj_jit_options_t *opts,
+                         int opt_level, tj_jit_object_t *obj, const tj_tir_prepacks_t *prepacks) {
   tj_jit_object_cache_t cache = cache_of(jit, opts);
   if (!cache.store) return;
-  cache_key_t own;
-  if (!key->n_parts) make_key(text, opt_level, &own), key = &own;
-  tj_jit_cache_lookup_t lookup = lookup_of(name, key, opts);
+  tj_free(obj->meta);
+  obj->meta = NULL;
+  tj_status_t *s = tj_jit_meta_encode(prepacks, &obj->meta, &obj->meta_size);
+  if (s) {
+    tj_status_free(s); /* not cached: the kernel is still used */
+    return;
+  }
+  tj_jit_key_part_t parts[TJ_JIT_KEY_PARTS];
+  tj_jit_cache_lookup_t lookup = {name, parts, key_parts(key, opt_level, parts), opts ? opts->messages : NULL,
+                                  key->hash};
   cache.store(cache.ctx, &lookup, obj);
 }
 
-/* The object for a lowered kernel: from the cache when it has it, else compiled (and
- * offered to the cache). */
-static tj_status_t *obtain_object(tj_jit_t *jit, const tj_prim_func_t *low, const char *name, uint64_t hash,
-                                  const char *text, const tj_jit_options_t *opts, int opt_level,
-                                  LLVMTargetMachineRef tm, tj_jit_stats_t *acc, tj_jit_object_t *out) {
-  cache_key_t key = {.n_parts = 0};
-  if (load_cached(jit, name, text, opts, opt_level, acc, &key, out)) return NULL;
-  char *symbol = make_symbol(name, hash);
-  tj_status_t *s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, out, acc)
-                          : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
-  tj_free(symbol);
-  if (!s) acc->kernels_compiled++;
-  if (!s) store_cached(jit, name, text, opts, opt_level, &key, out);
-  return s;
-}
-
-/* Adds a kernel's object to the JIT (unless another thread added the same kernel
- * meanwhile: its code is used) and to the table; takes the object's strings. */
-static tj_status_t *add_kernel(tj_jit_t *jit, tj_jit_object_t *obj, uint64_t hash, tj_jit_stats_t *acc,
-                               tj_jit_kernel_t *out) {
+/* Adds a kernel's object to the JIT and to the table under `key` (unless another
+ * thread added the same kernel meanwhile: its code is used); takes the object's
+ * strings. */
+static tj_status_t *add_kernel(tj_jit_t *jit, tj_jit_object_t *obj, const cache_key_t *key, uint64_t hash,
+                               const tj_tir_prepacks_t *prepacks, tj_jit_stats_t *acc, tj_jit_kernel_t *out) {
   double t1 = tj_jit_now_ms();
   pthread_mutex_lock(&jit->lock);
-  const tj_jit_entry_t *hit = find_entry(jit, hash, obj->canonical_text);
-  void (*fn)(void) = NULL;
+  const tj_jit_entry_t *hit = find_entry_by_key(jit, key->hash);
   tj_status_t *s = NULL;
-  if (!hit) s = tj_jit_add_object_locked(jit, obj, &fn);
-  if (!hit && !s) s = insert_entry(jit, obj, hash, fn, &hit);
-  if (!s) entry_to_kernel(hit, out);
+  if (!hit && obj->canonical_text && (hit = find_entry(jit, hash, obj->canonical_text)))
+    s = insert_alias(jit, key->hash, hit, prepacks, &hit);
+  void (*fn)(void) = NULL;
+  if (!hit && !s) s = tj_jit_add_object_locked(jit, obj, &fn);
+  if (!hit && !s) {
+    tj_jit_entry_t e = {.text_hash = hash, .text = obj->canonical_text, .symbol = obj->symbol, .fn = fn,
+                        .n_buffers = obj->n_buffers, .n_scalars = obj->n_scalars, .prepacks = *prepacks};
+    memcpy(e.key, key->hash, 16);
+    s = insert_entry(jit, &e, &hit);
+    if (!s) obj->canonical_text = NULL, obj->symbol = NULL;
+  }
+  tj_tir_prepacks_t unused;
+  if (!s) entry_to_kernel(hit, out, &unused);
   pthread_mutex_unlock(&jit->lock);
   acc->link_ms += tj_jit_now_ms() - t1;
   return s;
@@ -193,7 +254,8 @@ typedef struct pending_kernel {
   const char *name;
   uint64_t hash;
   char *text, *symbol;
-  cache_key_t key;   /* from the disk cache's miss, for the store */
+  cache_key_t key;
+  tj_tir_prepacks_t prepacks;
   tj_jit_kernel_t k; /* once compiled */
 } pending_kernel_t;
 
@@ -212,27 +274,16 @@ static void queue_free(kernel_queue_t *q) {
   memset(q, 0, sizeof *q);
 }
 
-static int queue_find(const kernel_queue_t *q, uint64_t hash, const char *text) {
+static int queue_find_key(const kernel_queue_t *q, const uint8_t key[16]) {
   for (int i = 0; i < q->n; i++)
-    if (q->items[i].hash == hash && strcmp(q->items[i].text, text) == 0) return i;
+    if (memcmp(q->items[i].key.hash, key, 16) == 0) return i;
   return -1;
 }
 
-/* Takes the arena and the text on success. */
-static tj_status_t *queue_push(kernel_queue_t *q, tj_arena_t *arena, const tj_prim_func_t *low, const char *name,
-                               uint64_t hash, char *text, const cache_key_t *key, int *out_index) {
-  if (q->n == q->cap) {
-    int cap = q->cap ? q->cap * 2 : 16;
-    pending_kernel_t *p = tj_realloc(q->items, sizeof *p * (size_t)cap);
-    if (!p) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
-    q->items = p;
-    q->cap = cap;
-  }
-  char *symbol = make_symbol(name, hash);
-  if (!symbol) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
-  q->items[q->n] = (pending_kernel_t){arena, low, name, hash, text, symbol, *key, {0}};
-  *out_index = q->n++;
-  return NULL;
+static int queue_find_text(const kernel_queue_t *q, uint64_t hash, const char *text) {
+  for (int i = 0; i < q->n; i++)
+    if (q->items[i].hash == hash && strcmp(q->items[i].text, text) == 0) return i;
+  return -1;
 }
 
 /* The kernel's ABI without compiling it: buffers first, then scalars (codegen.c). */
@@ -240,6 +291,24 @@ static tj_jit_kernel_t abi_of(const tj_prim_func_t *low) {
   tj_jit_kernel_t k = {0};
   for (int i = 0; i < low->n_params; i++) (low->buffer_map && low->buffer_map[i]) ? k.n_buffers++ : k.n_scalars++;
   return k;
+}
+
+/* Takes the arena and the text on success. */
+static tj_status_t *queue_push(kernel_queue_t *q, tj_arena_t *arena, const tj_prim_func_t *low, const char *name,
+                               uint64_t hash, char *text, const cache_key_t *key, const tj_tir_prepacks_t *prepacks,
+                               int *out_index) {
+  if (q->n == q->cap) {
+    int cap = q->cap ? q->cap * 2 : 16;
+    pending_kernel_t *p = tj_realloc(q->items, sizeof *p * (size_t)cap);
+    if (!p) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+    q->items = p;
+    q->cap = cap;
+  }
+  char *symbol = make_symbol(name, key_word(key));
+  if (!symbol) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  q->items[q->n] = (pending_kernel_t){arena, low, name, hash, text, symbol, *key, *prepacks, abi_of(low)};
+  *out_index = q->n++;
+  return NULL;
 }
 
 static int longest_first(const void *a, const void *b) {
@@ -278,21 +347,88 @@ static tj_status_t *compile_queue(tj_jit_t *jit, kernel_queue_t *q, const tj_jit
       continue;
     }
     acc->kernels_compiled++;
-    store_cached(jit, p->name, p->text, opts, opt_level, &p->key, &jobs[i].obj);
-    s = add_kernel(jit, &jobs[i].obj, p->hash, acc, &p->k);
+    store_cached(jit, p->name, &p->key, opts, opt_level, &jobs[i].obj, &p->prepacks);
+    s = add_kernel(jit, &jobs[i].obj, &p->key, p->hash, &p->prepacks, acc, &p->k);
     tj_jit_object_free(&jobs[i].obj);
   }
   tj_free(jobs);
   return s;
 }
 
-/* ---------------- one kernel, lowered ---------------- */
+/* ---------------- one kernel ---------------- */
 
-/* Lower, look up the table, else load from the disk cache or compile with `tm`, and
- * add. With a queue, a kernel in neither cache is queued instead (*out_pending is its
- * index, and `out` has its ABI but no code yet); else *out_pending is -1. Times go to
- * `acc`. Shape vars become trailing scalars (shape_params.h): *out_n_shape of them,
- * described in out_shape (room for TJ_TIR_MAX_SHAPE_PARAMS; both may be NULL). */
+/* The kernel of `key` when this process has it: in the table, or queued (*out_pending
+ * then says where; `out` has its ABI but no code yet). */
+static bool find_known(tj_jit_t *jit, const cache_key_t *key, kernel_queue_t *queue, tj_jit_kernel_t *out,
+                       int *out_pending, tj_tir_prepacks_t *out_prepacks) {
+  pthread_mutex_lock(&jit->lock);
+  const tj_jit_entry_t *hit = find_entry_by_key(jit, key->hash);
+  if (hit) entry_to_kernel(hit, out, out_prepacks);
+  pthread_mutex_unlock(&jit->lock);
+  int queued = hit || !queue ? -1 : queue_find_key(queue, key->hash);
+  if (queued >= 0) {
+    *out = queue->items[queued].k;
+    *out_prepacks = queue->items[queued].prepacks;
+    *out_pending = queued;
+  }
+  return hit || queued >= 0;
+}
+
+/* Lowers `f` (its shape vars already params) and gets its code: a table entry of the
+ * same lowered text, a queued kernel of that text, else (queue) queued, or (no queue)
+ * compiled, stored and added. *out_prepacks: what lowering said. */
+static tj_status_t *lower_and_obtain(tj_jit_t *jit, tj_arena_t *arena, const tj_prim_func_t *f, const char *name,
+                                     const cache_key_t *key, tj_tir_schedule_options_t *sched,
+                                     const tj_jit_options_t *opts, int opt_level, LLVMTargetMachineRef tm,
+                                     tj_jit_stats_t *acc, kernel_queue_t *queue, int *out_pending,
+                                     tj_jit_kernel_t *out, tj_tir_prepacks_t *out_prepacks, bool *out_arena_taken) {
+  double t0 = tj_jit_now_ms();
+  const tj_prim_func_t *low = NULL;
+  sched->prepacked = sched->constant_params ? out_prepacks : NULL;
+  tj_status_t *s = tj_tir_lower_scheduled(arena, f, name, sched, &low);
+  char *text = s ? NULL : tj_jit_kernel_text(low);
+  if (!s && !text) s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  acc->lower_ms += tj_jit_now_ms() - t0;
+  if (s) return s;
+  uint64_t hash = XXH3_64bits(text, strlen(text));
+  pthread_mutex_lock(&jit->lock);
+  const tj_jit_entry_t *hit = find_entry(jit, hash, text);
+  if (hit) s = insert_alias(jit, key->hash, hit, out_prepacks, &hit);
+  if (hit && !s) *out = (tj_jit_kernel_t){hit->symbol, hit->fn, hit->n_buffers, hit->n_scalars};
+  pthread_mutex_unlock(&jit->lock);
+  int queued = hit || !queue ? -1 : queue_find_text(queue, hash, text);
+  if (hit || queued >= 0 || s) {
+    if (!s) say(opts, TJ_JIT_MSG_DEBUG, "cache: %s: in-memory hit (compiled earlier by this process)", name);
+    if (queued >= 0) *out = abi_of(low), *out_pending = queued;
+    tj_free(text);
+    return s;
+  }
+  if (queue) {
+    *out = abi_of(low);
+    s = queue_push(queue, arena, low, name, hash, text, key, out_prepacks, out_pending);
+    if (!s) *out_arena_taken = true;
+    else tj_free(text);
+    return s;
+  }
+  tj_jit_object_t obj = {0};
+  char *symbol = make_symbol(name, key_word(key));
+  s = symbol ? tj_jit_emit_object_with(low, symbol, opt_level, tm, &obj, acc)
+             : tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  tj_free(symbol);
+  tj_free(text);
+  if (!s) acc->kernels_compiled++;
+  if (!s) store_cached(jit, name, key, opts, opt_level, &obj, out_prepacks);
+  if (!s) s = add_kernel(jit, &obj, key, hash, out_prepacks, acc, out);
+  tj_jit_object_free(&obj);
+  return s;
+}
+
+/* The kernel for f: from the table (by its key), queued earlier, from the disk cache,
+ * else lowered and then found by its lowered text, queued or compiled with `tm`. With
+ * a queue, a kernel in neither cache is queued (*out_pending is its index, and `out`
+ * has its ABI but no code yet); else *out_pending is -1. Times go to `acc`. Shape vars
+ * become trailing scalars (shape_params.h): *out_n_shape of them, described in
+ * out_shape (room for TJ_TIR_MAX_SHAPE_PARAMS; both may be NULL). */
 static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const char *name,
                                    const tj_jit_options_t *opts, int opt_level, bool schedule,
                                    LLVMTargetMachineRef tm, tj_jit_stats_t *acc, kernel_queue_t *queue,
@@ -300,58 +436,40 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
                                    tj_tir_shape_param_t *out_shape, uint64_t constant_params,
                                    tj_tir_prepacks_t *out_prepacks) {
   double t0 = tj_jit_now_ms();
-  if (out_prepacks) out_prepacks->n = 0;
-  if (out_pending) *out_pending = -1;
+  int pending = -1;
+  tj_tir_prepacks_t prepacks = {.n = 0};
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
-  const tj_prim_func_t *low = NULL;
   tj_tir_schedule_options_t sched = tj_jit_schedule_options(schedule, opts && opts->relaxed_float);
   /* Weights constant at every call are packed by the executable, once (schedule_prepack.c). */
   sched.constant_params = opts && opts->no_prepack ? 0 : constant_params;
-  sched.prepacked = sched.constant_params ? out_prepacks : NULL;
+  sched.prepacked = sched.constant_params ? &prepacks : NULL;
   tj_tir_shape_param_t shape[TJ_TIR_MAX_SHAPE_PARAMS];
   int n_shape = 0;
+  cache_key_t key;
   tj_status_t *s = tj_tir_expose_shape_params(arena, f, name, &f, &n_shape, shape);
-  if (!s) s = tj_tir_lower_scheduled(arena, f, name, &sched, &low);
-  if (!s && out_n_shape) *out_n_shape = n_shape;
-  if (!s && out_shape) memcpy(out_shape, shape, sizeof shape[0] * (size_t)n_shape);
-  char *text = s ? NULL : tj_jit_kernel_text(low);
-  if (!s && !text) s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
+  if (!s && !make_key(f, name, &sched, opt_level, &key))
+    s = tj_status_new(TJ_ERR_OUT_OF_MEMORY, "compiling '%s': out of memory", name);
   acc->lower_ms += tj_jit_now_ms() - t0;
   acc->kernels_requested++;
-  if (s) {
-    tj_arena_free(arena);
-    return s;
-  }
-  uint64_t hash = XXH3_64bits(text, strlen(text));
-  pthread_mutex_lock(&jit->lock);
-  const tj_jit_entry_t *hit = find_entry(jit, hash, text);
-  if (hit) entry_to_kernel(hit, out);
-  pthread_mutex_unlock(&jit->lock);
-  int queued = hit || !queue ? -1 : queue_find(queue, hash, text);
-  if (hit || queued >= 0) {
-    say_debug(opts, "cache: %s: in-memory hit (compiled earlier by this process)", name);
-    if (queued >= 0) *out = abi_of(low), *out_pending = queued;
-    tj_free(text);
-    tj_arena_free(arena);
-    return NULL;
-  }
+  bool arena_taken = false;
   tj_jit_object_t obj = {0};
-  cache_key_t key = {.n_parts = 0};
-  if (queue && !load_cached(jit, name, text, opts, opt_level, acc, &key, &obj)) {
-    *out = abi_of(low);
-    s = queue_push(queue, arena, low, name, hash, text, &key, out_pending);
-    if (!s) return NULL;
-    tj_free(text);
-    tj_arena_free(arena);
-    return s;
+  if (s || find_known(jit, &key, queue, out, &pending, &prepacks)) {
+    if (!s) say(opts, TJ_JIT_MSG_DEBUG, "cache: %s: in-memory hit (compiled earlier by this process)", name);
+  } else if (load_cached(jit, name, f, &key, opts, opt_level, acc, &obj, &prepacks)) {
+    s = add_kernel(jit, &obj, &key, 0, &prepacks, acc, out);
+  } else {
+    s = lower_and_obtain(jit, arena, f, name, &key, &sched, opts, opt_level, tm, acc, queue, &pending, out, &prepacks,
+                         &arena_taken);
   }
-  if (!queue) s = obtain_object(jit, low, name, hash, text, opts, opt_level, tm, acc, &obj);
-  tj_free(text);
-  tj_arena_free(arena);
-  if (!s) s = add_kernel(jit, &obj, hash, acc, out);
   tj_jit_object_free(&obj);
-  return s;
+  if (!arena_taken) tj_arena_free(arena);
+  if (s) return s;
+  if (out_n_shape) *out_n_shape = n_shape;
+  if (out_shape) memcpy(out_shape, shape, sizeof shape[0] * (size_t)n_shape);
+  if (out_pending) *out_pending = pending;
+  if (out_prepacks) *out_prepacks = prepacks;
+  return NULL;
 }
 
 static int opt_level_of(const tj_jit_options_t *opts) { return opts ? opts->opt_level : 3; }
@@ -1023,7 +1141,7 @@ static tj_status_t *packed_reads(const kernel_slot_t *ks, tj_arena_t *arena, tj_
 
 /* Packs the constants the calls' kernels read packed (runtime/prepack_set.h). */
 static tj_status_t *pack_constants(const build_t *bd, tj_arena_t *arena, const tj_value_desc_t *descs,
-                                   tj_executable_t *exe, tj_prepack_set_t *out) {
+                                   tj_executable_t *exe, const tj_prepack_release_t *release, tj_prepack_set_t *out) {
   tj_packed_call_t *calls = TJ_ARENA_ARRAY(arena, tj_packed_call_t, bd->n_calls + 1);
   int *copy_uses = TJ_ARENA_ARRAY(arena, int, bd->n_values + 1);
   if (!calls || !copy_uses) return oom();
@@ -1037,7 +1155,7 @@ static tj_status_t *pack_constants(const build_t *bd, tj_arena_t *arena, const t
     TJ_RETURN_IF_ERROR(packed_reads(ks, arena, &reads));
     calls[i] = (tj_packed_call_t){c->binding, ks->name, c->n_args, c->args, ks->prepacks.n, reads};
   }
-  return tj_prepack_set_build(arena, bd->n_calls, calls, bd->n_values, descs, copy_uses, exe, out);
+  return tj_prepack_set_build(arena, bd->n_calls, calls, bd->n_values, descs, copy_uses, exe, release, out);
 }
 
 /* Call i's arguments with its kernel's packed weights appended. */
@@ -1068,14 +1186,14 @@ static tj_status_t *add_chunk_calls(tj_executable_t *exe, const kernel_slot_t *k
 /* The executable from the collected values, kernels and calls, with main's vars bound
  * to `values` (none for a static function). */
 static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const int64_t *values,
-                                     tj_executable_t *exe) {
+                                     const tj_prepack_release_t *release, tj_executable_t *exe) {
   int *value_ids = TJ_ARENA_ARRAY(arena, int, bd->n_values + 1);
   int *kernel_ids = TJ_ARENA_ARRAY(arena, int, (bd->n_kernels + 1) * N_CHUNKS);
   tj_value_desc_t *descs = TJ_ARENA_ARRAY(arena, tj_value_desc_t, bd->n_values + 1);
   if (!value_ids || !kernel_ids || !descs) return oom();
   for (int i = 0; i < bd->n_values; i++) TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
   tj_prepack_set_t packed;
-  TJ_RETURN_IF_ERROR(pack_constants(bd, arena, descs, exe, &packed));
+  TJ_RETURN_IF_ERROR(pack_constants(bd, arena, descs, exe, release, &packed));
   for (int i = 0; i < bd->n_values; i++) {
     tj_value_desc_t d = descs[i];
     if (packed.unread_source && packed.unread_source[i]) {
@@ -1176,12 +1294,13 @@ tj_status_t *tj_jit_compile_program(tj_jit_t *jit, const tj_module_t *m, const c
 int tj_jit_program_num_vars(const tj_jit_program_t *p) { return p->bd.n_sig_vars; }
 const tj_tir_expr_t *const *tj_jit_program_vars(const tj_jit_program_t *p) { return p->bd.sig_vars; }
 
-tj_status_t *tj_jit_program_instantiate(const tj_jit_program_t *p, const int64_t *values, tj_executable_t **out_exe) {
+static tj_status_t *instantiate(const tj_jit_program_t *p, const int64_t *values, const tj_prepack_release_t *release,
+                                tj_executable_t **out_exe) {
   tj_arena_t *arena = tj_arena_create();
   if (!arena) return oom();
   tj_executable_t *exe = NULL;
   tj_status_t *s = tj_executable_create(&exe);
-  if (!s) s = build_executable(&p->bd, arena, values, exe);
+  if (!s) s = build_executable(&p->bd, arena, values, release, exe);
   tj_arena_free(arena);
   if (s) {
     tj_executable_free(exe);
@@ -1189,6 +1308,10 @@ tj_status_t *tj_jit_program_instantiate(const tj_jit_program_t *p, const int64_t
   }
   *out_exe = exe;
   return NULL;
+}
+
+tj_status_t *tj_jit_program_instantiate(const tj_jit_program_t *p, const int64_t *values, tj_executable_t **out_exe) {
+  return instantiate(p, values, NULL, out_exe);
 }
 
 static const char *first_symbolic(const build_t *bd) {
@@ -1207,7 +1330,9 @@ tj_status_t *tj_jit_compile_module(tj_jit_t *jit, const tj_module_t *m, const ch
                       "JIT-compiling '%s': parameter '%s' has symbolic dims; compile it as a program and bind its "
                       "vars per call (tj_jit_compile_program)",
                       p->bd.function, first_symbolic(&p->bd));
-  if (!s) s = tj_jit_program_instantiate(p, NULL, out_exe);
+  /* One executable only, so a weight it reads only packed may go once packed. */
+  tj_prepack_release_t release = {opts ? opts->release_constant : NULL, opts ? opts->release_ctx : NULL};
+  if (!s) s = instantiate(p, NULL, &release, out_exe);
   tj_jit_program_free(p);
   return s;
 }

@@ -24,6 +24,7 @@ void tj_jit_object_free(tj_jit_object_t *obj) {
   tj_free(obj->symbol);
   tj_free(obj->canonical_text);
   tj_free(obj->bytes);
+  tj_free(obj->meta);
   memset(obj, 0, sizeof *obj);
 }
 

@@ -45,6 +45,14 @@ int tj_jit_compile_threads(int n_jobs);
  * caller_tm, the others with target machines of their own. */
 void tj_jit_emit_parallel(tj_jit_job_t *jobs, int n, int opt_level, LLVMTargetMachineRef caller_tm);
 
+/* kernel_meta.c: the packed weights' descriptions stored with a cached object (a hit
+ * does not lower the kernel, which is what made them). Encode: tj_malloc'd bytes.
+ * Decode checks them against the un-lowered PrimFunc and the object's ABI; false (and
+ * `why`) when they do not fit, so the entry is not used. */
+tj_status_t *tj_jit_meta_encode(const tj_tir_prepacks_t *prepacks, void **out_meta, size_t *out_size);
+bool tj_jit_meta_decode(const void *meta, size_t size, const tj_prim_func_t *f, int n_buffers, int n_scalars,
+                        tj_tir_prepacks_t *out, char *why, size_t why_len);
+
 /* Monotonic clock in milliseconds. */
 double tj_jit_now_ms(void);
 
@@ -52,12 +60,18 @@ double tj_jit_now_ms(void);
 #include <pthread.h>
 #include <llvm-c/LLJIT.h>
 
+/* A kernel in the table, found by its cache key (the un-lowered PrimFunc and every
+ * option: cache_key.c) or, after lowering, by its lowered text. An entry loaded from
+ * the disk cache has no text; a kernel whose text matched an entry of another key gets
+ * an entry of its own for its key, sharing the code. */
 typedef struct tj_jit_entry {
+  uint8_t key[16];
   uint64_t text_hash;
-  char *text;   /* canonical text of the lowered kernel: the table key */
+  char *text;   /* canonical text of the lowered kernel; NULL when it was not lowered */
   char *symbol;
   void (*fn)(void);
   int n_buffers, n_scalars;
+  tj_tir_prepacks_t prepacks; /* the weights it reads packed */
 } tj_jit_entry_t;
 
 struct tj_jit {

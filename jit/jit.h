@@ -61,6 +61,12 @@ typedef struct tj_jit_options {
   /* Constants' data is used in place, not copied into the executable: the module's IR
    * (and any data its constants borrow) outlives the executable. */
   bool borrow_constants;
+  /* tj_jit_compile_module only: told of each constant's data that the executable does
+   * not read once it is packed (its kernels read only packed copies), right after the
+   * copies are made; the caller may free it, best into the allocator's cache when
+   * `reuse` (runtime/prepack_set.h). NULL: not told. */
+  void (*release_constant)(void *ctx, const void *data, bool reuse);
+  void *release_ctx;
 } tj_jit_options_t;
 
 /* Initialises LLVM's native target once per process and creates one LLJIT. */
@@ -116,8 +122,16 @@ typedef struct tj_jit_object {
   void *bytes;          /* the ELF object */
   size_t size;
   int n_buffers, n_scalars;
+  /* What the executable needs besides the code (jit/kernel_meta.c), kept with the object
+   * in the disk cache; opaque to the cache. */
+  void *meta;
+  size_t meta_size;
 } tj_jit_object_t;
 void tj_jit_object_free(tj_jit_object_t *obj); /* frees the fields, not obj itself */
+
+/* XXH3-128 of everything in an un-lowered PrimFunc and its name (jit/func_digest.c):
+ * the kernel's part of the cache key. False when out of memory. */
+bool tj_jit_func_digest(const tj_prim_func_t *f, const char *name, uint8_t out_digest[16]);
 
 /* The canonical text of a lowered PrimFunc (caller frees with tj_free); NULL on OOM.
  * Variable and buffer names are replaced by their definition order; literals exact. */
@@ -175,12 +189,15 @@ typedef struct tj_jit_object_cache {
 } tj_jit_object_cache_t;
 /* Installs (or with NULL removes) the cache; copied. Call before compiling. */
 void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache);
-/* The key parts of a kernel: format version, tvmjit version and build id, LLVM version,
- * triple, CPU, features, opt level, codegen options (code and reloc model), then the
- * canonical text (borrowed, last). Fills `parts` (TJ_JIT_KEY_PARTS entries) and returns
- * how many. Anything that changes the emitted object must be one of these parts: add it
- * here when adding a codegen option. Values other than the text are static strings. */
-int tj_jit_cache_key_parts(const char *canonical_text, int opt_level, tj_jit_key_part_t *parts);
+/* The key parts of a kernel: format version, tvmjit version and build id (so any change
+ * to the schedules, lowering or codegen changes every key), LLVM version, triple, CPU,
+ * features, opt level, codegen options (code and reloc model), then the schedule
+ * options as text and the digest of the un-lowered PrimFunc (tj_jit_func_digest, as
+ * hex), both borrowed. Fills `parts` (TJ_JIT_KEY_PARTS entries) and returns how many.
+ * Anything that changes the emitted object or what lowering returns must be one of
+ * these parts: add it here when adding an option. Values other than the last two are
+ * static strings. */
+int tj_jit_cache_key_parts(const char *schedule, const char *func, int opt_level, tj_jit_key_part_t *parts);
 /* XXH3-128 over the parts (names and values, length-prefixed). */
 void tj_jit_cache_key_hash(const tj_jit_key_part_t *parts, int n_parts, uint8_t out_key[16]);
 

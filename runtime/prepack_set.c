@@ -16,6 +16,10 @@ typedef struct packed_weight {
   size_t bytes;
   int value;            /* in the executable */
   void *data;
+  bool last_of_source;  /* no later item packs the same source */
+  bool source_released; /* nothing reads the source but packed copies: offered to `release` after this item */
+  bool source_reused;   /* ... and a later item's packed copy fits in its block */
+  bool fits_freed;      /* this item's packed copy is the one a freed source's block was kept for */
 } packed_weight_t;
 
 static tj_status_t *oom(void) { return tj_status_new(TJ_ERR_OUT_OF_MEMORY, "packing constants: out of memory"); }
@@ -50,12 +54,12 @@ static tj_status_t *find_or_add(const tj_packed_call_t *c, const tj_packed_read_
   size_t bytes;
   TJ_RETURN_IF_ERROR(
       tj_status_annotate(tj_prepack_bytes(&d, &bytes), "binding '%s': packing '%s'", c->binding, w->name));
-  items[*n_items] = (packed_weight_t){w->const_data, d, c, w, bytes, -1, NULL};
+  items[*n_items] = (packed_weight_t){w->const_data, d, c, w, bytes, -1, NULL, false, false, false, false};
   *out_at = (*n_items)++;
   return NULL;
 }
 
-/* A piece of one packed weight (parts [begin, end) of it), and the pieces of them all. */
+/* A piece of one packed weight (parts [begin, end) of it). */
 typedef struct pack_piece {
   const packed_weight_t *item;
   int64_t begin, end;
@@ -74,38 +78,36 @@ static void pack_pieces(int64_t begin, int64_t end, void *ctx) {
   }
 }
 
-/* Pieces of about this many packed bytes: ResNet-18's weights (57 MB packed, three of
- * 9.4 MB) then split evenly over the pool's threads. */
+/* Pieces of about this many packed bytes: each of ResNet-18's large weights (three of
+ * 9.4 MB) then splits evenly over the pool's threads. */
 #define PIECE_BYTES ((size_t)256 << 10)
 
-/* Packs every item, in pieces on the calling thread's current pool (the instance's,
- * set around compiles by api/driver.c; inline without one). */
-static tj_status_t *pack_in_pieces(tj_arena_t *arena, const packed_weight_t *items, int n_items) {
-  int64_t n = 0;
-  for (int k = 0; k < n_items; k++) {
-    int64_t parts = tj_prepack_parts(&items[k].desc), per = parts ? (int64_t)(items[k].bytes / (size_t)parts) : 1;
-    int64_t step = per >= (int64_t)PIECE_BYTES ? 1 : (int64_t)PIECE_BYTES / (per ? per : 1);
-    n += parts ? (parts + step - 1) / step : 0;
-  }
-  pack_piece_t *pieces = TJ_ARENA_ARRAY(arena, pack_piece_t, n + 1);
-  if (!pieces) return oom();
-  int64_t at = 0;
-  for (int k = 0; k < n_items; k++) {
-    int64_t parts = tj_prepack_parts(&items[k].desc), per = parts ? (int64_t)(items[k].bytes / (size_t)parts) : 1;
-    int64_t step = per >= (int64_t)PIECE_BYTES ? 1 : (int64_t)PIECE_BYTES / (per ? per : 1);
-    for (int64_t b = 0; b < parts; b += step) pieces[at++] = (pack_piece_t){&items[k], b, b + step < parts ? b + step : parts};
-  }
+/* Packs one item, in pieces on the calling thread's current pool (the instance's, set
+ * around compiles by api/driver.c; inline without one). `pieces` has room for
+ * tj_prepack_parts(item) of them. */
+static void pack_item(const packed_weight_t *it, pack_piece_t *pieces) {
+  int64_t parts = tj_prepack_parts(&it->desc), per = parts ? (int64_t)(it->bytes / (size_t)parts) : 1;
+  int64_t step = per >= (int64_t)PIECE_BYTES ? 1 : (int64_t)PIECE_BYTES / (per ? per : 1), n = 0;
+  for (int64_t b = 0; b < parts; b += step) pieces[n++] = (pack_piece_t){it, b, b + step < parts ? b + step : parts};
   pack_job_t job = {pieces};
-  tj_thread_pool_parallel_for(tj_thread_pool_current(), at, pack_pieces, &job);
-  return NULL;
+  tj_thread_pool_parallel_for(tj_thread_pool_current(), n, pack_pieces, &job);
 }
 
-/* Each packed weight in its own block, owned by exe, allocated in order before any is
- * packed. Not one block for all: blocks the caller freed after the passes (BERT's
- * untransposed weights, 2.4 and 9.4 MB) are kept for reuse (support/alloc.h) and serve
- * packed weights of their size; a single 28 MB block took fresh memory instead and
- * raised BERT's peak RSS from 114 to 139 MiB. */
-static tj_status_t *pack_all(tj_arena_t *arena, tj_executable_t *exe, packed_weight_t *items, int n_items) {
+/* Each packed weight in its own block, owned by exe, allocated just before it is
+ * packed, and each source nothing else reads offered to `release` right after its last
+ * copy, so a caller that frees it (tvmjit_module_adopt_tensor) never holds a weight
+ * both unpacked and packed beyond the one being packed: ResNet-18's cached start peaked
+ * at 170 MiB RSS with all of them held, 129 without (Ice Lake host). Not one block for
+ * all: blocks the caller freed after the passes (BERT's untransposed weights, 2.4 and
+ * 9.4 MB) are kept for reuse (support/alloc.h) and serve packed weights of their size; a
+ * single 28 MB block took fresh memory instead and raised BERT's peak RSS from 114 to
+ * 139 MiB. */
+static tj_status_t *pack_all(tj_arena_t *arena, tj_executable_t *exe, packed_weight_t *items, int n_items,
+                             const tj_prepack_release_t *release) {
+  int64_t most = 1;
+  for (int k = 0; k < n_items; k++) most = tj_prepack_parts(&items[k].desc) > most ? tj_prepack_parts(&items[k].desc) : most;
+  pack_piece_t *pieces = TJ_ARENA_ARRAY(arena, pack_piece_t, most);
+  if (!pieces) return oom();
   for (int k = 0; k < n_items; k++) {
     packed_weight_t *it = &items[k];
     it->data = tj_aligned_alloc(it->bytes ? it->bytes : 1);
@@ -120,13 +122,38 @@ static tj_status_t *pack_all(tj_arena_t *arena, tj_executable_t *exe, packed_wei
                          .kind = TJ_VALUE_CONSTANT, .nbytes = it->bytes, .const_data = it->data};
     tj_prepack_shape(&it->desc, v.shape);
     TJ_RETURN_IF_ERROR(tj_executable_add_value(exe, &v, &it->value));
+    pack_item(it, pieces);
+    if (it->source_released && release && release->fn) release->fn(release->ctx, it->source, it->source_reused);
   }
-  return pack_in_pieces(arena, items, n_items);
+  return NULL;
+}
+
+/* Pairs each released source with the first later item whose packed copy its block can
+ * hold (1 to 2 times that copy's size, as support/alloc.h's cache hands blocks out):
+ * that copy then takes the block instead of fresh memory. ResNet-18: the second and
+ * third 512x512 convs take the blocks of the first and second, the classifier one of
+ * the 256-channel convs' (~21 of 57 MB). */
+static void plan_reuse(packed_weight_t *items, int n_items) {
+  for (int k = 0; k < n_items; k++) {
+    if (!items[k].source_released) continue;
+    size_t have = items[k].weight->nbytes;
+    for (int j = k + 1; j < n_items && !items[k].source_reused; j++)
+      if (!items[j].fits_freed && items[j].bytes <= have && have / 2 <= items[j].bytes)
+        items[j].fits_freed = items[k].source_reused = true;
+  }
+}
+
+/* Whether every value with data `source` is read only through packed copies. */
+static bool source_unread(const void *source, int n_values, const tj_value_desc_t *values, const int *unread,
+                          const int *uses) {
+  for (int v = 0; v < n_values; v++)
+    if (values[v].const_data == source && unread[v] != uses[v]) return false;
+  return true;
 }
 
 tj_status_t *tj_prepack_set_build(tj_arena_t *arena, int n_calls, const tj_packed_call_t *calls, int n_values,
                                   const tj_value_desc_t *values, const int *other_uses, tj_executable_t *exe,
-                                  tj_prepack_set_t *out) {
+                                  const tj_prepack_release_t *release, tj_prepack_set_t *out) {
   memset(out, 0, sizeof *out);
   int total = 0, n_items = 0;
   for (int i = 0; i < n_calls; i++) total += calls[i].n_reads;
@@ -145,20 +172,25 @@ tj_status_t *tj_prepack_set_build(tj_arena_t *arena, int n_calls, const tj_packe
     for (int j = 0; j < c->n_args; j++) uses[c->args[j]]++;
     out->value_of_read[i] = c->n_reads ? TJ_ARENA_ARRAY(arena, int, c->n_reads) : NULL;
     if (c->n_reads && !out->value_of_read[i]) return oom();
-    for (int p = 0; p < c->n_reads; p++)
+    for (int p = 0; p < c->n_reads; p++) {
       TJ_RETURN_IF_ERROR(find_or_add(c, &c->reads[p], &values[c->args[c->reads[p].arg]], items, &n_items,
                                      &out->value_of_read[i][p]));
+      if (c->reads[p].source_unread) unread[c->args[c->reads[p].arg]]++;
+    }
   }
-  TJ_RETURN_IF_ERROR(pack_all(arena, exe, items, n_items));
+  for (int k = 0; k < n_items; k++) {
+    items[k].last_of_source = true;
+    for (int j = k + 1; j < n_items && items[k].last_of_source; j++) items[k].last_of_source = items[j].source != items[k].source;
+    items[k].source_released = items[k].last_of_source && source_unread(items[k].source, n_values, values, unread, uses);
+  }
+  plan_reuse(items, n_items);
+  TJ_RETURN_IF_ERROR(pack_all(arena, exe, items, n_items, release));
   for (int i = 0; i < n_calls; i++)
     for (int p = 0; p < calls[i].n_reads; p++) {
       const packed_weight_t *it = &items[out->value_of_read[i][p]];
       int v = calls[i].args[calls[i].reads[p].arg];
       out->value_of_read[i][p] = it->value;
-      if (calls[i].reads[p].source_unread) {
-        unread[v]++;
-        out->unread_source[v] = it->data;
-      }
+      if (calls[i].reads[p].source_unread) out->unread_source[v] = it->data;
     }
   for (int v = 0; v < n_values; v++)
     if (unread[v] != uses[v]) out->unread_source[v] = NULL;

@@ -39,13 +39,25 @@ typedef struct tj_prepack_set {
   const void **unread_source;  /* per value: the packed data to pass for it, or NULL */
 } tj_prepack_set_t;
 
+/* Told of each constant's data nothing reads any more once its packed copies are made
+ * (every read of every value with that data is a packed read of a source_unread kernel),
+ * right after its last copy is written; it may free the data. `reuse`: a weight packed
+ * later fits in its block (support/alloc.h's cache serves a request from a block of 1
+ * to 2 times its size), so it is worth keeping in the allocator's cache rather than
+ * giving it back to the system. */
+typedef struct tj_prepack_release {
+  void (*fn)(void *ctx, const void *data, bool reuse);
+  void *ctx;
+} tj_prepack_release_t;
+
 /* Packs what `calls` read packed into `exe` (one constant value each, owned by exe).
  * values[v] describes value v (the read ones must be constants with data); other_uses
  * (may be NULL) counts reads of value v outside the calls (outputs that copy it): a
  * constant is "unread" only when every read of it is a packed read of a source_unread
- * kernel. Arrays in *out live in `arena`. */
+ * kernel. `release` (may be NULL) is told of the sources nothing else reads once they
+ * are packed. Arrays in *out live in `arena`. */
 tj_status_t *tj_prepack_set_build(tj_arena_t *arena, int n_calls, const tj_packed_call_t *calls, int n_values,
                                   const tj_value_desc_t *values, const int *other_uses, tj_executable_t *exe,
-                                  tj_prepack_set_t *out);
+                                  const tj_prepack_release_t *release, tj_prepack_set_t *out);
 
 #endif

@@ -85,6 +85,12 @@ void tj_tensor_free(tj_tensor_t *t) {
   tj_free(t);
 }
 
+void tj_tensor_free_uncached(tj_tensor_t *t) {
+  if (!t) return;
+  if (t->owns_data) tj_free(t->data); /* tj_aligned_alloc's blocks are malloc's */
+  tj_free(t);
+}
+
 int64_t tj_tensor_numel(const tj_tensor_t *t) {
   int64_t n = 1;
   for (int i = 0; i < t->ndim; i++) n *= t->shape[i];

@@ -29,6 +29,9 @@ tj_status_t *tj_tensor_new_uninit(tj_dtype_t dtype, int ndim, const int64_t *sha
 tj_status_t *tj_tensor_wrap(tj_dtype_t dtype, int ndim, const int64_t *shape, void *data,
                             tj_tensor_t **out_tensor);
 void tj_tensor_free(tj_tensor_t *t);
+/* The same, with owned data given back to the system, not kept in the allocator's cache
+ * of large blocks (support/alloc.h): for data freed for good, such as a weight once packed. */
+void tj_tensor_free_uncached(tj_tensor_t *t);
 int64_t tj_tensor_numel(const tj_tensor_t *t);
 size_t tj_tensor_nbytes(const tj_tensor_t *t);
 /* "float16[16, 32, 32, 16]" into buf. */

@@ -38,7 +38,7 @@ typedef struct lookup {
 
 static void make_lookup(lookup_t *l, const char *text, sink_t *sink) {
   l->msgs = (tj_jit_messages_t){sink_emit, sink, true};
-  l->lk = (tj_jit_cache_lookup_t){text, l->parts, tj_jit_cache_key_parts(text, 2, l->parts), &l->msgs};
+  l->lk = (tj_jit_cache_lookup_t){text, l->parts, tj_jit_cache_key_parts("enabled=1", text, 2, l->parts), &l->msgs};
 }
 
 /* An "object" of `size` bytes: ELF magic, then a pattern from `seed`. */
@@ -46,7 +46,9 @@ static tj_jit_object_t make_object(const char *symbol, size_t size, int seed) {
   unsigned char *b = tj_malloc(size);
   memcpy(b, "\x7f" "ELF", 4);
   for (size_t i = 4; i < size; i++) b[i] = (unsigned char)(i * 7 + (size_t)seed);
-  return (tj_jit_object_t){tj_strdup(symbol), NULL, b, size, 3, 1};
+  char *meta = tj_malloc(24);
+  snprintf(meta, 24, "meta of %s", symbol);
+  return (tj_jit_object_t){tj_strdup(symbol), NULL, b, size, 3, 1, meta, 24};
 }
 
 static bool load_ok(tj_jit_object_cache_t *h, const char *text, sink_t *sink, const tj_jit_object_t *want) {
@@ -59,6 +61,8 @@ static bool load_ok(tj_jit_object_cache_t *h, const char *text, sink_t *sink, co
   ck_assert_int_eq(memcmp(got.bytes, want->bytes, want->size), 0);
   ck_assert_int_eq(got.n_buffers, 3);
   ck_assert_int_eq(got.n_scalars, 1);
+  ck_assert_uint_eq(got.meta_size, want->meta_size); /* the kernel's metadata comes back whole */
+  ck_assert_int_eq(memcmp(got.meta, want->meta, want->meta_size), 0);
   tj_jit_object_free(&got);
   return true;
 }
@@ -144,7 +148,8 @@ START_TEST(damaged_entries_are_misses_with_a_warning_then_replaced) {
   } cases[] = {
       {-1, 0x01, "checksum mismatch"},   /* last byte of the object */
       {52, 0x01, "checksum mismatch"},   /* n_scalars in the header */
-      {8, 0x02, "format version 3"},     /* version 1 -> 3 */
+      {8, 0x01, "format version 3"},     /* version 2 -> 3 */
+      {60, 0x01, "checksum mismatch"},   /* the metadata's size in the header */
       {20, 0x80, "does not match its file name"},
       {100, 0, "truncated: the header announces"},
       {10, 0, "truncated (10 bytes"},
@@ -202,8 +207,8 @@ END_TEST
 
 START_TEST(every_key_part_changes_the_key) {
   tj_jit_key_part_t base[TJ_JIT_KEY_PARTS], alt[TJ_JIT_KEY_PARTS];
-  int n = tj_jit_cache_key_parts("(kernel)", 2, base);
-  const char *names[] = {"format", "tvmjit", "llvm", "triple", "cpu", "features", "opt", "codegen", "text"};
+  int n = tj_jit_cache_key_parts("enabled=1", "0123abcd", 2, base);
+  const char *names[] = {"format", "tvmjit", "llvm", "triple", "cpu", "features", "opt", "codegen", "schedule", "func"};
   ck_assert_int_eq(n, (int)(sizeof names / sizeof names[0]));
   uint8_t k0[16], k1[16];
   tj_jit_cache_key_hash(base, n, k0);
@@ -217,7 +222,7 @@ START_TEST(every_key_part_changes_the_key) {
     tj_jit_cache_key_hash(alt, n, k1);
     ck_assert_msg(memcmp(k0, k1, 16) != 0, "part %s does not change the key", names[i]);
   }
-  tj_jit_cache_key_parts("(kernel)", 3, alt);
+  tj_jit_cache_key_parts("enabled=1", "0123abcd", 3, alt);
   tj_jit_cache_key_hash(alt, n, k1);
   ck_assert(memcmp(k0, k1, 16) != 0);
   /* Moving text between parts must not give the same key (length-prefixed). */
@@ -253,7 +258,7 @@ START_TEST(info_counts_and_clear_removes_only_entries) {
   ck_assert_str_eq(info.directory, saved);
   ck_assert_int_eq(info.exists, 1);
   ck_assert_int_eq(info.entries, 2);
-  ck_assert_uint_eq(info.bytes, 2 * (64 + 3 + 300));
+  ck_assert_uint_eq(info.bytes, 2 * (64 + 3 + 24 + 300)); /* header, symbol, metadata, object */
   ck_assert_int_eq(info.runs, 1);
   ck_assert_uint_eq(info.hits, 1);
   ck_assert_uint_eq(info.misses, 1);
@@ -261,7 +266,7 @@ START_TEST(info_counts_and_clear_removes_only_entries) {
   uint64_t bytes;
   ck_assert_ptr_null(tvmjit_cache_clear(saved, &removed, &bytes));
   ck_assert_int_eq(removed, 2);
-  ck_assert_uint_eq(bytes, 2 * (64 + 3 + 300));
+  ck_assert_uint_eq(bytes, 2 * (64 + 3 + 24 + 300));
   ck_assert_int_eq(tu_count_entries(saved), 1); /* notes.txt stays */
   ck_assert_ptr_null(tvmjit_cache_info(saved, &info));
   ck_assert_int_eq(info.entries, 0);

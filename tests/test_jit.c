@@ -8,6 +8,7 @@
 
 #include "ir/module.h"
 #include "ir/text/parse.h"
+#include "jit/cache.h"
 #include "jit/jit.h"
 #include "jit_test_kernels.h"
 #include "runtime/executable.h"
@@ -148,8 +149,9 @@ static bool fake_load(void *ctx, const tj_jit_cache_lookup_t *lk, tj_jit_object_
   if (!c->full || memcmp(c->key, key, 16) != 0) return false;
   c->hits++;
   *out = (tj_jit_object_t){tj_strdup(c->obj.symbol), NULL, tj_malloc(c->obj.size), c->obj.size, c->obj.n_buffers,
-                           c->obj.n_scalars};
+                           c->obj.n_scalars, tj_malloc(c->obj.meta_size), c->obj.meta_size};
   memcpy(out->bytes, c->obj.bytes, c->obj.size);
+  memcpy(out->meta, c->obj.meta, c->obj.meta_size);
   return true;
 }
 
@@ -162,8 +164,9 @@ static void fake_store(void *ctx, const tj_jit_cache_lookup_t *lk, const tj_jit_
   for (int i = 0; i < lk->n_parts; i++)
     if (strcmp(lk->parts[i].name, "features") == 0) snprintf(c->features, sizeof c->features, "%s", lk->parts[i].value);
   c->obj = (tj_jit_object_t){tj_strdup(obj->symbol), NULL, tj_malloc(obj->size), obj->size, obj->n_buffers,
-                             obj->n_scalars};
+                             obj->n_scalars, tj_malloc(obj->meta_size), obj->meta_size};
   memcpy(c->obj.bytes, obj->bytes, obj->size);
+  memcpy(c->obj.meta, obj->meta, obj->meta_size);
 }
 
 START_TEST(object_cache_slot_serves_a_fresh_jit) {
@@ -195,6 +198,174 @@ START_TEST(object_cache_slot_serves_a_fresh_jit) {
   ((void (*)(void *, void *, void *))k.fn)(x, y, o);
   for (int i = 0; i < 32; i++) ck_assert_uint_eq(o[i], ref_add(x[i], y[i]));
   tj_jit_free(jit2);
+  tj_jit_object_free(&fc.obj);
+  tj_arena_free(a);
+}
+END_TEST
+
+/* A cache that records the key of each lookup and never hits. */
+typedef struct key_log {
+  int n;
+  uint8_t keys[4][16];
+} key_log_t;
+
+static bool logging_load(void *ctx, const tj_jit_cache_lookup_t *lk, tj_jit_object_t *out) {
+  (void)out;
+  key_log_t *l = ctx;
+  if (l->n < 4) memcpy(l->keys[l->n], lk->key, 16);
+  l->n++;
+  return false;
+}
+static void logging_store(void *ctx, const tj_jit_cache_lookup_t *lk, const tj_jit_object_t *obj) {
+  (void)ctx, (void)lk, (void)obj;
+}
+
+/* The disk cache key of f compiled as `name` with `opts`, in a fresh JIT (so the
+ * in-memory table does not answer first); f is built anew each time, in a new arena. */
+static void key_of(tj_prim_func_t *(*make)(tj_arena_t *), const char *name, tj_jit_options_t opts, uint8_t out[16]) {
+  tj_arena_t *a = tj_arena_create();
+  key_log_t log = {0};
+  tj_jit_object_cache_t cache = {logging_load, logging_store, &log};
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_set_object_cache(jit, &cache);
+  tj_jit_kernel_t k;
+  TU_OK(tj_jit_compile_prim_func(jit, make(a), name, &opts, &k));
+  ck_assert_int_eq(log.n, 1);
+  memcpy(out, log.keys[0], 16);
+  tj_jit_free(jit);
+  tj_arena_free(a);
+}
+
+static tj_prim_func_t *add_4x8(tj_arena_t *a) { return tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_ADD, true); }
+static tj_prim_func_t *add_4x9(tj_arena_t *a) { return tk_elementwise(a, TJ_F16, 4, 9, TJ_TIR_ADD, true); }
+static tj_prim_func_t *add_4x8_f32(tj_arena_t *a) { return tk_elementwise(a, TJ_F32, 4, 8, TJ_TIR_ADD, true); }
+static tj_prim_func_t *max_4x8(tj_arena_t *a) { return tk_elementwise(a, TJ_F16, 4, 8, TJ_TIR_MAX, true); }
+
+/* A kernel is found in the disk cache by its un-lowered PrimFunc, its name and every
+ * option lowering and codegen read, so a start from the cache does not lower it; a
+ * stale object must then never match: any change of the function (its shape, dtype or
+ * op, as a changed pipeline would make), of its name, of a schedule option or of the
+ * opt level changes the key, and the same function built again keeps it. (A changed
+ * schedule or code generator changes the library's build id, another part of the key:
+ * test_cache.) */
+START_TEST(the_cache_key_follows_the_function_and_every_option) {
+  tj_jit_options_t base = {.opt_level = 3, .relaxed_float = true};
+  uint8_t k0[16], k[16];
+  key_of(add_4x8, "add", base, k0);
+  key_of(add_4x8, "add", base, k);
+  ck_assert_msg(memcmp(k0, k, 16) == 0, "the same function built twice has two keys");
+  struct {
+    const char *what;
+    tj_prim_func_t *(*make)(tj_arena_t *);
+    const char *name;
+    tj_jit_options_t opts;
+  } changes[] = {
+      {"a shape", add_4x9, "add", base},
+      {"a dtype", add_4x8_f32, "add", base},
+      {"the op", max_4x8, "add", base},
+      {"the name", add_4x8, "add2", base},
+      {"strict float (schedule fp_contract, reorder, winograd)", add_4x8, "add", {.opt_level = 3}},
+      {"no schedule", add_4x8, "add", {.opt_level = 3, .relaxed_float = true, .no_schedule = true}},
+      {"the opt level", add_4x8, "add", {.opt_level = 2, .relaxed_float = true}},
+  };
+  for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
+    key_of(changes[i].make, changes[i].name, changes[i].opts, k);
+    ck_assert_msg(memcmp(k0, k, 16) != 0, "changing %s keeps the key", changes[i].what);
+  }
+}
+END_TEST
+
+/* f compiled as "add" with TVMJIT_WINOGRAD=`winograd` in `jit`, its disk cache `dir`. */
+static void compile_with_winograd(tj_jit_t *jit, tj_arena_t *a, const char *winograd, tj_jit_stats_t *st,
+                                  tj_jit_kernel_t *k) {
+  setenv("TVMJIT_WINOGRAD", winograd, 1);
+  tj_jit_options_t opts = {.opt_level = 3, .relaxed_float = true, .stats = st};
+  TU_OK(tj_jit_compile_prim_func(jit, add_4x8(a), "add", &opts, k));
+  unsetenv("TVMJIT_WINOGRAD");
+}
+
+/* Two keys, one lowered text: an elementwise kernel is not changed by the Winograd
+ * option, which is in its key. Objects of both keys, compiled by other processes (here:
+ * other JITs), are loaded into one JIT: each has a symbol of its own (made from its key),
+ * so the second does not collide with the first. */
+START_TEST(two_keys_of_one_lowered_kernel_load_into_one_jit) {
+  tj_arena_t *a = tj_arena_create();
+  char dir[256];
+  snprintf(dir, sizeof dir, "%s", tu_make_tmp_dir("tj_jit_two_keys"));
+  tj_disk_cache_options_t o = {dir, 1 << 24};
+  tj_disk_cache_t *disk;
+  TU_OK(tj_disk_cache_open(&o, &disk));
+  tj_jit_object_cache_t hooks;
+  tj_disk_cache_hooks(disk, &hooks);
+  tj_jit_stats_t st;
+  tj_jit_kernel_t k1, k2;
+  const char *modes[2] = {"1", "0"};
+  for (int i = 0; i < 2; i++) { /* fill the cache, one fresh JIT per mode */
+    tj_jit_t *jit;
+    TU_OK(tj_jit_create(&jit));
+    tj_jit_set_object_cache(jit, &hooks);
+    compile_with_winograd(jit, a, modes[i], &st, &k1);
+    ck_assert_int_eq(st.kernels_compiled, 1);
+    tj_jit_free(jit);
+  }
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_set_object_cache(jit, &hooks);
+  compile_with_winograd(jit, a, "1", &st, &k1);
+  ck_assert_int_eq(st.kernels_loaded, 1);
+  compile_with_winograd(jit, a, "0", &st, &k2);
+  ck_assert_int_eq(st.kernels_loaded, 1);
+  ck_assert_str_ne(k1.symbol, k2.symbol);
+  uint16_t x[32], y[32], o1[32], o2[32];
+  for (int i = 0; i < 32; i++) x[i] = tj_float_to_half((float)i * 0.25f), y[i] = tj_float_to_half(1.5f);
+  ((void (*)(void *, void *, void *))k1.fn)(x, y, o1);
+  ((void (*)(void *, void *, void *))k2.fn)(x, y, o2);
+  for (int i = 0; i < 32; i++) {
+    ck_assert_uint_eq(o1[i], ref_add(x[i], y[i]));
+    ck_assert_uint_eq(o2[i], o1[i]);
+  }
+  tj_jit_free(jit);
+  tj_disk_cache_close(disk);
+  tu_remove_tree(dir);
+  tj_arena_free(a);
+}
+END_TEST
+
+static void count_warnings(void *ctx, tj_jit_msg_kind_t kind, const char *text) {
+  (void)text;
+  if (kind == TJ_JIT_MSG_WARNING) (*(int *)ctx)++;
+}
+
+/* A hit does not lower the kernel, so the entry carries what lowering returned besides
+ * the code (the packed weights' descriptions); an entry whose description does not fit
+ * the kernel is not used: a warning, and the kernel is compiled. */
+START_TEST(a_cached_kernel_with_a_wrong_description_is_recompiled) {
+  tj_arena_t *a = tj_arena_create();
+  fake_cache_t fc = {0};
+  tj_jit_object_cache_t cache = {fake_load, fake_store, &fc};
+  int warnings = 0;
+  tj_jit_messages_t msgs = {count_warnings, &warnings, false};
+  tj_jit_stats_t st;
+  tj_jit_options_t opts = {.opt_level = 3, .stats = &st, .messages = &msgs};
+  tj_jit_kernel_t k;
+  tj_jit_t *jit;
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_set_object_cache(jit, &cache);
+  TU_OK(tj_jit_compile_prim_func(jit, add_4x8(a), "add", &opts, &k));
+  tj_jit_free(jit);
+  ck_assert_int_eq(fc.stores, 1);
+  ck_assert_uint_ge(fc.obj.meta_size, 16);
+  int64_t n = 1; /* it now claims a packed weight the kernel does not have */
+  memcpy((char *)fc.obj.meta + 8, &n, sizeof n);
+  TU_OK(tj_jit_create(&jit));
+  tj_jit_set_object_cache(jit, &cache);
+  TU_OK(tj_jit_compile_prim_func(jit, add_4x8(a), "add", &opts, &k));
+  ck_assert_int_eq(fc.hits, 1);
+  ck_assert_int_eq(st.kernels_loaded, 0);
+  ck_assert_int_eq(st.kernels_compiled, 1);
+  ck_assert_int_eq(warnings, 1);
+  tj_jit_free(jit);
   tj_jit_object_free(&fc.obj);
   tj_arena_free(a);
 }
@@ -527,6 +698,9 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, relu_add_module_runs_and_matches_reference);
+  tcase_add_test(tc, the_cache_key_follows_the_function_and_every_option);
+  tcase_add_test(tc, a_cached_kernel_with_a_wrong_description_is_recompiled);
+  tcase_add_test(tc, two_keys_of_one_lowered_kernel_load_into_one_jit);
   tcase_add_test(tc, identical_prim_funcs_compile_once_per_jit);
   tcase_add_test(tc, object_cache_slot_serves_a_fresh_jit);
   tcase_add_test(tc, borrowed_constants_are_used_in_place);

@@ -300,6 +300,45 @@ START_TEST(the_cache_keeps_packed_kernels_and_recompiles_damaged_ones) {
 }
 END_TEST
 
+/* A tensor of its own (tvmjit_tensor_new) holding a copy of `data`. */
+static tvmjit_tensor_t *owned_copy(int ndim, const int64_t *shape, const float *data) {
+  tvmjit_tensor_t *t = NULL;
+  ck_assert_ptr_null(tvmjit_tensor_new(TVMJIT_FLOAT32, ndim, shape, &t));
+  memcpy(tvmjit_tensor_data(t), data, tvmjit_tensor_nbytes(t));
+  return t;
+}
+
+/* Weights handed to the module (tvmjit_module_adopt_tensor): the one FoldConstant
+ * transposed goes at once, the conv weight the kernel reads only packed goes once
+ * packed (the report counts it), and the outputs are the bits of a load that keeps
+ * both, in the reference's tolerance. */
+START_TEST(adopted_weights_are_freed_once_packed_with_the_same_bits) {
+  make_data();
+  tvmjit_instance_t *inst = uncached_instance(0);
+  tvmjit_tensor_t *w = wrap(4, w_shape, w_data), *v = wrap(2, v_shape, v_data), *kept[2], *got[2], *again[2];
+  tvmjit_module_t *m = load(inst, 0, w, v);
+  call(m, kept);
+  ck_assert_ptr_null(strstr(tvmjit_module_report(m), "freed once packed"));
+  tvmjit_module_free(m);
+  tvmjit_tensor_t *w2 = owned_copy(4, w_shape, w_data), *v2 = owned_copy(2, v_shape, v_data);
+  m = load(inst, 0, w2, v2);
+  ck_assert_int_eq(tvmjit_module_uses_tensor(m, v2), 0);
+  ck_assert_ptr_null(tvmjit_module_adopt_tensor(m, w2));
+  ck_assert_ptr_null(tvmjit_module_adopt_tensor(m, v2)); /* freed here: an ASan build checks nothing reads it */
+  call(m, got);
+  ck_assert_msg(strstr(tvmjit_module_report(m), "weights: 1 bound weights (0.0 MB) freed once packed"), "%s",
+                tvmjit_module_report(m));
+  expect_same_bits(kept, got);
+  expect_reference(got);
+  call(m, again); /* later calls read the packed copy only */
+  expect_same_bits(kept, again);
+  tvmjit_module_free(m);
+  for (int i = 0; i < 2; i++) tvmjit_tensor_free(kept[i]), tvmjit_tensor_free(got[i]), tvmjit_tensor_free(again[i]);
+  tvmjit_tensor_free(w), tvmjit_tensor_free(v);
+  tvmjit_instance_free(inst);
+}
+END_TEST
+
 /* ---- the schedule: which kernels read their weight packed ---- */
 
 typedef struct packed_alloc {
@@ -936,6 +975,7 @@ int main(void) {
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);
   tcase_add_test(tc, a_weight_only_folded_is_not_used_after_load);
   tcase_add_test(tc, the_cache_keeps_packed_kernels_and_recompiles_damaged_ones);
+  tcase_add_test(tc, adopted_weights_are_freed_once_packed_with_the_same_bits);
   tcase_add_test(tc, winograd_packing_transforms_each_kernel);
   tcase_add_test(tc, blocked_packing_puts_each_element_at_its_place);
   tcase_add_test(tc, weights_packed_on_any_number_of_threads_give_the_same_bits);

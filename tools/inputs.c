@@ -348,13 +348,13 @@ static tvmjit_status_t *load_bound(const cli_model_args_t *a, const tvmjit_modul
   o.bind_params = (const tvmjit_tensor_t *const *)tensors;
   o.bind_params_skip_unknown = 1;
   st = tvmjit_module_load_file(out->inst, a->model, &o, &out->mod);
-  /* The module borrows the tensors it still reads; the rest (weights FoldConstant
-   * transposed) go now, before the kernels are compiled and the weights packed. */
-  for (int k = 0; !st && k < n_bound; k++)
-    if (!tvmjit_module_uses_tensor(out->mod, tensors[k])) {
-      tvmjit_tensor_free(tensors[k]);
-      tensors[k] = NULL;
-    }
+  /* The weights are the module's now: those it no longer reads (weights FoldConstant
+   * transposed) go at once, those its kernels read only packed once they are packed. */
+  for (int k = 0; !st && k < n_bound; k++) {
+    tvmjit_status_t *kept = tvmjit_module_adopt_tensor(out->mod, tensors[k]);
+    if (kept) tvmjit_status_free(kept); /* out of memory: it stays ours, freed at unload */
+    else tensors[k] = NULL;
+  }
   out->bound_count = n, out->bound_names = names, out->bound_tensors = tensors;
   return st;
 }

@@ -56,7 +56,7 @@ damage "truncated entry" "b=b[:len(b)//2]" "truncated: the header announces"
 damage "header-only entry" "b=b[:40]" "truncated (40 bytes"
 damage "flipped byte" "b[len(b)//2]^=0x10" "damaged (checksum mismatch)"
 damage "flipped header byte" "b[48]^=1" "damaged (checksum mismatch)"
-damage "wrong format version" "b[8:12]=(99).to_bytes(4,'little')" "format version 99, this tvmjit reads version 1"
+damage "wrong format version" "b[8:12]=(99).to_bytes(4,'little')" "format version 99, this tvmjit reads version 2"
 damage "not an entry" "b[0:8]=b'garbage!'" "bad magic"
 damage "empty file" "b=b''" "truncated (0 bytes"
 # An entry under another key's name.
@@ -125,4 +125,25 @@ TVMJIT_CACHE_MAX_BYTES=$CAP run_seed "tiny cap"
 check_count 1 "the cap evicts down to one entry"
 total=$(cat "$TVMJIT_CACHE_DIR"/*.tjo | wc -c)
 [ "$total" -le "$CAP" ] && passes=$((passes + 1)) || { echo "FAIL: $total bytes in the cache, cap $CAP"; failures=$((failures + 1)); }
+# A hit is found by the un-lowered kernel and the options, without lowering it, so a
+# kernel cached under one schedule must not serve another: the float32 seed with the
+# schedule's Winograd rule off (an environment variable the schedule options read) and
+# in strict float each compile both kernels once, hit on the next run, and give the
+# bits of an uncached run in the same mode.
+"$BIN" cache clear >/dev/null
+F32=(run "$EX/model.rx" --input "$EX/data.npy" --params "$EX/params.npz" --verbose)
+expect_exit 0 "float32 seed" -- "$BIN" "${F32[@]}" --output "$TMP/f.npy"
+expect_exit 0 "float32 seed, warm" -- "$BIN" "${F32[@]}" --output "$TMP/f.npy"
+expect_text "$TMP/err" "0 compiled, 2 loaded from cache" "float32 seed: warm run hits"
+for mode in winograd-off strict-float; do
+  if [ $mode = winograd-off ]; then run=(env TVMJIT_WINOGRAD=0 "$BIN" "${F32[@]}"); else run=("$BIN" "${F32[@]}" --strict-float); fi
+  expect_exit 0 "$mode: first run" -- "${run[@]}" --output "$TMP/m1.npy"
+  expect_text "$TMP/err" "2 compiled, 0 loaded from cache" "$mode: the other schedule's kernels are not used"
+  expect_exit 0 "$mode: second run" -- "${run[@]}" --output "$TMP/m2.npy"
+  expect_text "$TMP/err" "0 compiled, 2 loaded from cache" "$mode: its own kernels are"
+  expect_exit 0 "$mode: uncached" -- "${run[@]}" --output "$TMP/m3.npy" --no-cache
+  cmp -s "$TMP/m1.npy" "$TMP/m3.npy" && cmp -s "$TMP/m2.npy" "$TMP/m3.npy" && passes=$((passes + 1)) ||
+    { echo "FAIL: $mode: cached and uncached outputs differ"; failures=$((failures + 1)); }
+done
+
 finish
