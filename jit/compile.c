@@ -13,6 +13,7 @@
 #include "support/alloc.h"
 #include "support/strbuf.h"
 #include "transforms/legalize/legalize.h"
+#include "transforms/tir/channel_slice.h"
 #include "transforms/tir/lower.h"
 #include "transforms/tir/row_split.h"
 #include "transforms/tir/shape_params.h"
@@ -513,6 +514,7 @@ typedef struct pending_call {
   int kernel; /* index into build_t.kernels */
   int n_args;
   int *args;
+  int n_out;  /* the last n_out args are the call's results */
   /* call_tir's tir_vars, evaluated with the binding when the executable is made; the
    * kernel's shape params follow them, read off the arguments' shapes */
   int n_tir_vars;
@@ -726,12 +728,21 @@ static bool compile_chunks(build_t *bd, const tj_prim_func_t *f, const char *cal
 
 /* The kernel slot for a PrimFunc: by name, else a structurally equal one already
  * compiled in this module, else compile it. */
+static tj_status_t *kernel_for_prim(build_t *bd, const char *callee, const tj_prim_func_t *f,
+                                    uint64_t constant_params, int *out_slot);
+
 static tj_status_t *kernel_for(build_t *bd, const char *callee, uint64_t constant_params, int *out_slot) {
   for (int i = 0; i < bd->n_kernels; i++)
     if (strcmp(bd->kernels[i].name, callee) == 0 && bd->kernels[i].constant_params == constant_params)
       return *out_slot = i, NULL;
   const tj_prim_func_t *f = tj_module_find_prim(bd->mod, callee);
   if (!f) return tj_status_new(TJ_ERR_NOT_FOUND, "PrimFunc '%s' is not in the module", callee);
+  return kernel_for_prim(bd, callee, f, constant_params, out_slot);
+}
+
+/* The kernel slot for PrimFunc f named `callee` (not yet looked up by name). */
+static tj_status_t *kernel_for_prim(build_t *bd, const char *callee, const tj_prim_func_t *f,
+                                    uint64_t constant_params, int *out_slot) {
   uint64_t h = tj_struct_hash_prim_func(f);
   kernel_slot_t slot = {.name = callee, .prim = f, .struct_hash = h, .pending = -1, .constant_params = constant_params};
   bool found = false;
@@ -872,7 +883,7 @@ static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const
   for (int i = 0; i < k->n_buffers - n_packed; i++)
     TJ_RETURN_IF_ERROR(check_param(binding, ks, i, &bd->values[args[i]], bd->shapes[args[i]] != NULL, NULL));
   if (!GROW(bd, calls, n_calls, cap_calls)) return oom();
-  bd->calls[bd->n_calls++] = (pending_call_t){slot, k->n_buffers - n_packed, args, n_tir_vars,
+  bd->calls[bd->n_calls++] = (pending_call_t){slot, k->n_buffers - n_packed, args, n_out, n_tir_vars,
                                               n_tir_vars ? view->tir_vars->shape_expr.values : NULL, binding};
   return bind_var(bd, bind->var, n_out, args + view->n_args);
 }
@@ -1080,6 +1091,240 @@ static tj_status_t *walk_function(build_t *bd, const tj_rx_func_t *fn) {
   return mark_outputs(bd, body->seq.body);
 }
 
+/* ---------------- channel groups (transforms/tir/channel_slice.h) ---------------- */
+
+/* A 1x1 conv's output that only the next call reads, and that is over GROUP_BYTES, is
+ * computed a group of channels at a time by both kernels when each computes every
+ * channel on its own (MobileNetV2: the expand 1x1 conv and the depthwise conv after
+ * it): group k runs the first kernel on its channels into a scratch buffer of
+ * GROUP_BYTES at most, then the second one from it into its channels of the result, so
+ * the intermediate stays in L2 (1.25 MB per core on Ice Lake) instead of going out to
+ * L3 and back. MobileNetV2 on Ice Lake (docs/cpu-schedule.md): 96 x 112 x 112 (4.8 MB)
+ * in groups of 16 channels (0.8 MB), 144 x 56 x 56 (1.8 MB) in groups of 48. The last
+ * group may be smaller. TVMJIT_CHANNEL_GROUPS=0 turns this off; a number sets
+ * GROUP_BYTES in KiB (for tests and experiments). */
+#define GROUP_BYTES (1 << 20)
+/* Group sizes are multiples of this: a vector of 16 floats in the 1x1 conv's tiles. */
+#define GROUP_QUANTUM 16
+
+static size_t group_bytes_limit(void) {
+  const char *e = getenv("TVMJIT_CHANNEL_GROUPS");
+  if (!e || !*e) return GROUP_BYTES;
+  long kib = strtol(e, NULL, 10);
+  return kib <= 0 ? 0 : (size_t)kib << 10;
+}
+
+/* The dim of b that is `channels` after only 1s (-1: none), and the elements per channel. */
+static int channel_dim(const tj_buffer_t *b, int64_t channels, int64_t *per_channel) {
+  int64_t v;
+  for (int d = 0; d < b->ndim; d++) {
+    if (!tj_tir_is_const_int(b->shape[d], &v)) return -1;
+    if (v == channels) {
+      int64_t n = 1;
+      for (int k = d + 1; k < b->ndim; k++)
+        if (tj_tir_is_const_int(b->shape[k], &v)) n *= v;
+        else return -1;
+      *per_channel = n;
+      return d;
+    }
+    if (v != 1) return -1;
+  }
+  return -1;
+}
+
+static const tj_buffer_t *buffer_param(const tj_prim_func_t *f, int index) {
+  for (int i = 0, k = 0; i < f->n_params; i++)
+    if (f->buffer_map && f->buffer_map[i] && k++ == index) return f->buffer_map[i];
+  return NULL;
+}
+
+/* How many times value v is an argument of a call, or a returned copy. */
+static int uses_of(const build_t *bd, int v) {
+  int n = 0;
+  for (int c = 0; c < bd->n_calls; c++)
+    for (int a = 0; a < bd->calls[c].n_args; a++) n += bd->calls[c].args[a] == v;
+  for (int i = 0; i < bd->n_copies; i++) n += bd->copies[i] == v;
+  return n;
+}
+
+static bool static_call(const build_t *bd, const pending_call_t *c) {
+  const kernel_slot_t *ks = &bd->kernels[c->kernel];
+  if (c->n_tir_vars || ks->n_shape || ks->n_chunks || c->n_out != 1) return false;
+  for (int a = 0; a < c->n_args; a++)
+    if (bd->shapes[c->args[a]]) return false;
+  return true;
+}
+
+/* Every argument of call c with the channel dim is the intermediate, the result or a
+ * constant (sliced per group); the others are read whole. */
+static bool args_sliceable(const build_t *bd, const pending_call_t *c, int64_t channels, int mid, int result) {
+  const tj_prim_func_t *f = bd->kernels[c->kernel].prim;
+  for (int a = 0; a < c->n_args; a++) {
+    const tj_buffer_t *b = buffer_param(f, a);
+    int64_t per;
+    if (!b) return false;
+    if (channel_dim(b, channels, &per) < 0) continue;
+    int v = c->args[a];
+    if (v != mid && v != result && bd->values[v].kind != TJ_VALUE_CONSTANT) return false;
+  }
+  return true;
+}
+
+/* Whether f has a 1x1 conv's weight [channels, C, 1, 1] among its params. Only such a
+ * first kernel is grouped: the 1x1 rule vectorizes along pixels, so 16 channels keep
+ * its tiles, while MobileNetV2's stem (3x3/2, 3 -> 32, vectorized over output channels)
+ * in 2 groups of 16 took 0.37 -> 0.51-0.53 ms (Ice Lake, 1 thread, 2 interleaved rounds),
+ * more than the depthwise conv after it gained (0.32 -> 0.25-0.29). */
+static bool has_pointwise_weight(const tj_prim_func_t *f, int64_t channels) {
+  for (int p = 0; p < f->n_params; p++) {
+    const tj_buffer_t *b = f->buffer_map ? f->buffer_map[p] : NULL;
+    int64_t d[4];
+    bool ok = b && b->ndim == 4;
+    for (int k = 0; ok && k < 4; k++) ok = tj_tir_is_const_int(b->shape[k], &d[k]);
+    if (ok && d[0] == channels && d[1] > 1 && d[2] == 1 && d[3] == 1) return true;
+  }
+  return false;
+}
+
+/* The channels per group for calls c1 (writing mid) and c2 (reading it), or 0. */
+static int64_t group_size(build_t *bd, const pending_call_t *c1, const pending_call_t *c2, int *out_result) {
+  int mid = c1->args[c1->n_args - 1], result = c2->args[c2->n_args - 1];
+  const tj_value_desc_t *m = &bd->values[mid], *r = &bd->values[result];
+  size_t limit = group_bytes_limit();
+  if (!limit || !static_call(bd, c1) || !static_call(bd, c2) || m->kind != TJ_VALUE_INTERMEDIATE ||
+      m->nbytes <= limit || m->ndim != 4 || m->shape[0] != 1 || r->ndim != 4 || r->shape[0] != 1 ||
+      r->shape[1] != m->shape[1] || uses_of(bd, mid) != 2)
+    return 0;
+  int reads = 0;
+  for (int a = 0; a < c2->n_args - 1; a++) reads += c2->args[a] == mid;
+  int64_t channels = m->shape[1], plane = (int64_t)(m->nbytes / (size_t)channels), g = 0, even = 0;
+  if (reads != 1) return 0;
+  /* The largest group that fits, equal groups first (one sliced kernel each, not two):
+   * 144 channels at 56x56 in 3 x 48 took 0.33 + 0.18 ms (expand, depthwise), in 80 + 64
+   * 0.35 + 0.18 (Ice Lake, 1 thread, kernel medians over 60 runs). */
+  for (int64_t k = GROUP_QUANTUM; k < channels; k += GROUP_QUANTUM)
+    if ((size_t)(k * plane) <= limit) g = k, even = channels % k == 0 ? k : even;
+  if (even) g = even;
+  if (!g || !has_pointwise_weight(bd->kernels[c1->kernel].prim, channels) ||
+      !args_sliceable(bd, c1, channels, mid, result) || !args_sliceable(bd, c2, channels, mid, result) ||
+      !tj_tir_channels_independent(bd->arena, bd->kernels[c1->kernel].prim, channels) ||
+      !tj_tir_channels_independent(bd->arena, bd->kernels[c2->kernel].prim, channels))
+    return 0;
+  *out_result = result;
+  return g;
+}
+
+/* A value of `like`'s dtype with `count` channels at dim `dim`. */
+static tj_status_t *sliced_value(build_t *bd, const char *name, const tj_value_desc_t *like, int dim, int64_t count,
+                                 tj_value_kind_t kind, int *out_id) {
+  int64_t dims[TJ_MAX_NDIM];
+  for (int d = 0; d < like->ndim; d++) dims[d] = d == dim ? count : like->shape[d];
+  const tj_sinfo_t *si = tj_sinfo_tensor_static(bd->arena, like->dtype, like->ndim, dims);
+  if (!si) return oom();
+  return new_value(bd, name, si, kind, 0, "channel group", out_id);
+}
+
+/* Call c's arguments for channels [c0, c0 + g): the intermediate is the scratch, the
+ * result a view of its channels, constants their slices. */
+static tj_status_t *group_args(build_t *bd, const pending_call_t *c, int64_t channels, int64_t c0, int64_t g,
+                               int mid, int scratch, int result, int **out) {
+  const tj_prim_func_t *f = bd->kernels[c->kernel].prim;
+  int *args = TJ_ARENA_ARRAY(bd->arena, int, c->n_args + 1);
+  if (!args) return oom();
+  for (int a = 0; a < c->n_args; a++) {
+    int64_t per;
+    int v = c->args[a], dim = channel_dim(buffer_param(f, a), channels, &per);
+    args[a] = v;
+    if (dim < 0) continue;
+    if (v == mid) {
+      args[a] = scratch;
+      continue;
+    }
+    const char *name = tj_arena_printf(bd->arena, "%s[%lld:%lld]", bd->values[v].name, (long long)c0, (long long)(c0 + g));
+    if (!name) return oom();
+    size_t offset = (size_t)(c0 * per) * tj_dtype_bytes(bd->values[v].dtype);
+    tj_value_kind_t kind = v == result ? TJ_VALUE_VIEW : TJ_VALUE_CONSTANT;
+    TJ_RETURN_IF_ERROR(sliced_value(bd, name, &bd->values[v], dim, g, kind, &args[a]));
+    tj_value_desc_t *s = &bd->values[args[a]];
+    if (kind == TJ_VALUE_VIEW) s->index = v, s->offset = offset;
+    else s->const_data = (const char *)bd->values[v].const_data + offset;
+  }
+  *out = args;
+  return NULL;
+}
+
+/* Bit p: param p of f gets a constant in `args` (as constant_params, for a group). */
+static uint64_t constant_args(const build_t *bd, const tj_prim_func_t *f, const int *args) {
+  uint64_t mask = 0;
+  int64_t elems;
+  if (bd->opts && bd->opts->no_prepack) return 0;
+  for (int p = 0, a = 0; p < f->n_params && p < 64; p++) {
+    if (!f->buffer_map[p]) continue;
+    if (bd->values[args[a++]].kind == TJ_VALUE_CONSTANT && tj_buffer_static_size(f->buffer_map[p], &elems))
+      mask |= (uint64_t)1 << p;
+  }
+  return mask;
+}
+
+/* Call c for one group: its kernel sliced to g channels, its arguments as group_args. */
+static tj_status_t *group_call(build_t *bd, const pending_call_t *c, int64_t channels, int64_t c0, int64_t g,
+                               int mid, int scratch, int result, pending_call_t *out) {
+  const kernel_slot_t *ks = &bd->kernels[c->kernel];
+  const tj_prim_func_t *sliced = NULL;
+  int *args = NULL, slot = 0;
+  TJ_RETURN_IF_ERROR(tj_tir_channel_slice(bd->arena, ks->prim, channels, g, &sliced));
+  TJ_RETURN_IF_ERROR(group_args(bd, c, channels, c0, g, mid, scratch, result, &args));
+  const char *name = tj_arena_printf(bd->arena, "%s_channels%lld", ks->name, (long long)g);
+  const char *binding = tj_arena_printf(bd->arena, "%s[%lld:%lld]", c->binding, (long long)c0, (long long)(c0 + g));
+  if (!name || !binding) return oom();
+  TJ_RETURN_IF_ERROR(tj_status_annotate(kernel_for_prim(bd, name, sliced, constant_args(bd, sliced, args), &slot),
+                                        "binding '%s'", binding));
+  *out = (pending_call_t){slot, c->n_args, args, 1, 0, NULL, binding};
+  return NULL;
+}
+
+/* Calls i and i + 1 as n = ceil(channels / g) pairs of group calls; the last group's
+ * scratch is a view of its first channels when it has fewer than g. */
+static tj_status_t *split_pair(build_t *bd, int i, int64_t g, int64_t n, int result) {
+  pending_call_t c1 = bd->calls[i], c2 = bd->calls[i + 1];
+  int mid = c1.args[c1.n_args - 1], scratch, last = -1;
+  int64_t channels = bd->values[mid].shape[1], rest = channels - (n - 1) * g;
+  const char *name = tj_arena_printf(bd->arena, "%s[group]", bd->values[mid].name);
+  if (!name) return oom();
+  TJ_RETURN_IF_ERROR(sliced_value(bd, name, &bd->values[mid], 1, g, TJ_VALUE_INTERMEDIATE, &scratch));
+  if (rest < g) {
+    TJ_RETURN_IF_ERROR(sliced_value(bd, name, &bd->values[mid], 1, rest, TJ_VALUE_VIEW, &last));
+    bd->values[last].index = scratch;
+  }
+  pending_call_t *calls = TJ_ARENA_ARRAY(bd->arena, pending_call_t, bd->n_calls + 2 * n);
+  if (!calls) return oom();
+  memcpy(calls, bd->calls, sizeof *calls * (size_t)i);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t count = k == n - 1 ? rest : g;
+    int into = count < g ? last : scratch;
+    TJ_RETURN_IF_ERROR(group_call(bd, &c1, channels, k * g, count, mid, into, result, &calls[i + 2 * k]));
+    TJ_RETURN_IF_ERROR(group_call(bd, &c2, channels, k * g, count, mid, into, result, &calls[i + 2 * k + 1]));
+  }
+  memcpy(calls + i + 2 * n, bd->calls + i + 2, sizeof *calls * (size_t)(bd->n_calls - i - 2));
+  bd->calls = calls;
+  bd->n_calls += (int)(2 * n - 2);
+  bd->cap_calls = bd->n_calls;
+  return NULL;
+}
+
+/* Every pair of calls that can run by channel groups does (see GROUP_BYTES). */
+static tj_status_t *group_channels(build_t *bd) {
+  for (int i = 0; i + 1 < bd->n_calls; i++) {
+    int result = -1;
+    int64_t g = group_size(bd, &bd->calls[i], &bd->calls[i + 1], &result);
+    if (!g) continue;
+    int64_t channels = bd->values[bd->calls[i].args[bd->calls[i].n_args - 1]].shape[1], n = (channels + g - 1) / g;
+    TJ_RETURN_IF_ERROR(split_pair(bd, i, g, n, result));
+    i += (int)(2 * n - 1);
+  }
+  return NULL;
+}
+
 static void release_const(void *p) { tj_aligned_free(p); }
 
 /* The value descriptor of value i under the binding (values[k] of sig_vars[k]). */
@@ -1183,6 +1428,16 @@ static tj_status_t *add_chunk_calls(tj_executable_t *exe, const kernel_slot_t *k
   return NULL;
 }
 
+/* used[v]: value v is an input, an output, a constant, or read or written by a call
+ * (an intermediate that channel groups replaced by their scratch is none of these). */
+static void mark_used(const build_t *bd, bool *used) {
+  for (int v = 0; v < bd->n_values; v++) used[v] = bd->values[v].kind != TJ_VALUE_INTERMEDIATE;
+  for (int c = 0; c < bd->n_calls; c++)
+    for (int a = 0; a < bd->calls[c].n_args; a++) used[bd->calls[c].args[a]] = true;
+  for (int i = 0; i < bd->n_copies; i++)
+    if (bd->copies[i] >= 0) used[bd->copies[i]] = true;
+}
+
 /* The executable from the collected values, kernels and calls, with main's vars bound
  * to `values` (none for a static function). */
 static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const int64_t *values,
@@ -1194,8 +1449,14 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
   for (int i = 0; i < bd->n_values; i++) TJ_RETURN_IF_ERROR(bound_value(bd, i, values, &descs[i]));
   tj_prepack_set_t packed;
   TJ_RETURN_IF_ERROR(pack_constants(bd, arena, descs, exe, release, &packed));
+  bool *used = TJ_ARENA_ARRAY(arena, bool, bd->n_values + 1);
+  if (!used) return oom();
+  mark_used(bd, used);
   for (int i = 0; i < bd->n_values; i++) {
     tj_value_desc_t d = descs[i];
+    value_ids[i] = -1;
+    if (!used[i]) continue; /* the intermediate of a pair run by channel groups */
+    if (d.kind == TJ_VALUE_VIEW) d.index = value_ids[d.index];
     if (packed.unread_source && packed.unread_source[i]) {
       /* Only packed copies of it are read: the executable keeps no copy of its own. */
       d.const_data = packed.unread_source[i];
@@ -1276,6 +1537,7 @@ tj_status_t *tj_jit_compile_program(tj_jit_t *jit, const tj_module_t *m, const c
   bd->arena = tj_arena_create();
   tj_status_t *s = bd->arena ? tj_jit_target_machine(bd->opt_level, &bd->tm) : oom();
   if (!s) s = walk_function(bd, fn);
+  if (!s) s = group_channels(bd);
   if (!s) s = compile_queue(jit, &bd->queue, opts, bd->opt_level, bd->tm, &bd->acc);
   if (!s) take_queued_code(bd);
   queue_free(&bd->queue);

@@ -158,8 +158,14 @@ tj_status_t *tj_executable_add_value(tj_executable_t *exe, const tj_value_desc_t
                          desc->nbytes, nbytes);
   if (desc->kind == TJ_VALUE_CONSTANT && !desc->const_data && nbytes > 0)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "constant '%s' has no data", name);
-  if (desc->kind < TJ_VALUE_INPUT || desc->kind > TJ_VALUE_OUTPUT)
+  if (desc->kind < TJ_VALUE_INPUT || desc->kind > TJ_VALUE_VIEW)
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "value '%s': unknown kind %d", name, (int)desc->kind);
+  if (desc->kind == TJ_VALUE_VIEW && (desc->index < 0 || desc->index >= exe->n_values ||
+                                      exe->values[desc->index].kind == TJ_VALUE_VIEW ||
+                                      desc->offset > exe->values[desc->index].nbytes ||
+                                      nbytes > exe->values[desc->index].nbytes - desc->offset))
+    return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "view '%s': bytes %zu..%zu are not inside an earlier value", name,
+                         desc->offset, desc->offset + nbytes);
   if (!TJ_EXE_GROW(exe, values, values, exe->n_values + 1)) return tj_exe_oom("a value");
   char *name_copy = tj_strdup(name);
   if (!name_copy) return tj_exe_oom("a value");
@@ -168,7 +174,7 @@ tj_status_t *tj_executable_add_value(tj_executable_t *exe, const tj_value_desc_t
   *v = *desc;
   v->name = name_copy;
   v->nbytes = nbytes;
-  v->offset = 0;
+  v->offset = desc->kind == TJ_VALUE_VIEW ? desc->offset : 0;
   exe->n_values++; /* visible before binding so that messages can name it */
   tj_status_t *s = NULL;
   if (desc->kind == TJ_VALUE_INPUT) s = tj_exe_bind_position(exe, true, desc->index, id, false);
@@ -261,7 +267,8 @@ tj_status_t *tj_executable_plan_memory(tj_executable_t *exe) {
     int width = call->n_args + exe->kernels[call->kernel]->n_scalars;
     if (width > max_args) max_args = width;
     for (int a = 0; a < call->n_args; a++) {
-      tj_memory_block_t *b = &blocks[call->args[a]];
+      const tj_value_desc_t *d = &exe->values[call->args[a]];
+      tj_memory_block_t *b = &blocks[d->kind == TJ_VALUE_VIEW ? d->index : call->args[a]];
       if (b->first < 0) b->first = c;
       b->last = c;
     }
@@ -330,15 +337,18 @@ size_t tj_executable_workspace_bytes(const tj_executable_t *exe) { return exe->w
 size_t tj_executable_unplanned_bytes(const tj_executable_t *exe) { return exe->unplanned_bytes; }
 long tj_executable_run_states_made(const tj_executable_t *exe) { return atomic_load(&exe->run_states_made); }
 
-/* Live range of value v as "first..last" call indices, "-" when no call uses it. */
+/* Live range of value v as "first..last" call indices (a use of a view of v counts),
+ * "-" when no call uses it. */
 static void tj_exe_live_range(const tj_executable_t *exe, int v, char *buf, size_t len) {
   int first = -1, last = -1;
   for (int c = 0; c < exe->n_calls; c++)
-    for (int a = 0; a < exe->calls[c].n_args; a++)
-      if (exe->calls[c].args[a] == v) {
+    for (int a = 0; a < exe->calls[c].n_args; a++) {
+      const tj_value_desc_t *d = &exe->values[exe->calls[c].args[a]];
+      if (exe->calls[c].args[a] == v || (d->kind == TJ_VALUE_VIEW && d->index == v)) {
         if (first < 0) first = c;
         last = c;
       }
+    }
   if (first < 0) snprintf(buf, len, "-");
   else snprintf(buf, len, "%d..%d", first, last);
 }
@@ -517,6 +527,7 @@ static tj_status_t *tj_run_bind(const tj_executable_t *exe, const tj_tensor_t *c
       case TJ_VALUE_OUTPUT:
         TJ_RETURN_IF_ERROR(tj_run_output(d, dest ? dest[d->index] : NULL, d->index, r, &r->ptrs[v]));
         break;
+      case TJ_VALUE_VIEW: r->ptrs[v] = (char *)r->ptrs[d->index] + d->offset; break;
     }
   }
   return NULL;

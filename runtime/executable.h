@@ -19,6 +19,9 @@ typedef enum tj_value_kind {
   TJ_VALUE_CONSTANT,     /* data in const_data */
   TJ_VALUE_INTERMEDIATE, /* lives in the per-run workspace at `offset` */
   TJ_VALUE_OUTPUT,       /* returned to the caller; `index` = output position */
+  TJ_VALUE_VIEW,         /* bytes [offset, offset + nbytes) of the value `index` (added before it):
+                          * a run of channels of a tensor that one call of a channel group
+                          * writes (jit/compile.c); it keeps that value live where it is used */
 } tj_value_kind_t;
 
 typedef struct tj_value_desc {
@@ -28,7 +31,7 @@ typedef struct tj_value_desc {
   int64_t shape[TJ_MAX_NDIM];
   tj_value_kind_t kind;
   int index;
-  size_t offset;     /* INTERMEDIATE: byte offset in the workspace (64-byte aligned) */
+  size_t offset;     /* INTERMEDIATE: byte offset in the workspace (64-byte aligned); VIEW: in its value */
   size_t nbytes;
   const void *const_data;
 } tj_value_desc_t;

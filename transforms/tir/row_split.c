@@ -13,6 +13,10 @@ typedef struct rows_ctx {
   const tj_tir_expr_t *n;
   const tj_tir_expr_t *loops[MAX_ROW_VARS], *iters[MAX_ROW_VARS]; /* loops over n; block iters bound to them */
   int n_loops, n_iters;
+  /* block iters whose domain is [0, 1): always 0, so `row iter + unit` is the row iter
+   * (a depthwise conv reads pad[n, f + rc, ..] with rc over one channel) */
+  const tj_tir_expr_t *units[MAX_ROW_VARS];
+  int n_units;
   int block_rows; /* row iters of the innermost block being visited */
   bool fail;
 } rows_ctx_t;
@@ -48,6 +52,14 @@ static void visit_expr(rows_ctx_t *c, tj_tir_visitor_t *v, const tj_tir_expr_t *
   tj_tir_visit_expr(v, e);
 }
 
+static bool add(const tj_tir_expr_t **set, int *n, const tj_tir_expr_t *v);
+
+/* A row iter, or a row iter plus a unit iter (whose value is always 0). */
+static bool is_row_index(const rows_ctx_t *c, const tj_tir_expr_t *e) {
+  if (in(c->iters, c->n_iters, e)) return true;
+  return e->kind == TJ_TIR_ADD && in(c->iters, c->n_iters, e->binary.a) && in(c->units, c->n_units, e->binary.b);
+}
+
 /* An access: the row dim of a row buffer is indexed by a row iter, nothing else is. */
 static void check_access(rows_ctx_t *c, tj_tir_visitor_t *v, const tj_buffer_t *b, int n_idx,
                          const tj_tir_expr_t *const *idx, bool store) {
@@ -55,7 +67,7 @@ static void check_access(rows_ctx_t *c, tj_tir_visitor_t *v, const tj_buffer_t *
   if (store && c->block_rows > 0 && dim < 0) c->fail = true; /* one row's result in a buffer of all rows */
   for (int i = 0; i < n_idx && !c->fail; i++) {
     if (i == dim) {
-      if (!in(c->iters, c->n_iters, idx[i])) c->fail = true;
+      if (!is_row_index(c, idx[i])) c->fail = true;
       continue;
     }
     visit_expr(c, v, idx[i]);
@@ -87,7 +99,10 @@ static void check_realize(rows_ctx_t *c, tj_tir_visitor_t *v, const tj_tir_stmt_
   for (int i = 0; i < b->n_iter_vars && !c->fail; i++) {
     const tj_iter_var_t *iv = &b->iter_vars[i];
     const tj_tir_expr_t *value = s->realize.iter_values[i];
-    int64_t mn;
+    int64_t mn, ext;
+    if (tj_tir_is_const_int(iv->dom.min, &mn) && mn == 0 && tj_tir_is_const_int(iv->dom.extent, &ext) && ext == 1 &&
+        !add(c->units, &c->n_units, iv->var))
+      c->fail = true;
     if (iv->dom.extent != c->n) {
       visit_expr(c, v, iv->dom.extent);
       visit_expr(c, v, value);

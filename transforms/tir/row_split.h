@@ -8,7 +8,8 @@
  * tj_tir_rows_independent is the proof obligation, checked on the PrimFunc before
  * lowering: every buffer with n has it in one dim, only 1s before it (a run of rows is
  * contiguous) and constants elsewhere; every loop over n binds only spatial block iters
- * over n; those iters index only that dim of such buffers, which nothing else indexes;
+ * over n; those iters index only that dim of such buffers (alone, or plus a block iter
+ * over [0, 1), which is 0), which nothing else indexes;
  * a block over rows writes only buffers with rows; n appears nowhere else (no reduction
  * over n, no n in an expression). Then row r of every result reads only row r of every
  * row buffer and all of the others. */
