@@ -87,6 +87,16 @@ START_TEST(copy_pad_conv_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* Strided convs with 3 input channels vectorized along x (tests/models/x_tile_convs.rx:
+ * the x tile at 34x64 with a scale, shift and clip, with a batch of 2 and a residual
+ * add, with odd padded rows, and a 24-wide output that keeps the channel tile):
+ * bit-exact. */
+START_TEST(x_tile_conv_kernels_match_the_interpreter) {
+  const char *const files[] = {"tests/models/x_tile_convs.rx", NULL};
+  expect_kernels_bit_exact("x-vectorized strided convs", files, 4);
+}
+END_TEST
+
 /* K-blocked conv tiles and residual rows (tests/models/conv_tile_blocks.rx: 2x3 outputs
  * with 590 KB of weights (1024 x 16 x 3 x 3), stride 1 and 2, a batch of 2, residual
  * adds, and a windowed 12x12 conv with one): bit-exact; in the default float mode
@@ -402,6 +412,7 @@ int main(void) {
   tcase_add_test(tc, nchw_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, channel_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, copy_pad_conv_kernels_match_the_interpreter);
+  tcase_add_test(tc, x_tile_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, matmul_kernels_match_the_interpreter);
   tcase_add_test(tc, inlined_reshape_chains_match_the_interpreter);
   tcase_add_test(tc, panel_group_matmuls_match_plain_loops);

@@ -660,6 +660,44 @@ START_TEST(copy_padding_is_read_from_the_input) {
 }
 END_TEST
 
+/* NCHW stride-2 convs with 3 input channels (tests/models/x_tile_convs.rx): at 512 bits
+ * the conv rule vectorizes x and tiles the output channels (acc [channels, x lanes]),
+ * reading the input through a window phased along x ([c, ry, rx, x]), also with odd
+ * padded rows; the one whose output rows are no whole vectors keeps the
+ * channel-vectorized tile (acc [x-positions, channels], window [c, ry, padded row]).
+ * At 512 and 256 bits every kernel keeps its bits. */
+START_TEST(few_channel_strided_convs_vectorize_x) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/x_tile_convs.rx", "default");
+  static const struct {
+    const char *name;
+    int64_t acc_rows, acc_lanes;
+    int window_dims;
+  } want[] = {{"fused_conv2d_multiply_add_tir_clip", 12, 32, 4},
+              {"fused_conv2d1_add1", 10, 16, 4},
+              {"conv2d2", 8, 16, 4},
+              {"conv2d3", 12, 16, 3}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const tj_prim_func_t *f = prim(m, want[i].name), *g;
+    for (int bits = 256; bits <= 512; bits += 256) {
+      tj_tir_schedule_stats_t st = schedule(a, f, bits, &g);
+      ck_assert_int_eq(st.conv, 1);
+      ck_assert_int_eq(st.windowed, 1);
+      if (bits == 512) {
+        const tj_buffer_t *acc = allocated(g, "_acc");
+        int64_t rows, lanes;
+        ck_assert(acc && tj_tir_is_const_int(acc->shape[0], &rows) && tj_tir_is_const_int(acc->shape[1], &lanes));
+        ck_assert_msg(rows == want[i].acc_rows && lanes == want[i].acc_lanes, "%s: acc [%lld, %lld]", want[i].name,
+                      (long long)rows, (long long)lanes);
+        ck_assert_int_eq(window_ndim(g), want[i].window_dims);
+      }
+      assert_same_bits(want[i].name, f, g);
+    }
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 /* Reductions (tests/models/reductions.rx): a reduction to one element becomes parallel
  * vector partial results (its float sum rounds differently: checked against a double
  * reference in test_ops_reduce.c); reductions over leading axes reduce V neighbouring
@@ -955,6 +993,7 @@ int main(void) {
   tcase_add_test(tc, k_blocked_tiles_and_residual_rows_compute_the_same_bits);
   tcase_add_test(tc, k_blocks_take_14x14_outputs);
   tcase_add_test(tc, copy_padding_is_read_from_the_input);
+  tcase_add_test(tc, few_channel_strided_convs_vectorize_x);
   tcase_add_test(tc, reductions_are_vectorized);
   tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
   tcase_add_test(tc, global_pools_reduce_each_plane_in_vectors);

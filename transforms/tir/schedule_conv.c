@@ -109,6 +109,11 @@ typedef struct conv {
   int64_t k_block;
   const tj_tir_expr_t *kc, *kk;
   const tj_buffer_t *partial;
+  /* The x tile (see x_vector_tile): x vectorized, output channels as the tile dim, the
+   * input read at x * s + r through a window phased along x. Allowed: the padding is
+   * the conv's producer. */
+  bool x_tile, x_tile_allowed;
+  int x_reduce; /* r, a reduce iter var */
 } conv_t;
 
 static bool is_f16(tj_dtype_t d) { return d.code == TJ_DT_FLOAT && d.bits == 16 && d.lanes == 1; }
@@ -288,6 +293,99 @@ static const tj_buffer_t *matmul_weight(const conv_t *k) {
 
 static bool matmul_like(const conv_t *k) { return matmul_weight(k) != NULL; }
 
+static int64_t reduce_terms(const conv_t *k);
+
+/* ---- x tile: strided convs with few input channels ----
+ * MobileNetV2's stem (3x3/2, 3 -> 32 channels at 112x112, NCHW) sums 27 terms per
+ * output. Vectorized along its 32 output channels (channel_tile above: 8 x-positions x
+ * 2 vectors) each tile's 27 k steps are followed by a transposed NCHW write-back of 16
+ * accumulators. Vectorized along x instead (the x tile), the output rows are stored
+ * whole, the weights are scalar broadcasts (one per output channel per k step), and the
+ * input at x * 2 + rx is read from a window phased along x ([c, ry, rx, x], schedule_
+ * window.c), so each k step loads whole, 64-byte aligned vectors. The tile is T output
+ * channels by V vectors of x (T * V <= CONV_TILE_ACCS: 2 x 7 for the stem); each output
+ * still takes its terms in the original order, so the bits are those of the plain loops.
+ * MobileNetV2's stem, `bench_kernels --float-modes --repeat 100` (the model's fused
+ * kernel with its batch norm and clip), thread-CPU min, Ice Lake, 1 thread, main and
+ * this interleaved over 3 rounds: 0.371-0.460 -> 0.323-0.329 ms (the window split into
+ * even and odd columns instead, the rx = 2 loads one float off alignment: 0.391-0.440).
+ * Kernels wider than X_TILE_MAX_TAPS along x keep the channel tile: ResNet-18's 7x7/2
+ * stem's phased window (66 KB a row) does not fit, and read through even and odd columns
+ * 6 of every 7 of its zmm loads split over two cache lines: 2.9-3.0 ms against 1.7
+ * (thread-CPU min, `bench_kernels --float-modes`, interleaved; with the shifts dropped,
+ * wrong values but no split loads, 1.5-1.6 ms). */
+#define X_TILE_MAX_TERMS 32 /* reduction terms per output: RGB 3x3 stems (27); wider ones not measured */
+#define X_TILE_MAX_VECTORS 8
+#define X_TILE_MAX_TAPS 3
+
+typedef struct x_read {
+  const conv_t *k;
+  const tj_tir_expr_t *xvar;
+  int reduce; /* r of a load whose last index is x * s + r (s >= 2), or -1 */
+} x_read_t;
+
+/* e = x * s + r (either order), s >= 2 a constant, r a reduce iter var: r's index */
+static bool strided_x_index(const conv_t *k, const tj_tir_expr_t *e, const tj_tir_expr_t *xvar, int *r) {
+  if (e->kind != TJ_TIR_ADD) return false;
+  for (int swap = 0; swap < 2; swap++) {
+    const tj_tir_expr_t *m = swap ? e->binary.b : e->binary.a, *y = swap ? e->binary.a : e->binary.b;
+    int64_t s;
+    if (m->kind != TJ_TIR_MUL || m->binary.a != xvar || !tj_tir_is_const_int(m->binary.b, &s) || s < 2 ||
+        !is_iter_kind(k, y, TJ_ITER_REDUCE))
+      continue;
+    *r = tj_sched_iter_index(k->b, y);
+    return true;
+  }
+  return false;
+}
+
+static bool find_x_read(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  x_read_t *x = v->ctx;
+  int n = e->kind == TJ_TIR_BUFFER_LOAD ? e->load.n_indices : 0;
+  if (n > 0 && x->reduce < 0) strided_x_index(x->k, e->load.indices[n - 1], x->xvar, &x->reduce);
+  return x->reduce < 0;
+}
+
+/* The conv's innermost loop is reduce iter var it (unrolling it keeps the term order). */
+static bool innermost_reduce(const conv_t *k, int it) { return k->nest.iter_of_loop[k->nest.n - 1] == it; }
+
+/* Switches a channel-vectorized NCHW conv that reads its input at x * s + r (s >= 2)
+ * with few terms per output to the x tile; the caller needs the padding window. */
+static bool x_vector_tile(conv_t *k, int64_t *tile_max) {
+  const tj_sched_ctx_t *c = k->c;
+  int64_t hw = tj_sched_lanes(c, k->st->store.buffer->dtype);
+  int d = k->st->store.n_indices;
+  if (c->opts->vector_bits < 512 || c->opts->conv_tile > 0 || !tj_dtype_eq(k->st->store.buffer->dtype, TJ_F32) ||
+      d < 2 || k->tile_iter < 0 || k->b->iter_vars[k->tile_iter].var != k->st->store.indices[d - 1] ||
+      reduce_terms(k) > X_TILE_MAX_TERMS || !channels_from_weights(k))
+    return false;
+  int64_t ex = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
+  int64_t ef = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
+  x_read_t x = {k, k->b->iter_vars[k->tile_iter].var, -1};
+  tj_tir_visitor_t v = {.expr = find_x_read, .ctx = &x};
+  tj_tir_visit_expr(&v, k->st->store.value);
+  if (ex % hw || x.reduce < 0 || !innermost_reduce(k, x.reduce) ||
+      k->nest.extent[k->nest.loop_of_iter[x.reduce]] > X_TILE_MAX_TAPS)
+    return false;
+  int64_t vectors = largest_divisor(ex / hw, X_TILE_MAX_VECTORS);
+  int it = k->vec_iter;
+  k->vec_iter = k->tile_iter;
+  k->tile_iter = it;
+  k->vec_unit = hw;
+  k->lanes = hw * vectors;
+  *tile_max = largest_divisor(ef, CONV_TILE_ACCS / vectors);
+  k->x_tile = true;
+  k->x_reduce = x.reduce;
+  return true;
+}
+
+/* The planned window holds the input's last dim phased along x ([.., r, x]): the tile's
+ * loads of it are contiguous vectors. */
+static bool x_phased(const conv_t *k) {
+  const tj_sched_window_dim_t *last = &k->window.dims[k->window.from->ndim - 1];
+  return last->mode == TJ_WINDOW_PHASED && last->vec_iter == k->vec_iter && last->reduce_iter == k->x_reduce;
+}
+
 /* ---- row reductions are not convs ---- */
 
 typedef struct load_scan {
@@ -372,9 +470,10 @@ static bool match(conv_t *k) {
   } else if (mm && !gemm_tile(k, ev, rows, &tile_max)) {
     int64_t wide = largest_divisor(ev, k->lanes * MATMUL_VECTORS);
     if (wide % k->lanes == 0) k->lanes = wide, tile_max = MATMUL_TILE;
-  } else if (!mm) {
+  } else if (!mm && !(k->x_tile_allowed && x_vector_tile(k, &tile_max))) {
     channel_tile(k, ev, rows, &tile_max);
   }
+  if (k->x_tile) rows = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]]; /* the tile dim changed */
   k->tile = largest_divisor(rows, tile_max);
   return true;
 }
@@ -1681,22 +1780,23 @@ static bool inline_copy(conv_t *k, copy_inline_t *ci) {
 }
 
 /* Matches stmts[i] as a conv; on success fills k (widening decided). With ci, the loads
- * of a copy nest's buffer are inlined first. */
-static bool conv_matches_inlined(tj_sched_ctx_t *c, int i, conv_t *k, copy_inline_t *ci) {
-  *k = (conv_t){.c = c, .inner_reduce = -1, .kblock_iter = -1};
+ * of a copy nest's buffer are inlined first. x_tile: the x tile may be chosen (the
+ * padding is stmts[i - 1], to be read through a window). */
+static bool conv_matches_inlined(tj_sched_ctx_t *c, int i, conv_t *k, copy_inline_t *ci, bool x_tile) {
+  *k = (conv_t){.c = c, .inner_reduce = -1, .kblock_iter = -1, .x_tile_allowed = x_tile};
   if (i >= c->n_stmts || !tj_sched_collect_nest(c->stmts[i], &k->nest) || !k->nest.n_reduce) return false;
   k->b = k->nest.block;
   if (ci && !inline_copy(k, ci)) return false;
   if (!match(k)) return false;
   k->widen = wants_widen(k) && widen(k, k->st->store.value) && widen(k, k->init->store.value);
-  k->inner_reduce = pick_inner_reduce(k);
+  k->inner_reduce = k->x_tile ? k->x_reduce : pick_inner_reduce(k);
   int64_t ev = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
   k->channel_blocks = ev > k->lanes && tj_sched_conv_weight_bytes(c, &k->nest, k->st, k->vec_iter) >=
                                            CHANNEL_BLOCKS_MIN_WEIGHT_BYTES;
   return true;
 }
 
-static bool conv_matches(tj_sched_ctx_t *c, int i, conv_t *k) { return conv_matches_inlined(c, i, k, NULL); }
+static bool conv_matches(tj_sched_ctx_t *c, int i, conv_t *k) { return conv_matches_inlined(c, i, k, NULL, false); }
 
 static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *used) {
   plan_repacks(k, k->st->store.value);
@@ -1726,7 +1826,7 @@ static const tj_tir_stmt_t *conv_nest(tj_sched_ctx_t *c, int i, conv_t *k, int *
   c->stats.fused_epilogues += ep.n;
   c->stats.repacked += k->n_repacks;
   c->stats.widened += k->widen;
-  c->stats.reordered += k->inner_reduce >= 0;
+  c->stats.reordered += k->inner_reduce >= 0 && !k->x_tile; /* the x tile unrolls the innermost loop in place */
   *used = 1 + ep.span;
   return r;
 }
@@ -1790,7 +1890,7 @@ int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
   copy_inline_t ci = {copy_nest(c, i, p), p};
   if (ci.copy && (k.channel_blocks || reads_along_reduction(&k, p))) {
     conv_t kc;
-    if (conv_matches_inlined(c, i + 1, &kc, &ci) && !kc.widen) { /* widened: reads a float32 copy */
+    if (conv_matches_inlined(c, i + 1, &kc, &ci, false) && !kc.widen) { /* widened: reads a float32 copy */
       *out = conv_nest(c, i + 1, &kc, &used);
       if (!*out) return c->oom = true, 1;
       c->drop_alloc[tj_sched_root_alloc(c, p)] = true;
@@ -1804,8 +1904,13 @@ int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
       p_elems * tj_dtype_bytes(p->dtype) <= CHANNEL_BLOCKS_MAX_PADDED_BYTES)
     return 0; /* the padding materialised by its own nest, the conv scheduled next */
   k.channel_blocks = false;
+  conv_t kx; /* the x tile, when it applies and its window holds x phased */
+  if (conv_matches_inlined(c, i + 1, &kx, NULL, true) && kx.x_tile && plan_window(c, i, &kx, p) && x_phased(&kx))
+    k = kx;
+  else if (c->oom)
+    return 1;
   /* The padding computed per output row, read from a small local buffer. */
-  if (plan_window(c, i, &k, p)) {
+  if (k.x_tile || plan_window(c, i, &k, p)) {
     k.windowed = true;
     if (k.widen) k.shadow_from = p; /* widen() reads it from the (float32) window */
     *out = conv_nest(c, i + 1, &k, &used);
