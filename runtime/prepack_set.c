@@ -16,7 +16,6 @@ typedef struct packed_weight {
   size_t bytes;
   int value;            /* in the executable */
   void *data;
-  bool last_of_source;  /* no later item packs the same source */
   bool source_released; /* nothing reads the source but packed copies: offered to `release` after this item */
   bool source_reused;   /* ... and a later item's packed copy fits in its block */
   bool fits_freed;      /* this item's packed copy is the one a freed source's block was kept for */
@@ -54,7 +53,7 @@ static tj_status_t *find_or_add(const tj_packed_call_t *c, const tj_packed_read_
   size_t bytes;
   TJ_RETURN_IF_ERROR(
       tj_status_annotate(tj_prepack_bytes(&d, &bytes), "binding '%s': packing '%s'", c->binding, w->name));
-  items[*n_items] = (packed_weight_t){w->const_data, d, c, w, bytes, -1, NULL, false, false, false, false};
+  items[*n_items] = (packed_weight_t){w->const_data, d, c, w, bytes, -1, NULL, false, false, false};
   *out_at = (*n_items)++;
   return NULL;
 }
@@ -143,11 +142,33 @@ static void plan_reuse(packed_weight_t *items, int n_items) {
   }
 }
 
-/* Whether every value with data `source` is read only through packed copies. */
-static bool source_unread(const void *source, int n_values, const tj_value_desc_t *values, const int *unread,
-                          const int *uses) {
+/* Whether constant v's bytes overlap [lo, hi). */
+static bool value_overlaps(const tj_value_desc_t *v, const char *lo, const char *hi) {
+  const char *p = v->const_data;
+  return v->kind == TJ_VALUE_CONSTANT && p && p < hi && lo < p + (v->nbytes ? v->nbytes : 1);
+}
+
+/* The bytes [source, *end) a release of `source` would give up: the largest constant
+ * that starts there. Channel groups (jit/compile.c) make constants that are slices of
+ * another, so a source's block can hold other values' data. */
+static const char *source_end(const void *source, int n_values, const tj_value_desc_t *values) {
+  const char *end = (const char *)source + 1;
   for (int v = 0; v < n_values; v++)
-    if (values[v].const_data == source && unread[v] != uses[v]) return false;
+    if (values[v].kind == TJ_VALUE_CONSTANT && values[v].const_data == source &&
+        (const char *)source + values[v].nbytes > end)
+      end = (const char *)source + values[v].nbytes;
+  return end;
+}
+
+/* Whether item k's source can be given up after it: no later item packs from its bytes
+ * and every value in them is read only through packed copies. */
+static bool source_releasable(const packed_weight_t *items, int n_items, int k, int n_values,
+                              const tj_value_desc_t *values, const int *unread, const int *uses) {
+  const char *lo = items[k].source, *hi = source_end(lo, n_values, values);
+  for (int j = k + 1; j < n_items; j++)
+    if (value_overlaps(items[j].weight, lo, hi)) return false;
+  for (int v = 0; v < n_values; v++)
+    if (value_overlaps(&values[v], lo, hi) && unread[v] != uses[v]) return false;
   return true;
 }
 
@@ -178,11 +199,8 @@ tj_status_t *tj_prepack_set_build(tj_arena_t *arena, int n_calls, const tj_packe
       if (c->reads[p].source_unread) unread[c->args[c->reads[p].arg]]++;
     }
   }
-  for (int k = 0; k < n_items; k++) {
-    items[k].last_of_source = true;
-    for (int j = k + 1; j < n_items && items[k].last_of_source; j++) items[k].last_of_source = items[j].source != items[k].source;
-    items[k].source_released = items[k].last_of_source && source_unread(items[k].source, n_values, values, unread, uses);
-  }
+  for (int k = 0; k < n_items; k++)
+    items[k].source_released = source_releasable(items, n_items, k, n_values, values, unread, uses);
   plan_reuse(items, n_items);
   TJ_RETURN_IF_ERROR(pack_all(arena, exe, items, n_items, release));
   for (int i = 0; i < n_calls; i++)
