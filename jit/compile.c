@@ -1312,8 +1312,38 @@ static tj_status_t *split_pair(build_t *bd, int i, int64_t g, int64_t n, int res
   return NULL;
 }
 
+/* Kernels queued for calls that channel groups replaced (no call runs them any more)
+ * leave the queue unless a used slot shares them: MobileNetV2's cold compile did 5
+ * kernels for nothing. Their slots keep no code (build_executable skips them). */
+static void drop_unused_queued(build_t *bd) {
+  bool *used = TJ_ARENA_ARRAY(bd->arena, bool, bd->n_kernels + 1);
+  int *keep = TJ_ARENA_ARRAY(bd->arena, int, bd->queue.n + 1);
+  if (!used || !keep) return; /* nothing dropped: they are compiled, as before */
+  memset(used, 0, sizeof *used * (size_t)(bd->n_kernels + 1));
+  for (int c = 0; c < bd->n_calls; c++) used[bd->calls[c].kernel] = true;
+  for (int q = 0; q < bd->queue.n; q++) keep[q] = -1;
+  for (int k = 0; k < bd->n_kernels; k++)
+    if (used[k] && bd->kernels[k].pending >= 0) keep[bd->kernels[k].pending] = 0;
+  int n = 0;
+  for (int q = 0; q < bd->queue.n; q++) {
+    pending_kernel_t *item = &bd->queue.items[q];
+    if (keep[q] < 0) {
+      tj_arena_free(item->arena);
+      tj_free(item->text);
+      tj_free(item->symbol);
+      continue;
+    }
+    keep[q] = n;
+    bd->queue.items[n++] = *item;
+  }
+  bd->queue.n = n;
+  for (int k = 0; k < bd->n_kernels; k++)
+    if (bd->kernels[k].pending >= 0) bd->kernels[k].pending = keep[bd->kernels[k].pending];
+}
+
 /* Every pair of calls that can run by channel groups does (see GROUP_BYTES). */
 static tj_status_t *group_channels(build_t *bd) {
+  bool grouped = false;
   for (int i = 0; i + 1 < bd->n_calls; i++) {
     int result = -1;
     int64_t g = group_size(bd, &bd->calls[i], &bd->calls[i + 1], &result);
@@ -1321,7 +1351,9 @@ static tj_status_t *group_channels(build_t *bd) {
     int64_t channels = bd->values[bd->calls[i].args[bd->calls[i].n_args - 1]].shape[1], n = (channels + g - 1) / g;
     TJ_RETURN_IF_ERROR(split_pair(bd, i, g, n, result));
     i += (int)(2 * n - 1);
+    grouped = true;
   }
+  if (grouped) drop_unused_queued(bd);
   return NULL;
 }
 
@@ -1476,8 +1508,13 @@ static tj_status_t *build_executable(const build_t *bd, tj_arena_t *arena, const
     }
     TJ_RETURN_IF_ERROR(tj_executable_add_value(exe, &d, &value_ids[i]));
   }
+  bool *called = TJ_ARENA_ARRAY(arena, bool, bd->n_kernels + 1);
+  if (!called) return oom();
+  memset(called, 0, sizeof *called * (size_t)(bd->n_kernels + 1));
+  for (int i = 0; i < bd->n_calls; i++) called[bd->calls[i].kernel] = true;
   for (int i = 0; i < bd->n_kernels; i++) {
     const kernel_slot_t *ks = &bd->kernels[i];
+    if (!called[i]) continue; /* replaced by its channel groups' kernels */
     for (int j = 0; j < (ks->n_chunks ? ks->n_chunks : 1); j++) {
       const tj_jit_kernel_t *k = ks->n_chunks ? &ks->chunk[j] : &ks->k;
       TJ_RETURN_IF_ERROR(
