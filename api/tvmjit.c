@@ -438,10 +438,8 @@ int tvmjit_module_uses_tensor(const tvmjit_module_t *module, const tvmjit_tensor
 }
 
 tvmjit_status_t *tvmjit_module_adopt_tensor(tvmjit_module_t *module, tvmjit_tensor_t *tensor) {
-  if (!module || !tensor) {
-    tvmjit_tensor_free(tensor);
-    return module ? NULL : tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_module_adopt_tensor: NULL module");
-  }
+  if (!module) return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "tvmjit_module_adopt_tensor: NULL module");
+  if (!tensor) return NULL;
   if (!tvmjit_module_uses_tensor(module, tensor)) {
     tvmjit_tensor_free(tensor);
     return NULL;

@@ -255,8 +255,8 @@ int tvmjit_module_uses_tensor(const tvmjit_module_t *module, const tvmjit_tensor
  * each weight twice: ResNet-18's peak RSS drops by about the size of its weights);
  * else with the module. A function compiled later that reads a freed weight fails
  * (TVMJIT_UNSUPPORTED): load the module again, or do not hand its weights over. On
- * success the caller must not use or free the tensor any more; on an error (out of
- * memory) it stays the caller's. Call it before the module's first function is looked
+ * success the caller must not use or free the tensor any more; on an error (a NULL
+ * module, out of memory) it stays the caller's. Call it before the module's first function is looked
  * up, from the thread that loaded it. */
 tvmjit_status_t *tvmjit_module_adopt_tensor(tvmjit_module_t *module, tvmjit_tensor_t *tensor);
 /* Pass times and compile statistics (kernels compiled, cache hits, milliseconds) as text

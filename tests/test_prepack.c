@@ -321,6 +321,9 @@ START_TEST(adopted_weights_are_freed_once_packed_with_the_same_bits) {
   ck_assert_ptr_null(strstr(tvmjit_module_report(m), "freed once packed"));
   tvmjit_module_free(m);
   tvmjit_tensor_t *w2 = owned_copy(4, w_shape, w_data), *v2 = owned_copy(2, v_shape, v_data);
+  tvmjit_status_t *st = tvmjit_module_adopt_tensor(NULL, w2); /* an error: w2 stays ours */
+  ck_assert_int_eq(tvmjit_status_code(st), TVMJIT_INVALID_ARGUMENT);
+  tvmjit_status_free(st);
   m = load(inst, 0, w2, v2);
   ck_assert_int_eq(tvmjit_module_uses_tensor(m, v2), 0);
   ck_assert_ptr_null(tvmjit_module_adopt_tensor(m, w2));
