@@ -8,12 +8,11 @@
 #include <xxhash.h>
 
 #include "ir/struct_equal.h"
-#include "jit/internal.h"
+#include "jit/build.h"
 #include "runtime/prepack_set.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
 #include "transforms/legalize/legalize.h"
-#include "transforms/tir/channel_slice.h"
 #include "transforms/tir/lower.h"
 #include "transforms/tir/row_split.h"
 #include "transforms/tir/shape_params.h"
@@ -126,15 +125,6 @@ static tj_jit_object_cache_t cache_of(tj_jit_t *jit, const tj_jit_options_t *opt
   return cache;
 }
 
-/* A kernel's key, in the disk cache and in the table: the un-lowered PrimFunc (after
- * its shape vars became params) and its name, the schedule options, and the rest of
- * tj_jit_cache_key_parts. Made before lowering, so a kernel found by it is not lowered:
- * that saved 10-13 ms of ResNet-18's ~75 ms start from the cache (Ice Lake host). */
-typedef struct cache_key {
-  char schedule[256];
-  char func[33];
-  uint8_t hash[16];
-} cache_key_t;
 
 /* Every schedule option, as text. Lowering reads nothing else but the PrimFunc (the
  * options come from the host's features and the environment: tj_jit_schedule_options). */
@@ -246,24 +236,6 @@ static tj_status_t *add_kernel(tj_jit_t *jit, tj_jit_object_t *obj, const cache_
 
 /* ---------------- kernels compiled together ---------------- */
 
-/* A kernel that was in neither cache while main was walked: compiled with the others
- * after the walk, on several threads (emit_parallel.c), then stored, added to the JIT
- * and given to the slots that wait for it. */
-typedef struct pending_kernel {
-  tj_arena_t *arena; /* holds `lowered` */
-  const tj_prim_func_t *lowered;
-  const char *name;
-  uint64_t hash;
-  char *text, *symbol;
-  cache_key_t key;
-  tj_tir_prepacks_t prepacks;
-  tj_jit_kernel_t k; /* once compiled */
-} pending_kernel_t;
-
-typedef struct kernel_queue {
-  pending_kernel_t *items;
-  int n, cap;
-} kernel_queue_t;
 
 static void queue_free(kernel_queue_t *q) {
   for (int i = 0; i < q->n; i++) {
@@ -503,24 +475,6 @@ tj_status_t *tj_jit_compile_prim_func(tj_jit_t *jit, const tj_prim_func_t *f, co
 
 /* ---------------- a Relax main -> executable ---------------- */
 
-/* A Relax var's runtime value(s): one id, or several for a tuple. */
-typedef struct var_values {
-  const tj_rx_expr_t *var;
-  int n;
-  int *ids;
-} var_values_t;
-
-typedef struct pending_call {
-  int kernel; /* index into build_t.kernels */
-  int n_args;
-  int *args;
-  int n_out;  /* the last n_out args are the call's results */
-  /* call_tir's tir_vars, evaluated with the binding when the executable is made; the
-   * kernel's shape params follow them, read off the arguments' shapes */
-  int n_tir_vars;
-  const tj_tir_expr_t *const *tir_vars;
-  const char *binding;
-} pending_call_t;
 
 /* The row counts a row-independent kernel is compiled at, largest first; any n is a sum
  * of them (the last is 1). Few large chunks matter: a dense layer's schedule packs its
@@ -528,64 +482,12 @@ typedef struct pending_call {
  * slower than one 128-row call (bench/symbolic_vs_static.sh). 16 covers s = 16..127 in
  * a few calls. Three compiles per kernel, once, against one per size. */
 static const int64_t chunk_rows[] = {128, 16, 1};
-enum { N_CHUNKS = sizeof chunk_rows / sizeof chunk_rows[0] };
+_Static_assert(sizeof chunk_rows / sizeof chunk_rows[0] == N_CHUNKS, "N_CHUNKS in jit/build.h");
 /* Loop iterations per row from which a kernel is compiled at 1 row only (see
  * compile_chunks): ResNet-18's convs have 10^7..10^8 per image, a BERT dense layer's row
  * 6 * 10^5..2.4 * 10^6. */
 #define ROW_WORK_ALONE 8000000
 
-typedef struct kernel_slot {
-  const char *name;
-  const tj_prim_func_t *prim;
-  uint64_t struct_hash;
-  tj_jit_kernel_t k;
-  int pending; /* >= 0: k's code is queue item `pending`, compiled after the walk */
-  int n_shape; /* trailing scalars that are shape vars (shape_params.h) */
-  tj_tir_shape_param_t shape[TJ_TIR_MAX_SHAPE_PARAMS];
-  /* > 0: row-independent along its one shape var (row_split.h), compiled at
-   * chunk_rows[i] rows as chunk[i] (scalar: the row offset); `k` is then only the ABI
-   * the call is checked against and has no code. */
-  int n_chunks;
-  tj_jit_kernel_t chunk[N_CHUNKS];
-  int64_t rows[N_CHUNKS]; /* of chunk[i], largest first, the last 1 */
-  /* Bit p: param p is a constant at the calls this slot serves; the weights among them
-   * that the kernel reads packed, made once per executable (runtime/prepack.h). Their
-   * buffers follow the call's own in k's ABI. */
-  uint64_t constant_params;
-  tj_tir_prepacks_t prepacks;
-} kernel_slot_t;
-
-typedef struct build {
-  tj_jit_t *jit;
-  const tj_module_t *mod;
-  const char *function;
-  const tj_jit_options_t *opts; /* may be NULL; the caller's, only while compiling */
-  bool borrow_constants;        /* opts->borrow_constants, kept for every instantiate */
-  int opt_level;
-  bool schedule;
-  LLVMTargetMachineRef tm;
-  tj_jit_stats_t acc;
-  kernel_queue_t queue; /* kernels to compile once main is walked */
-  tj_arena_t *arena; /* everything below */
-  tj_value_desc_t *values;
-  int n_values, cap_values;
-  var_values_t *vars;
-  int n_vars, cap_vars;
-  pending_call_t *calls;
-  int n_calls, cap_calls;
-  kernel_slot_t *kernels;
-  int n_kernels, cap_kernels;
-  /* Outputs that are a copy of a value (a parameter or constant returned directly, or a
-   * value returned twice): output position i copies value copies[i], -1 = none. */
-  int *copies;
-  int n_copies, cap_copies;
-  /* Symbolic values: shapes[i] is value i's struct info when its shape has vars (NULL:
-   * static), evaluated with the binding of main's vars (sig_vars) per executable. */
-  const tj_sinfo_t **shapes;
-  int cap_shapes;
-  int n_sig_vars;
-  const tj_tir_expr_t *sig_vars[TJ_TIR_MAX_SHAPE_PARAMS];
-} build_t;
 
 struct tj_jit_program {
   build_t bd;
@@ -640,8 +542,8 @@ static tj_status_t *check_symbolic_shape(build_t *bd, const tj_sinfo_t *sinfo, c
 }
 
 /* A value for a tensor struct info; a symbolic shape is evaluated per binding. */
-static tj_status_t *new_value(build_t *bd, const char *name, const tj_sinfo_t *sinfo, tj_value_kind_t kind, int index,
-                              const char *what, int *out_id) {
+tj_status_t *tj_build_new_value(build_t *bd, const char *name, const tj_sinfo_t *sinfo, tj_value_kind_t kind, int index,
+                                const char *what, int *out_id) {
   int64_t dims[8];
   int ndim = 0;
   if (!tj_sinfo_is_tensor(sinfo))
@@ -676,7 +578,7 @@ static tj_status_t *single_value(build_t *bd, const tj_rx_expr_t *e, const char 
   if (e->kind == TJ_RX_CONSTANT) {
     const tj_sinfo_t *si = e->sinfo ? e->sinfo
                                      : tj_sinfo_tensor_static(bd->arena, e->constant.dtype, e->constant.ndim, e->constant.shape);
-    TJ_RETURN_IF_ERROR(new_value(bd, "constant", si, TJ_VALUE_CONSTANT, 0, "constant", out_id));
+    TJ_RETURN_IF_ERROR(tj_build_new_value(bd, "constant", si, TJ_VALUE_CONSTANT, 0, "constant", out_id));
     if (!e->constant.data)
       return tj_status_new(TJ_ERR_UNSUPPORTED, "binding '%s': a constant without data (metadata[...])", binding);
     if (e->constant.nbytes != bd->values[*out_id].nbytes)
@@ -728,21 +630,18 @@ static bool compile_chunks(build_t *bd, const tj_prim_func_t *f, const char *cal
 
 /* The kernel slot for a PrimFunc: by name, else a structurally equal one already
  * compiled in this module, else compile it. */
-static tj_status_t *kernel_for_prim(build_t *bd, const char *callee, const tj_prim_func_t *f,
-                                    uint64_t constant_params, int *out_slot);
-
 static tj_status_t *kernel_for(build_t *bd, const char *callee, uint64_t constant_params, int *out_slot) {
   for (int i = 0; i < bd->n_kernels; i++)
     if (strcmp(bd->kernels[i].name, callee) == 0 && bd->kernels[i].constant_params == constant_params)
       return *out_slot = i, NULL;
   const tj_prim_func_t *f = tj_module_find_prim(bd->mod, callee);
   if (!f) return tj_status_new(TJ_ERR_NOT_FOUND, "PrimFunc '%s' is not in the module", callee);
-  return kernel_for_prim(bd, callee, f, constant_params, out_slot);
+  return tj_build_kernel_for_prim(bd, callee, f, constant_params, out_slot);
 }
 
 /* The kernel slot for PrimFunc f named `callee` (not yet looked up by name). */
-static tj_status_t *kernel_for_prim(build_t *bd, const char *callee, const tj_prim_func_t *f,
-                                    uint64_t constant_params, int *out_slot) {
+tj_status_t *tj_build_kernel_for_prim(build_t *bd, const char *callee, const tj_prim_func_t *f,
+                                      uint64_t constant_params, int *out_slot) {
   uint64_t h = tj_struct_hash_prim_func(f);
   kernel_slot_t slot = {.name = callee, .prim = f, .struct_hash = h, .pending = -1, .constant_params = constant_params};
   bool found = false;
@@ -877,7 +776,7 @@ static tj_status_t *add_call_tir(build_t *bd, const tj_rx_binding_t *bind, const
     const tj_sinfo_t *si = out->kind == TJ_SINFO_TUPLE ? out->tuple.fields[i] : out;
     const char *name = n_out == 1 ? binding : tj_arena_printf(bd->arena, "%s[%d]", binding, i);
     if (!name) return oom();
-    TJ_RETURN_IF_ERROR(tj_status_annotate(new_value(bd, name, si, TJ_VALUE_INTERMEDIATE, 0, "call_tir result", &args[view->n_args + i]),
+    TJ_RETURN_IF_ERROR(tj_status_annotate(tj_build_new_value(bd, name, si, TJ_VALUE_INTERMEDIATE, 0, "call_tir result", &args[view->n_args + i]),
                                           "binding '%s'", binding));
   }
   for (int i = 0; i < k->n_buffers - n_packed; i++)
@@ -1079,7 +978,7 @@ static tj_status_t *walk_function(build_t *bd, const tj_rx_func_t *fn) {
   for (int i = 0; i < fn->n_params; i++) {
     int id;
     const tj_rx_expr_t *p = fn->params[i];
-    TJ_RETURN_IF_ERROR(new_value(bd, var_name(p), p->sinfo, TJ_VALUE_INPUT, i, "parameter", &id));
+    TJ_RETURN_IF_ERROR(tj_build_new_value(bd, var_name(p), p->sinfo, TJ_VALUE_INPUT, i, "parameter", &id));
     TJ_RETURN_IF_ERROR(bind_var(bd, p, 1, &id));
   }
   const tj_rx_expr_t *body = fn->body;
@@ -1091,271 +990,6 @@ static tj_status_t *walk_function(build_t *bd, const tj_rx_func_t *fn) {
   return mark_outputs(bd, body->seq.body);
 }
 
-/* ---------------- channel groups (transforms/tir/channel_slice.h) ---------------- */
-
-/* A 1x1 conv's output that only the next call reads, and that is over GROUP_BYTES, is
- * computed a group of channels at a time by both kernels when each computes every
- * channel on its own (MobileNetV2: the expand 1x1 conv and the depthwise conv after
- * it): group k runs the first kernel on its channels into a scratch buffer of
- * GROUP_BYTES at most, then the second one from it into its channels of the result, so
- * the intermediate stays in L2 (1.25 MB per core on Ice Lake) instead of going out to
- * L3 and back. MobileNetV2 on Ice Lake (docs/cpu-schedule.md): 96 x 112 x 112 (4.8 MB)
- * in groups of 16 channels (0.8 MB), 144 x 56 x 56 (1.8 MB) in groups of 48. The last
- * group may be smaller. TVMJIT_CHANNEL_GROUPS=0 turns this off; a number sets
- * GROUP_BYTES in KiB (for tests and experiments). */
-#define GROUP_BYTES (1 << 20)
-/* Group sizes are multiples of this: a vector of 16 floats in the 1x1 conv's tiles. */
-#define GROUP_QUANTUM 16
-
-static size_t group_bytes_limit(void) {
-  const char *e = getenv("TVMJIT_CHANNEL_GROUPS");
-  if (!e || !*e) return GROUP_BYTES;
-  long kib = strtol(e, NULL, 10);
-  return kib <= 0 ? 0 : (size_t)kib << 10;
-}
-
-/* The dim of b that is `channels` after only 1s (-1: none), and the elements per channel. */
-static int channel_dim(const tj_buffer_t *b, int64_t channels, int64_t *per_channel) {
-  int64_t v;
-  for (int d = 0; d < b->ndim; d++) {
-    if (!tj_tir_is_const_int(b->shape[d], &v)) return -1;
-    if (v == channels) {
-      int64_t n = 1;
-      for (int k = d + 1; k < b->ndim; k++)
-        if (tj_tir_is_const_int(b->shape[k], &v)) n *= v;
-        else return -1;
-      *per_channel = n;
-      return d;
-    }
-    if (v != 1) return -1;
-  }
-  return -1;
-}
-
-static const tj_buffer_t *buffer_param(const tj_prim_func_t *f, int index) {
-  for (int i = 0, k = 0; i < f->n_params; i++)
-    if (f->buffer_map && f->buffer_map[i] && k++ == index) return f->buffer_map[i];
-  return NULL;
-}
-
-/* How many times value v is an argument of a call, or a returned copy. */
-static int uses_of(const build_t *bd, int v) {
-  int n = 0;
-  for (int c = 0; c < bd->n_calls; c++)
-    for (int a = 0; a < bd->calls[c].n_args; a++) n += bd->calls[c].args[a] == v;
-  for (int i = 0; i < bd->n_copies; i++) n += bd->copies[i] == v;
-  return n;
-}
-
-static bool static_call(const build_t *bd, const pending_call_t *c) {
-  const kernel_slot_t *ks = &bd->kernels[c->kernel];
-  if (c->n_tir_vars || ks->n_shape || ks->n_chunks || c->n_out != 1) return false;
-  for (int a = 0; a < c->n_args; a++)
-    if (bd->shapes[c->args[a]]) return false;
-  return true;
-}
-
-/* Every argument of call c with the channel dim is the intermediate, the result or a
- * constant (sliced per group); the others are read whole. */
-static bool args_sliceable(const build_t *bd, const pending_call_t *c, int64_t channels, int mid, int result) {
-  const tj_prim_func_t *f = bd->kernels[c->kernel].prim;
-  for (int a = 0; a < c->n_args; a++) {
-    const tj_buffer_t *b = buffer_param(f, a);
-    int64_t per;
-    if (!b) return false;
-    if (channel_dim(b, channels, &per) < 0) continue;
-    int v = c->args[a];
-    if (v != mid && v != result && bd->values[v].kind != TJ_VALUE_CONSTANT) return false;
-  }
-  return true;
-}
-
-/* Whether f has a 1x1 conv's weight [channels, C, 1, 1] among its params. Only such a
- * first kernel is grouped: the 1x1 rule vectorizes along pixels, so 16 channels keep
- * its tiles, while MobileNetV2's stem (3x3/2, 3 -> 32, vectorized over output channels)
- * in 2 groups of 16 took 0.37 -> 0.51-0.53 ms (Ice Lake, 1 thread, 2 interleaved rounds),
- * more than the depthwise conv after it gained (0.32 -> 0.25-0.29). */
-static bool has_pointwise_weight(const tj_prim_func_t *f, int64_t channels) {
-  for (int p = 0; p < f->n_params; p++) {
-    const tj_buffer_t *b = f->buffer_map ? f->buffer_map[p] : NULL;
-    int64_t d[4];
-    bool ok = b && b->ndim == 4;
-    for (int k = 0; ok && k < 4; k++) ok = tj_tir_is_const_int(b->shape[k], &d[k]);
-    if (ok && d[0] == channels && d[1] > 1 && d[2] == 1 && d[3] == 1) return true;
-  }
-  return false;
-}
-
-/* The channels per group for calls c1 (writing mid) and c2 (reading it), or 0. */
-static int64_t group_size(build_t *bd, const pending_call_t *c1, const pending_call_t *c2, int *out_result) {
-  int mid = c1->args[c1->n_args - 1], result = c2->args[c2->n_args - 1];
-  const tj_value_desc_t *m = &bd->values[mid], *r = &bd->values[result];
-  size_t limit = group_bytes_limit();
-  if (!limit || !static_call(bd, c1) || !static_call(bd, c2) || m->kind != TJ_VALUE_INTERMEDIATE ||
-      m->nbytes <= limit || m->ndim != 4 || m->shape[0] != 1 || r->ndim != 4 || r->shape[0] != 1 ||
-      r->shape[1] != m->shape[1] || uses_of(bd, mid) != 2)
-    return 0;
-  int reads = 0;
-  for (int a = 0; a < c2->n_args - 1; a++) reads += c2->args[a] == mid;
-  int64_t channels = m->shape[1], plane = (int64_t)(m->nbytes / (size_t)channels), g = 0, even = 0;
-  if (reads != 1) return 0;
-  /* The largest group that fits, equal groups first (one sliced kernel each, not two):
-   * 144 channels at 56x56 in 3 x 48 took 0.33 + 0.18 ms (expand, depthwise), in 80 + 64
-   * 0.35 + 0.18 (Ice Lake, 1 thread, kernel medians over 60 runs). */
-  for (int64_t k = GROUP_QUANTUM; k < channels; k += GROUP_QUANTUM)
-    if ((size_t)(k * plane) <= limit) g = k, even = channels % k == 0 ? k : even;
-  if (even) g = even;
-  if (!g || !has_pointwise_weight(bd->kernels[c1->kernel].prim, channels) ||
-      !args_sliceable(bd, c1, channels, mid, result) || !args_sliceable(bd, c2, channels, mid, result) ||
-      !tj_tir_channels_independent(bd->arena, bd->kernels[c1->kernel].prim, channels) ||
-      !tj_tir_channels_independent(bd->arena, bd->kernels[c2->kernel].prim, channels))
-    return 0;
-  *out_result = result;
-  return g;
-}
-
-/* A value of `like`'s dtype with `count` channels at dim `dim`. */
-static tj_status_t *sliced_value(build_t *bd, const char *name, const tj_value_desc_t *like, int dim, int64_t count,
-                                 tj_value_kind_t kind, int *out_id) {
-  int64_t dims[TJ_MAX_NDIM];
-  for (int d = 0; d < like->ndim; d++) dims[d] = d == dim ? count : like->shape[d];
-  const tj_sinfo_t *si = tj_sinfo_tensor_static(bd->arena, like->dtype, like->ndim, dims);
-  if (!si) return oom();
-  return new_value(bd, name, si, kind, 0, "channel group", out_id);
-}
-
-/* Call c's arguments for channels [c0, c0 + g): the intermediate is the scratch, the
- * result a view of its channels, constants their slices. */
-static tj_status_t *group_args(build_t *bd, const pending_call_t *c, int64_t channels, int64_t c0, int64_t g,
-                               int mid, int scratch, int result, int **out) {
-  const tj_prim_func_t *f = bd->kernels[c->kernel].prim;
-  int *args = TJ_ARENA_ARRAY(bd->arena, int, c->n_args + 1);
-  if (!args) return oom();
-  for (int a = 0; a < c->n_args; a++) {
-    int64_t per;
-    int v = c->args[a], dim = channel_dim(buffer_param(f, a), channels, &per);
-    args[a] = v;
-    if (dim < 0) continue;
-    if (v == mid) {
-      args[a] = scratch;
-      continue;
-    }
-    const char *name = tj_arena_printf(bd->arena, "%s[%lld:%lld]", bd->values[v].name, (long long)c0, (long long)(c0 + g));
-    if (!name) return oom();
-    size_t offset = (size_t)(c0 * per) * tj_dtype_bytes(bd->values[v].dtype);
-    tj_value_kind_t kind = v == result ? TJ_VALUE_VIEW : TJ_VALUE_CONSTANT;
-    TJ_RETURN_IF_ERROR(sliced_value(bd, name, &bd->values[v], dim, g, kind, &args[a]));
-    tj_value_desc_t *s = &bd->values[args[a]];
-    if (kind == TJ_VALUE_VIEW) s->index = v, s->offset = offset;
-    else s->const_data = (const char *)bd->values[v].const_data + offset;
-  }
-  *out = args;
-  return NULL;
-}
-
-/* Bit p: param p of f gets a constant in `args` (as constant_params, for a group). */
-static uint64_t constant_args(const build_t *bd, const tj_prim_func_t *f, const int *args) {
-  uint64_t mask = 0;
-  int64_t elems;
-  if (bd->opts && bd->opts->no_prepack) return 0;
-  for (int p = 0, a = 0; p < f->n_params && p < 64; p++) {
-    if (!f->buffer_map[p]) continue;
-    if (bd->values[args[a++]].kind == TJ_VALUE_CONSTANT && tj_buffer_static_size(f->buffer_map[p], &elems))
-      mask |= (uint64_t)1 << p;
-  }
-  return mask;
-}
-
-/* Call c for one group: its kernel sliced to g channels, its arguments as group_args. */
-static tj_status_t *group_call(build_t *bd, const pending_call_t *c, int64_t channels, int64_t c0, int64_t g,
-                               int mid, int scratch, int result, pending_call_t *out) {
-  const kernel_slot_t *ks = &bd->kernels[c->kernel];
-  const tj_prim_func_t *sliced = NULL;
-  int *args = NULL, slot = 0;
-  TJ_RETURN_IF_ERROR(tj_tir_channel_slice(bd->arena, ks->prim, channels, g, &sliced));
-  TJ_RETURN_IF_ERROR(group_args(bd, c, channels, c0, g, mid, scratch, result, &args));
-  const char *name = tj_arena_printf(bd->arena, "%s_channels%lld", ks->name, (long long)g);
-  const char *binding = tj_arena_printf(bd->arena, "%s[%lld:%lld]", c->binding, (long long)c0, (long long)(c0 + g));
-  if (!name || !binding) return oom();
-  TJ_RETURN_IF_ERROR(tj_status_annotate(kernel_for_prim(bd, name, sliced, constant_args(bd, sliced, args), &slot),
-                                        "binding '%s'", binding));
-  *out = (pending_call_t){slot, c->n_args, args, 1, 0, NULL, binding};
-  return NULL;
-}
-
-/* Calls i and i + 1 as n = ceil(channels / g) pairs of group calls; the last group's
- * scratch is a view of its first channels when it has fewer than g. */
-static tj_status_t *split_pair(build_t *bd, int i, int64_t g, int64_t n, int result) {
-  pending_call_t c1 = bd->calls[i], c2 = bd->calls[i + 1];
-  int mid = c1.args[c1.n_args - 1], scratch, last = -1;
-  int64_t channels = bd->values[mid].shape[1], rest = channels - (n - 1) * g;
-  const char *name = tj_arena_printf(bd->arena, "%s[group]", bd->values[mid].name);
-  if (!name) return oom();
-  TJ_RETURN_IF_ERROR(sliced_value(bd, name, &bd->values[mid], 1, g, TJ_VALUE_INTERMEDIATE, &scratch));
-  if (rest < g) {
-    TJ_RETURN_IF_ERROR(sliced_value(bd, name, &bd->values[mid], 1, rest, TJ_VALUE_VIEW, &last));
-    bd->values[last].index = scratch;
-  }
-  pending_call_t *calls = TJ_ARENA_ARRAY(bd->arena, pending_call_t, bd->n_calls + 2 * n);
-  if (!calls) return oom();
-  memcpy(calls, bd->calls, sizeof *calls * (size_t)i);
-  for (int64_t k = 0; k < n; k++) {
-    int64_t count = k == n - 1 ? rest : g;
-    int into = count < g ? last : scratch;
-    TJ_RETURN_IF_ERROR(group_call(bd, &c1, channels, k * g, count, mid, into, result, &calls[i + 2 * k]));
-    TJ_RETURN_IF_ERROR(group_call(bd, &c2, channels, k * g, count, mid, into, result, &calls[i + 2 * k + 1]));
-  }
-  memcpy(calls + i + 2 * n, bd->calls + i + 2, sizeof *calls * (size_t)(bd->n_calls - i - 2));
-  bd->calls = calls;
-  bd->n_calls += (int)(2 * n - 2);
-  bd->cap_calls = bd->n_calls;
-  return NULL;
-}
-
-/* Kernels queued for calls that channel groups replaced (no call runs them any more)
- * leave the queue unless a used slot shares them: MobileNetV2's cold compile did 5
- * kernels for nothing. Their slots keep no code (build_executable skips them). */
-static void drop_unused_queued(build_t *bd) {
-  bool *used = TJ_ARENA_ARRAY(bd->arena, bool, bd->n_kernels + 1);
-  int *keep = TJ_ARENA_ARRAY(bd->arena, int, bd->queue.n + 1);
-  if (!used || !keep) return; /* nothing dropped: they are compiled, as before */
-  memset(used, 0, sizeof *used * (size_t)(bd->n_kernels + 1));
-  for (int c = 0; c < bd->n_calls; c++) used[bd->calls[c].kernel] = true;
-  for (int q = 0; q < bd->queue.n; q++) keep[q] = -1;
-  for (int k = 0; k < bd->n_kernels; k++)
-    if (used[k] && bd->kernels[k].pending >= 0) keep[bd->kernels[k].pending] = 0;
-  int n = 0;
-  for (int q = 0; q < bd->queue.n; q++) {
-    pending_kernel_t *item = &bd->queue.items[q];
-    if (keep[q] < 0) {
-      tj_arena_free(item->arena);
-      tj_free(item->text);
-      tj_free(item->symbol);
-      continue;
-    }
-    keep[q] = n;
-    bd->queue.items[n++] = *item;
-  }
-  bd->queue.n = n;
-  for (int k = 0; k < bd->n_kernels; k++)
-    if (bd->kernels[k].pending >= 0) bd->kernels[k].pending = keep[bd->kernels[k].pending];
-}
-
-/* Every pair of calls that can run by channel groups does (see GROUP_BYTES). */
-static tj_status_t *group_channels(build_t *bd) {
-  bool grouped = false;
-  for (int i = 0; i + 1 < bd->n_calls; i++) {
-    int result = -1;
-    int64_t g = group_size(bd, &bd->calls[i], &bd->calls[i + 1], &result);
-    if (!g) continue;
-    int64_t channels = bd->values[bd->calls[i].args[bd->calls[i].n_args - 1]].shape[1], n = (channels + g - 1) / g;
-    TJ_RETURN_IF_ERROR(split_pair(bd, i, g, n, result));
-    i += (int)(2 * n - 1);
-    grouped = true;
-  }
-  if (grouped) drop_unused_queued(bd);
-  return NULL;
-}
 
 static void release_const(void *p) { tj_aligned_free(p); }
 
@@ -1574,7 +1208,7 @@ tj_status_t *tj_jit_compile_program(tj_jit_t *jit, const tj_module_t *m, const c
   bd->arena = tj_arena_create();
   tj_status_t *s = bd->arena ? tj_jit_target_machine(bd->opt_level, &bd->tm) : oom();
   if (!s) s = walk_function(bd, fn);
-  if (!s) s = group_channels(bd);
+  if (!s) s = tj_build_group_channels(bd);
   if (!s) s = compile_queue(jit, &bd->queue, opts, bd->opt_level, bd->tm, &bd->acc);
   if (!s) take_queued_code(bd);
   queue_free(&bd->queue);

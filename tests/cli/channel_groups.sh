@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Channel groups (jit/compile.c, transforms/tir/channel_slice.h): an expand 1x1 conv whose
+# Channel groups (jit/channel_groups.c, transforms/tir/channel_slice.h): an expand 1x1 conv whose
 # output only a depthwise conv reads runs with it a group of channels at a time. Two
 # blocks (expand + batch_norm + clip, depthwise 3x3 + batch_norm + clip), the weights
 # bound: A (24 -> 40 channels at 37x37, depthwise stride 2) is grouped with the group

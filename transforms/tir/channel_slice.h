@@ -5,7 +5,7 @@
  * conv's F output channels from its C input channels) can run on channels [c0, c0 + G)
  * as a kernel over G channels, given pointers c0 planes into every buffer with F.
  * This is how an expand 1x1 conv and the depthwise conv after it are run a group of
- * channels at a time (jit/compile.c, "channel groups"), so that the expand's output
+ * channels at a time (jit/channel_groups.c), so that the expand's output
  * stays in L2 instead of going through L3 (docs/cpu-schedule.md).
  *
  * The proof is row_split.h's with the channel extent F as the "row" var: F is replaced
