@@ -307,8 +307,9 @@ static int64_t reduce_terms(const conv_t *k);
  * still takes its terms in the original order, so the bits are those of the plain loops.
  * MobileNetV2's stem, `bench_kernels --float-modes --repeat 100` (the model's fused
  * kernel with its batch norm and clip), thread-CPU min, Ice Lake, 1 thread, main and
- * this interleaved over 3 rounds: 0.371-0.460 -> 0.323-0.329 ms (the window split into
- * even and odd columns instead, the rx = 2 loads one float off alignment: 0.391-0.440).
+ * this interleaved over 3 rounds: 0.371-0.384 -> 0.330-0.334 ms (a third, noisy round
+ * 0.426); the window split into even and odd columns instead, the rx = 2 loads one
+ * float off alignment: 0.391-0.440. In the model: 0.369-0.402 -> 0.303-0.338 ms.
  * Kernels wider than X_TILE_MAX_TAPS along x keep the channel tile: ResNet-18's 7x7/2
  * stem's phased window (66 KB a row) does not fit, and read through even and odd columns
  * 6 of every 7 of its zmm loads split over two cache lines: 2.9-3.0 ms against 1.7
