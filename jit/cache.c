@@ -176,10 +176,7 @@ struct tj_disk_cache {
   bool warned_unwritable; /* one warning per cache for a directory we cannot write */
 };
 
-static void say(const tj_jit_cache_lookup_t *lk, tj_jit_msg_kind_t kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(const tj_jit_cache_lookup_t *lk, tj_jit_msg_kind_t kind, const char *fmt, ...) {
-  const tj_jit_messages_t *m = lk->messages;
+void tj_jit_say(const tj_jit_messages_t *m, tj_jit_msg_kind_t kind, const char *fmt, ...) {
   if (!m || !m->emit || (kind == TJ_JIT_MSG_DEBUG && !m->debug)) return;
   char buf[2048];
   va_list ap;
@@ -199,7 +196,7 @@ static void say_lookup(const tj_jit_cache_lookup_t *lk, const uint8_t key[16], c
   for (int i = 0; i < lk->n_parts && n < sizeof parts; i++)
     n += (size_t)snprintf(parts + n, sizeof parts - n, "%s%s=%08" PRIx32, i ? " " : "", lk->parts[i].name,
                           (uint32_t)(XXH3_64bits(lk->parts[i].value, strlen(lk->parts[i].value)) >> 32));
-  say(lk, TJ_JIT_MSG_DEBUG, "cache: %s: %s, key %s [%s]", lk->name, outcome, hex, parts);
+  tj_jit_say(lk->messages, TJ_JIT_MSG_DEBUG, "cache: %s: %s, key %s [%s]", lk->name, outcome, hex, parts);
 }
 
 static bool mkdir_p(const char *path) {
@@ -232,10 +229,10 @@ static bool ensure_dir(tj_disk_cache_t *c, const tj_jit_cache_lookup_t *lk) {
     ready = c->dir_ready = mkdir_p(c->dir);
     if (!ready && !c->warned_unwritable) {
       c->warned_unwritable = true;
-      say(lk, TJ_JIT_MSG_WARNING,
-          "cache directory %s cannot be created (%s); kernels are compiled but not cached (set TVMJIT_CACHE_DIR "
-          "to a writable directory, or TVMJIT_CACHE=0)",
-          c->dir, strerror(errno));
+      tj_jit_say(lk->messages, TJ_JIT_MSG_WARNING,
+                 "cache directory %s cannot be created (%s); kernels are compiled but not cached (set TVMJIT_CACHE_DIR "
+                 "to a writable directory, or TVMJIT_CACHE=0)",
+                 c->dir, strerror(errno));
     }
   }
   pthread_mutex_unlock(&c->lock);
@@ -265,8 +262,8 @@ static bool disk_load(void *ctx, const tj_jit_cache_lookup_t *lk, tj_jit_object_
   tj_jit_object_t obj = {0};
   int r = path ? read_entry(path, key, &obj, why, sizeof why) : 0;
   if (r < 0)
-    say(lk, TJ_JIT_MSG_WARNING, "cache entry %s for kernel '%s' is unusable: %s; recompiling and replacing it", path,
-        lk->name, why);
+    tj_jit_say(lk->messages, TJ_JIT_MSG_WARNING,
+               "cache entry %s for kernel '%s' is unusable: %s; recompiling and replacing it", path, lk->name, why);
   if (r > 0) (void)utimensat(AT_FDCWD, path, NULL, 0); /* least recently used = oldest mtime */
   count(c, r > 0);
   say_lookup(lk, key, r > 0 ? "hit" : r < 0 ? "miss (unusable entry)" : "miss (no entry)");
@@ -393,9 +390,10 @@ static void disk_store(void *ctx, const tj_jit_cache_lookup_t *lk, const tj_jit_
     ok = write_atomically(c->dir, path, &h, sizeof h, payload, h.payload_size, why, sizeof why);
   }
   if (!ok)
-    say(lk, TJ_JIT_MSG_WARNING, "cannot write the cache entry of kernel '%s' in %s (%s); it is compiled but not cached",
-        lk->name, c->dir, why);
-  else say(lk, TJ_JIT_MSG_DEBUG, "cache: %s: stored %s", lk->name, path);
+    tj_jit_say(lk->messages, TJ_JIT_MSG_WARNING,
+               "cannot write the cache entry of kernel '%s' in %s (%s); it is compiled but not cached", lk->name,
+               c->dir, why);
+  else tj_jit_say(lk->messages, TJ_JIT_MSG_DEBUG, "cache: %s: stored %s", lk->name, path);
   if (ok) evict(c, path);
   tj_free(payload);
   tj_free(path);

@@ -1,6 +1,5 @@
 /* The compile driver: PrimFunc -> kernel (with the in-memory table), and a Relax
  * `main` made of call_tir bindings -> executable. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,18 +102,6 @@ void tj_jit_set_object_cache(tj_jit_t *jit, const tj_jit_object_cache_t *cache) 
   pthread_mutex_unlock(&jit->lock);
 }
 
-static void say(const tj_jit_options_t *opts, tj_jit_msg_kind_t kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(const tj_jit_options_t *opts, tj_jit_msg_kind_t kind, const char *fmt, ...) {
-  const tj_jit_messages_t *m = opts ? opts->messages : NULL;
-  if (!m || !m->emit || (kind == TJ_JIT_MSG_DEBUG && !m->debug)) return;
-  char buf[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  m->emit(m->ctx, kind, buf);
-}
 
 /* The object cache hooks for this compile (none with opts->no_cache). */
 static tj_jit_object_cache_t cache_of(tj_jit_t *jit, const tj_jit_options_t *opts) {
@@ -181,8 +168,8 @@ static bool load_cached(tj_jit_t *jit, const char *name, const tj_prim_func_t *f
       *out = obj;
       return true;
     }
-    say(opts, TJ_JIT_MSG_WARNING, "cache entry for kernel '%s' is unusable: %s; recompiling and replacing it", name,
-        why);
+    tj_jit_say(opts ? opts->messages : NULL, TJ_JIT_MSG_WARNING,
+               "cache entry for kernel '%s' is unusable: %s; recompiling and replacing it", name, why);
   }
   tj_jit_object_free(&obj);
   return false;
@@ -371,7 +358,9 @@ static tj_status_t *lower_and_obtain(tj_jit_t *jit, tj_arena_t *arena, const tj_
   pthread_mutex_unlock(&jit->lock);
   int queued = hit || !queue ? -1 : queue_find_text(queue, hash, text);
   if (hit || queued >= 0 || s) {
-    if (!s) say(opts, TJ_JIT_MSG_DEBUG, "cache: %s: in-memory hit (compiled earlier by this process)", name);
+    if (!s)
+      tj_jit_say(opts ? opts->messages : NULL, TJ_JIT_MSG_DEBUG,
+                 "cache: %s: in-memory hit (compiled earlier by this process)", name);
     if (queued >= 0) *out = abi_of(low), *out_pending = queued;
     tj_free(text);
     return s;
@@ -428,7 +417,9 @@ static tj_status_t *compile_kernel(tj_jit_t *jit, const tj_prim_func_t *f, const
   bool arena_taken = false;
   tj_jit_object_t obj = {0};
   if (s || find_known(jit, &key, queue, out, &pending, &prepacks)) {
-    if (!s) say(opts, TJ_JIT_MSG_DEBUG, "cache: %s: in-memory hit (compiled earlier by this process)", name);
+    if (!s)
+      tj_jit_say(opts ? opts->messages : NULL, TJ_JIT_MSG_DEBUG,
+                 "cache: %s: in-memory hit (compiled earlier by this process)", name);
   } else if (load_cached(jit, name, f, &key, opts, opt_level, acc, &obj, &prepacks)) {
     s = add_kernel(jit, &obj, &key, 0, &prepacks, acc, out);
   } else {

@@ -56,6 +56,11 @@ bool tj_jit_meta_decode(const void *meta, size_t size, const tj_prim_func_t *f, 
 /* Monotonic clock in milliseconds. */
 double tj_jit_now_ms(void);
 
+/* cache.c: a warning or debug line to `m` (may be NULL: dropped; debug lines only when
+ * m->debug). The library never prints. */
+void tj_jit_say(const tj_jit_messages_t *m, tj_jit_msg_kind_t kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* engine.c / compile.c: the JIT object. */
 #include <pthread.h>
 #include <llvm-c/LLJIT.h>
