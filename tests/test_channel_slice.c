@@ -5,7 +5,7 @@
  * interpreter, exactly the original's results on those channels (groups of 16, 16 and
  * the last one of 8), and JIT-compiled (strict float) the interpreter's bits. */
 #include "differential.h"
-#include "transforms/pass_manager.h"
+#include "passes.h"
 #include "transforms/tir/channel_slice.h"
 
 enum { CHANNELS = 40, GROUP = 16 };
@@ -15,13 +15,7 @@ static const tj_module_t *load_groups_model(tj_arena_t *arena) {
   snprintf(path, sizeof path, "%s/tests/models/channel_groups.rx", tu_source_dir());
   tj_module_t *m = NULL;
   TU_OK(tj_parse_file(arena, path, &m));
-  tj_pipeline_t p;
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, arena);
-  const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(arena, "default", &p));
-  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
-  return out;
+  return tu_run_passes(arena, "default", m);
 }
 
 /* Elements per channel of b when its channel dim (the one that is CHANNELS, after 1s)

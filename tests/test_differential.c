@@ -2,7 +2,7 @@
  * differential.h. TVM's conformance corpus gets the same treatment in
  * test_corpus_differential.c. */
 #include "differential.h"
-#include "transforms/pass_manager.h"
+#include "passes.h"
 #include "transforms/tir/schedule.h"
 
 /* A Relax model (path relative to the source tree) through a pipeline. */
@@ -11,13 +11,7 @@ static const tj_module_t *run_pipeline(tj_arena_t *arena, const char *pipeline, 
   snprintf(path, path_size, "%s/%s", tu_source_dir(), rel);
   tj_module_t *m = NULL;
   TU_OK(tj_parse_file(arena, path, &m));
-  tj_pipeline_t p;
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, arena);
-  const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_parse(arena, pipeline, &p));
-  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
-  return out;
+  return tu_run_passes(arena, pipeline, m);
 }
 
 static const tj_module_t *default_pipeline(tj_arena_t *arena, const char *rel, char *path, size_t path_size) {

@@ -7,8 +7,8 @@
 #include "ir/dot.h"
 #include "ir/text/parse.h"
 #include "support/alloc.h"
+#include "passes.h"
 #include "testutil.h"
-#include "transforms/pass_manager.h"
 
 static int count(const char *text, const char *needle) {
   int n = 0;
@@ -22,12 +22,7 @@ static char *seed_dot(tj_arena_t *a, const char *pipeline, const char *note) {
   snprintf(path, sizeof path, "%.3000s/examples/seed/model.rx", tu_source_dir());
   tj_module_t *m = NULL;
   TU_OK(tj_parse_file(a, path, &m));
-  tj_pipeline_t p;
-  TU_OK(tj_pipeline_parse(a, pipeline, &p));
-  tj_pass_context_t ctx;
-  tj_pass_context_init(&ctx, a);
-  const tj_module_t *out = NULL;
-  TU_OK(tj_pipeline_run(&ctx, &p, NULL, m, &out, NULL));
+  const tj_module_t *out = tu_run_passes(a, pipeline, m);
   char *dot = tj_dot_function(out, "main", note);
   ck_assert_ptr_nonnull(dot);
   return dot;
