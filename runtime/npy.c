@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -342,6 +344,26 @@ tj_status_t *tj_npy_load_bytes(const void *data, size_t len, const char *name, t
   return NULL;
 }
 
+/* Maps the whole pages of a large array before the read fills them: one madvise
+ * (MADV_POPULATE_WRITE, Linux 5.14) instead of a page fault per 4 KiB page taken inside
+ * the read's copy. The pages are cleared either way; what goes is the fault entry and
+ * exit for each. A block the allocator reused is mapped already: populating it again
+ * cost 2.7 ms for 47 MB (a lookup per page), so a block whose first page is resident
+ * (mincore) is left alone. On older kernels the call fails and changes nothing. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define NPY_PREFAULT_MIN ((size_t)64 << 10)
+static void npy_prefault(void *data, size_t nbytes) {
+  if (nbytes < NPY_PREFAULT_MIN) return;
+  size_t page = 4096;
+  uintptr_t lo = ((uintptr_t)data + page - 1) & ~(uintptr_t)(page - 1);
+  uintptr_t hi = ((uintptr_t)data + nbytes) & ~(uintptr_t)(page - 1);
+  unsigned char resident = 0;
+  if (hi <= lo || (mincore((void *)lo, page, &resident) == 0 && (resident & 1))) return;
+  (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+}
+
 /* Reads header then data straight into the tensor through `read` (exactly n bytes or an
  * error), so a large file or archive member is not held twice. The 12 bytes read for
  * the prefix may already hold the start of the header (version 1.0 has a 10-byte
@@ -366,6 +388,7 @@ tj_status_t *tj_npy_load_reader(tj_npy_read_fn read, void *ctx, size_t total, co
   /* not zeroed first: the read fills every byte, or the tensor is freed */
   TJ_RETURN_IF_ERROR(tj_status_annotate(tj_tensor_new_uninit(hdr.dtype, hdr.ndim, hdr.shape, &t), "%s", name));
   tj_advise_huge_pages(t->data, hdr.nbytes); /* fresh memory the read faults in */
+  npy_prefault(t->data, hdr.nbytes);
   if (in_data) memcpy(t->data, prefix + start + in_header, in_data); /* <= hdr.nbytes: the sizes matched */
   s = read(ctx, (unsigned char *)t->data + in_data, hdr.nbytes - in_data);
   if (s) {

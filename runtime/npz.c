@@ -1,4 +1,4 @@
-/* .npz archives through libzip. Reading: each member (after a size sanity check) is
+/* .npz archives through libzip (a file is read through runtime/npz_file_source.c, pread with no per-read seek). Reading: each member (after a size sanity check) is
  * streamed through the .npy reader, its data straight into the tensor; a stored
  * (uncompressed) member is read raw and its CRC checked here with libdeflate. Writing: the archive is built in a libzip memory
  * source and then written with the .npy writer's temp-file-and-rename. */
@@ -6,11 +6,11 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <libdeflate.h>
 #include <zip.h>
 
 #include "runtime/npy.h"
+#include "runtime/npz_file_source.h"
 #include "support/alloc.h"
 #include "support/strbuf.h"
 
@@ -273,19 +273,21 @@ static tj_status_t *npz_read_all(zip_t *za, zip_uint64_t archive_size, const cha
 }
 
 tj_status_t *tj_npz_load(const char *path, tj_npz_t **out_npz) {
-  int code = 0;
-  zip_t *za = zip_open(path, ZIP_RDONLY, &code);
+  zip_error_t err;
+  zip_error_init(&err);
+  zip_source_t *src = tj_npz_file_source(path, &err);
+  zip_t *za = src ? zip_open_from_source(src, ZIP_RDONLY, &err) : NULL;
   if (!za) {
-    zip_error_t err;
-    zip_error_init_with_code(&err, code);
     tj_status_t *s = tj_status_new(TJ_ERR_IO, "%s: cannot open as a .npz (zip) archive: %s", path, zip_error_strerror(&err));
+    if (src) zip_source_free(src);
     zip_error_fini(&err);
     return s;
   }
-  struct stat st;
-  zip_uint64_t size = stat(path, &st) == 0 && st.st_size > 0 ? (zip_uint64_t)st.st_size : ZIP_UINT64_MAX;
+  zip_error_fini(&err);
+  zip_stat_t st;
+  zip_uint64_t size = zip_source_stat(src, &st) == 0 && (st.valid & ZIP_STAT_SIZE) ? st.size : ZIP_UINT64_MAX;
   tj_status_t *s = npz_read_all(za, size, path, out_npz);
-  zip_discard(za);
+  zip_discard(za); /* also frees src */
   return s;
 }
 

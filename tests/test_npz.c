@@ -311,6 +311,105 @@ START_TEST(damaged_crc_of_deflated_member_names_it) {
 }
 END_TEST
 
+/* Writes `len` bytes to dir/name and returns the path (static buffer). */
+static const char *write_tmp(const char *dir, const char *name, const void *data, size_t len) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+  ck_assert_int_eq(fclose(f), 0);
+  return path;
+}
+
+static void check_load_fails(const char *path, const char *want) {
+  tj_npz_t *npz = NULL;
+  tj_status_t *s = tj_npz_load(path, &npz);
+  ck_assert_msg(s != NULL, "%s loaded", path);
+  ck_assert_ptr_null(npz);
+  ck_assert_int_eq(tj_status_code(s), TJ_ERR_IO);
+  if (want) ck_assert_msg(strstr(tj_status_message(s), want), "%s", tj_status_message(s));
+  tj_status_free(s);
+}
+
+/* Archives read from a file go through the pread source (npz_file_source.c), not the
+ * memory source the tests above use: a damaged CRC field, flipped data and every
+ * truncation must fail there too, naming the member where one is at fault. */
+START_TEST(damaged_archive_files_fail_cleanly) {
+  const char *dir = tu_make_tmp_dir("tj_npz_file");
+  const char *fixtures[] = {"tests/fixtures/npz/stored.npz", "tests/fixtures/npz/deflated.npz"};
+  const char *crc_wants[] = {":b.npy: CRC error", ":b.npy: cannot read member: CRC error"};
+  for (int f = 0; f < 2; f++) {
+    char path[1024];
+    fixture(path, sizeof path, fixtures[f]);
+    size_t len;
+    char *data = tu_read_file(path, &len);
+    ck_assert_ptr_nonnull(data);
+    tj_npz_t *npz = NULL;
+    TU_OK(tj_npz_load(write_tmp(dir, "ok.npz", data, len), &npz)); /* intact: loads */
+    ck_assert_int_eq(tj_npz_count(npz), 3); /* a, b, flag (as np.load lists them) */
+    tj_npz_free(npz);
+    for (size_t cut = 0; cut < len; cut += 5) check_load_fails(write_tmp(dir, "cut.npz", data, cut), NULL);
+    unsigned char *crc = central_crc_of(data, len, "b.npy");
+    ck_assert_ptr_nonnull(crc);
+    crc[0] ^= 0x40;
+    check_load_fails(write_tmp(dir, "crc.npz", data, len), crc_wants[f]);
+    crc[0] ^= 0x40;
+    if (f == 0) { /* stored: a flipped bit of a's data (pattern (i % 5) - 2) */
+      const float first[3] = {-2.0f, -1.0f, 0.0f};
+      char *at = NULL;
+      for (size_t i = 0; i + sizeof first <= len && !at; i++)
+        if (memcmp(data + i, first, sizeof first) == 0) at = data + i;
+      ck_assert_ptr_nonnull(at);
+      at[5] = (char)(at[5] ^ 0x01);
+      check_load_fails(write_tmp(dir, "flip.npz", data, len), "flip.npz:a.npy: CRC error");
+    }
+    free(data);
+  }
+  check_load_fails(dir, "cannot open as a .npz (zip) archive"); /* a directory */
+  tu_remove_tree(dir);
+}
+END_TEST
+
+/* Members large enough to be prefaulted (64 KiB and more) and backed by huge pages
+ * (4 MiB and more) hold every value after a load from a file, twice in one process (the
+ * second load gets blocks the allocator kept, already mapped). */
+START_TEST(large_members_load_from_a_file) {
+  const char *dir = tu_make_tmp_dir("tj_npz_large");
+  int64_t s1[1] = {100 * 1000 + 3}, s2[2] = {1300, 1001};
+  tj_tensor_t *a, *b;
+  TU_OK(tj_tensor_new(TJ_F32, 1, s1, &a));
+  TU_OK(tj_tensor_new(TJ_F32, 2, s2, &b));
+  float *pa = a->data, *pb = b->data;
+  for (int64_t i = 0; i < s1[0]; i++) pa[i] = (float)(i % 1009) - 500.0f;
+  for (int64_t i = 0; i < s2[0] * s2[1]; i++) pb[i] = (float)(i % 8191) * 0.125f;
+  const char *names[] = {"a", "b"};
+  const tj_tensor_t *ts[] = {a, b};
+  char path[1024];
+  snprintf(path, sizeof path, "%s/large.npz", dir);
+  TU_OK(tj_npz_save(path, 2, names, ts, false));
+  tj_tensor_free(a);
+  tj_tensor_free(b);
+  for (int round = 0; round < 2; round++) {
+    tj_npz_t *npz = NULL;
+    TU_OK(tj_npz_load(path, &npz));
+    const tj_tensor_t *la = tj_npz_find(npz, "a"), *lb = tj_npz_find(npz, "b");
+    ck_assert_ptr_nonnull(la);
+    ck_assert_ptr_nonnull(lb);
+    ck_assert_int_eq(tj_tensor_numel(la), s1[0]);
+    ck_assert_int_eq(tj_tensor_numel(lb), s2[0] * s2[1]);
+    ck_assert_uint_eq((uintptr_t)la->data % 64, 0);
+    ck_assert_uint_eq((uintptr_t)lb->data % 64, 0);
+    const float *qa = la->data, *qb = lb->data;
+    for (int64_t i = 0; i < s1[0]; i++) ck_assert_msg(qa[i] == (float)(i % 1009) - 500.0f, "a[%lld]", (long long)i);
+    for (int64_t i = 0; i < s2[0] * s2[1]; i++)
+      ck_assert_msg(qb[i] == (float)(i % 8191) * 0.125f, "b[%lld]", (long long)i);
+    tj_npz_free(npz);
+  }
+  tu_remove_tree(dir);
+}
+END_TEST
+
 /* Every single-byte corruption of a small archive loads or fails: never a crash. */
 START_TEST(corrupted_archives_never_crash) {
   const char *files[] = {"tests/fixtures/npz/stored.npz", "tests/fixtures/npz/deflated.npz"};
@@ -360,6 +459,8 @@ int main(void) {
   tcase_add_test(tc, damaged_crc_of_stored_member_names_it);
   tcase_add_test(tc, damaged_crc_of_deflated_member_names_it);
   tcase_add_test(tc, member_larger_than_archive_is_refused);
+  tcase_add_test(tc, damaged_archive_files_fail_cleanly);
+  tcase_add_test(tc, large_members_load_from_a_file);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
