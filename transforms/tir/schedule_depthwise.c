@@ -23,6 +23,7 @@
  * rows of one vector (14 lanes at 56 wide) with the window of 4 whole channel planes
  * (54 KB, beyond L1), or
  * for 96 channels at 112x112 stride 2 materialised the padding (5 MB). */
+#include "ir/op.h"
 #include "ir/visit.h"
 #include "transforms/tir/lower.h"
 #include "transforms/tir/schedule_rules.h"
@@ -41,7 +42,7 @@ typedef struct plane {
   const tj_buffer_t *p; /* the padded input */
   const tj_tir_expr_t *p_load;
   int y_iter, x_iter, ry_iter, rx_iter;
-  int64_t sy, sx, Y, X, KY, KX, lanes, rows;
+  int64_t sy, sx, Y, X, KY, KX, lanes, rows, col_offset;
   tj_sched_window_t w;
 } plane_t;
 
@@ -126,6 +127,30 @@ static bool match_window_read(plane_t *k) {
   return true;
 }
 
+static bool first_load(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  const tj_tir_expr_t **found = v->ctx;
+  if (*found) return false;
+  if (e->kind == TJ_TIR_BUFFER_LOAD) return *found = e, false;
+  return true;
+}
+
+/* The padding puts one column before an input of wp - 2 columns: the producer's value
+ * at padded column 1 loads input column 0 (so its in-bounds test has a lower bound, and
+ * the columns before 0 that col_offset adds to the window are padding, not loads). */
+static bool pads_one_column(plane_t *k, int64_t wp) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *idx[4] = {tj_tir_i64(c->arena, 0), tj_tir_i64(c->arena, 0), tj_tir_i64(c->arena, 1),
+                                 tj_tir_i64(c->arena, 1)}, *l = NULL;
+  const tj_tir_expr_t *v = tj_sched_producer_value(c, k->w.producer, idx);
+  tj_tir_visitor_t vis = {.expr = first_load, .ctx = &l};
+  if (v) tj_tir_visit_expr(&vis, v);
+  int64_t width, col;
+  if (!l || l->load.n_indices != 4 || l->load.buffer->ndim != 4) return false;
+  const tj_tir_expr_t *i3 = tj_op_simplify_dim(c->arena, l->load.indices[3]);
+  return tj_tir_is_const_int(l->load.buffer->shape[3], &width) && width == wp - 2 && i3 &&
+         tj_tir_is_const_int(i3, &col) && col == 0;
+}
+
 /* Vector lanes along x, output rows per window, and the window (fits on the stack). */
 static bool plan_tile(plane_t *k) {
   tj_sched_ctx_t *c = k->c;
@@ -162,7 +187,24 @@ static bool plan_tile(plane_t *k) {
    * 100, 3 interleaved rounds: MobileNetV2's 3x3/2 96 ch at 112x112 0.402-0.432 ->
    * 0.378-0.391 ms, 3x3/1 144 ch at 56x56 0.191-0.196 -> 0.174-0.175, 3x3/2 192 ch at
    * 28x28 0.061-0.079 -> 0.051-0.052. */
-  int64_t row_stride = (wp + hw - 1) / hw * hw;
+  /* At stride 2 over input rows of whole vectors (112 wide), each window row is placed
+   * hw - 1 columns in (its first hw - 1 slots hold zeros of the padding's expression),
+   * so padded column 1, the input's column 0, starts a vector: the fill's loads of the
+   * input and its stores into the window are all aligned (before, every input load
+   * started a column before a line and split over two). The compute's loads split as
+   * often as before (4 of 6 per row and vector). Ice Lake, `bench_kernels
+   * --float-modes`, thread-CPU min of 100, 3 rounds alternating, default float mode:
+   * 3x3/2 16 ch at 112x112 0.059-0.069 -> 0.046-0.048 ms, 96 ch 0.379-0.407 ->
+   * 0.331-0.381. Not at stride 1 (32 ch at 112x112 0.149-0.191 -> 0.148-0.152: noise),
+   * nor where input rows are not whole vectors (56, 28 wide: their rows start off a line
+   * anyway). */
+  k->col_offset = k->sx >= 2 && wp > 2 && (wp - 2) % hw == 0 && pads_one_column(k, wp) ? hw - 1 : 0;
+  int64_t row_stride = (wp + k->col_offset + hw - 1) / hw * hw;
+  if (k->col_offset && window_rows * row_stride * 4 > TJ_TIR_STACK_ALLOC_LIMIT) {
+    k->col_offset = 0;
+    row_stride = (wp + hw - 1) / hw * hw;
+  }
+  k->w.col_offset = k->col_offset;
   if (window_rows * row_stride * 4 > TJ_TIR_STACK_ALLOC_LIMIT) return false;
   /* the window: P's rows [yb*R*sy, + window_rows), all of its columns */
   k->w.from = k->p;
@@ -172,7 +214,7 @@ static bool plan_tile(plane_t *k) {
   k->w.dims[2] = (tj_sched_window_dim_t){TJ_WINDOW_SLIDE, NULL, window_rows, k->ry_iter};
   k->w.dims[3] = (tj_sched_window_dim_t){TJ_WINDOW_FULL, k->p_load->load.indices[3], wp, -1};
   const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, window_rows), tj_tir_i64(c->arena, row_stride)};
-  k->w.fill_inner = wp;
+  k->w.fill_inner = wp + k->col_offset;
   /* Rows of 30 (28x28 planes) were filled as two 15-lane vectors; as two 16-lane ones,
    * the second overlapping: 3x3/1 192 ch at 28x28 0.068-0.069 -> 0.061-0.064 ms, 3x3/2
    * 0.048 -> 0.045 (Ice Lake, bench_kernels thread-CPU min of 200, 3 interleaved rounds). */
@@ -245,8 +287,10 @@ static const tj_tir_stmt_t *update_element(plane_t *k, const tile_t *t, const tj
   tj_sched_ctx_t *c = k->c;
   const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST];
   if (!element(k, t, yi, xi, vals)) return NULL;
+  /* window column (x0 + xi) * sx + rx, shifted by col_offset */
+  const tj_tir_expr_t *col = tj_sched_add(c, tj_sched_mul(c, tj_sched_add(c, t->x0, xi), k->sx), t->rx);
   const tj_tir_expr_t *idx[2] = {tj_sched_add(c, tj_sched_mul(c, yi, k->sy), t->ry),
-                                 tj_sched_add(c, tj_sched_mul(c, tj_sched_add(c, t->x0, xi), k->sx), t->rx)};
+                                 tj_sched_add(c, col, tj_tir_i64(c->arena, k->col_offset))};
   const tj_tir_expr_t *win = idx[0] && idx[1] ? tj_tir_load(c->arena, k->w.local, 2, idx) : NULL;
   const tj_tir_expr_t *v = tj_sched_subst_expr(c, k->b, k->st->store.value, vals);
   v = v && win ? tj_sched_replace_load(c, v, k->w.from, win) : NULL;

@@ -184,6 +184,11 @@ typedef struct tj_sched_window {
   /* The fill ends a row with a vector overlapping the one before (the overlap written
    * twice, with the same values) instead of serial elements, and keeps full vectors. */
   bool fill_overlap;
+  /* > 0: element j of the local buffer's innermost (FULL) dim holds P's element
+   * j - col_offset, computed by the producer's expression like the others (columns
+   * before 0 are its padding): shifts P's columns so that an aligned one starts a
+   * vector of the fill (schedule_depthwise.c). */
+  int64_t col_offset;
 } tj_sched_window_t;
 /* stmts[producer] writes a root buffer P at its identity indices that the consumer nest
  * reads in `value` (all loads at the same indices) in a way the window covers; outer[k]

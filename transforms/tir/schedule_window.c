@@ -196,6 +196,7 @@ static const tj_tir_stmt_t *fill_store(tj_sched_ctx_t *c, const tj_sched_window_
     if (dim->mode == TJ_WINDOW_FIXED) p_idx[d] = w->bound[d];
     else if (dim->mode == TJ_WINDOW_SLIDE) p_idx[d] = tj_sched_add(c, w->bound[d], l_idx[q++]);
     else if (dim->mode == TJ_WINDOW_PHASED) p_idx[d] = tj_sched_add(c, tj_sched_mul(c, l_idx[q + 1], dim->stride), l_idx[q]), q += 2;
+    else if (q == n - 1 && w->col_offset) p_idx[d] = tj_sched_add(c, l_idx[q++], tj_tir_i64(c->arena, -w->col_offset));
     else p_idx[d] = l_idx[q++];
   }
   const tj_tir_expr_t *v = tj_sched_producer_value(c, w->producer, p_idx);
