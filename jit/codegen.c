@@ -740,6 +740,7 @@ static LLVMValueRef gen_prefetch(cg_t *c, const tj_tir_expr_t *e) {
 static LLVMValueRef gen_call(cg_t *c, const tj_tir_expr_t *e) {
   const char *op = e->call.op;
   if (!strcmp(op, "tir.prefetch")) return gen_prefetch(c, e);
+  if (!strcmp(op, "tir.tvmjit.bf16_dot2")) return tj_cg_bf16_dot2(c, e);
   if (strcmp(op, "tir.if_then_else") == 0) return gen_if_then_else(c, e);
   for (size_t i = 0; i < sizeof math_ops / sizeof math_ops[0]; i++)
     if (strcmp(op, math_ops[i].tir) == 0) return gen_math(c, e, &math_ops[i]);

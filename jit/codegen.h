@@ -46,6 +46,8 @@ LLVMValueRef tj_cg_fast_exp_f32(cg_t *c, LLVMValueRef x);
  * rounds a float32 to nearest even (NaN stays a quiet NaN), as tj_float_to_bfloat. */
 LLVMValueRef tj_cg_bf16_widen(cg_t *c, LLVMValueRef bits);
 LLVMValueRef tj_cg_bf16_narrow(cg_t *c, LLVMValueRef f);
+/* tir.tvmjit.bf16_dot2(acc, a0, a1, b0, b1): vdpbf16ps where the host has it. */
+LLVMValueRef tj_cg_bf16_dot2(cg_t *c, const tj_tir_expr_t *e);
 
 /* codegen_parallel.c: a T.parallel loop outlined into a body function run by the
  * thread pool through TJ_KERNEL_HELPER_PARALLEL_FOR. */

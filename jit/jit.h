@@ -146,6 +146,8 @@ const char *tj_jit_host_features(void);
 int tj_jit_host_vector_bits(void);
 /* Whether the host has float16 vector arithmetic (AVX512-FP16). */
 bool tj_jit_host_native_f16(void);
+/* Whether the host has bfloat16 dot products (AVX512-BF16: vdpbf16ps). */
+bool tj_jit_host_bf16(void);
 /* The CPU schedule the JIT applies on this host: vector width and native float16 from
  * the host; relaxed_float (tj_jit_options_t) turns on FMA contraction and reordered conv
  * reductions. */

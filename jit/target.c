@@ -60,6 +60,12 @@ int tj_jit_host_vector_bits(void) {
 
 bool tj_jit_host_native_f16(void) { return has_feature(tj_jit_host_features(), "+avx512fp16"); }
 
+/* TVMJIT_BF16_DOT=0 turns the bfloat16 dot products off (an A/B of the same binary). */
+bool tj_jit_host_bf16(void) {
+  const char *v = getenv("TVMJIT_BF16_DOT");
+  return !(v && v[0] == '0') && has_feature(tj_jit_host_features(), "+avx512bf16");
+}
+
 /* The Winograd rule for 3x3 convs (schedule_winograd.c), default float mode only: on
  * unless TVMJIT_WINOGRAD=0. ResNet-18 at 1 and 2 threads on the Ice Lake host was faster
  * with it (docs/cpu-schedule.md). */
@@ -72,6 +78,7 @@ tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool relaxed_flo
   return (tj_tir_schedule_options_t){.enabled = enabled,
                                      .vector_bits = tj_jit_host_vector_bits(),
                                      .native_f16 = tj_jit_host_native_f16(),
+                                     .bf16_dot = relaxed_float && tj_jit_host_bf16(),
                                      .fp_contract = relaxed_float,
                                      .reorder_reductions = relaxed_float,
                                      .winograd = relaxed_float && winograd_requested()};

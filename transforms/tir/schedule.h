@@ -78,6 +78,10 @@ typedef struct tj_tir_schedule_options {
   /* The host computes float16 vectors natively (AVX512-FP16): a float16 conv keeps its
    * float16 arithmetic (twice the lanes, no conversions) instead of being widened. */
   bool native_f16;
+  /* The host has AVX512-BF16 and the float mode allows reordered sums: a conv or matmul
+   * summing bfloat16 products into float32 takes its reduction in pairs, one
+   * tir.tvmjit.bf16_dot2 (vdpbf16ps) per pair (schedule_conv.c; docs/numerics.md). */
+  bool bf16_dot;
   /* Bit p: parameter p is a constant of the model at every call (a bound weight), so its
    * caller can pack it once, at load. With `prepacked` set, a conv or matmul that would
    * repack such a weight on every call reads it packed from a new buffer parameter

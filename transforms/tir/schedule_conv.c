@@ -19,6 +19,8 @@
  * from the shape (NCHW: output channels as the vector, x as the tile; then the
  * weights are packed blocked, [f / L, ..., f % L], and large ones walked one block at a
  * time, see channel_blocks). */
+#include <string.h>
+
 #include "ir/visit.h"
 #include "transforms/tir/schedule_rules.h"
 
@@ -114,6 +116,8 @@ typedef struct conv {
    * the conv's producer. */
   bool x_tile, x_tile_allowed;
   int x_reduce; /* r, a reduce iter var */
+  /* bfloat16 pairs (see pick_pair): the reduce iter var taken two steps at a time, or -1 */
+  int pair_iter;
 } conv_t;
 
 static bool is_f16(tj_dtype_t d) { return d.code == TJ_DT_FLOAT && d.bits == 16 && d.lanes == 1; }
@@ -797,6 +801,8 @@ typedef struct tile_arg {
   const tj_tir_expr_t *q; /* K-blocked: the output position block the tile belongs to */
   const tj_tir_expr_t *const *reduce;
   const tj_sched_epilogue_t *ep;
+  /* bfloat16 pairs: the reduce values of the pair's second term (reduce: its first) */
+  const tj_tir_expr_t *const *reduce2;
 } tile_arg_t;
 
 static const tj_tir_expr_t *acc_load(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi) {
@@ -823,8 +829,85 @@ static const tj_tir_stmt_t *init_body(conv_t *k, const tj_tir_expr_t *xi, const 
   return acc_store(k, xi, fi, v);
 }
 
+/* ---- bfloat16 pairs ----
+ * With AVX512-BF16 (opts->bf16_dot), an update C += f32(a) * f32(b) of bfloat16 loads
+ * a, b into a float32 C takes its reduction two steps at a time:
+ *   C = tir.tvmjit.bf16_dot2(C, a[r = 2j], a[r = 2j + 1], b[r = 2j], b[r = 2j + 1])
+ * one vdpbf16ps per pair and vector (jit/codegen_bf16.c), on the bfloat16 values as
+ * stored: nothing is widened, the window and packed weights stay bfloat16. An odd
+ * extent ends with one plain term. The pair is summed in the instruction's order with
+ * denormals flushed (docs/numerics.md): a reordered float32 sum, so never under
+ * strict float (bf16_dot is off there). */
+typedef struct bf16_terms {
+  const tj_tir_expr_t *a, *b; /* the two bfloat16 loads of the product */
+} bf16_terms_t;
+
+static const tj_tir_expr_t *bf16_load_in_cast(const tj_tir_expr_t *e) {
+  if (e->kind != TJ_TIR_CAST || !tj_dtype_eq(e->dtype, TJ_F32)) return NULL;
+  const tj_tir_expr_t *x = e->unary.operand;
+  return x->kind == TJ_TIR_BUFFER_LOAD && tj_dtype_eq(x->dtype, TJ_BF16) ? x : NULL;
+}
+
+/* value = C + f32(a) * f32(b), C the output's own load (either order of each). */
+static bool bf16_product(const conv_t *k, const tj_tir_expr_t *value, bf16_terms_t *out) {
+  if (value->kind != TJ_TIR_ADD) return false;
+  const tj_tir_expr_t *acc = value->binary.a, *prod = value->binary.b;
+  if (prod->kind == TJ_TIR_BUFFER_LOAD) acc = value->binary.b, prod = value->binary.a;
+  if (acc->kind != TJ_TIR_BUFFER_LOAD || acc->load.buffer != k->st->store.buffer || prod->kind != TJ_TIR_MUL)
+    return false;
+  out->a = bf16_load_in_cast(prod->binary.a);
+  out->b = bf16_load_in_cast(prod->binary.b);
+  return out->a && out->b;
+}
+
+/* The reduce iter var to pair: the longest one not unrolled inside the tile (the input
+ * channels of a conv, K of a matmul), when each op is one 16-lane float32 vector
+ * (vdpbf16ps's zmm form); -1 otherwise. */
+static int pick_pair(const conv_t *k) {
+  bf16_terms_t t;
+  int64_t unit = k->vec_unit > 0 ? k->vec_unit : k->lanes;
+  if (!k->c->opts->bf16_dot || k->x_tile || unit != 16 || !tj_dtype_eq(k->st->store.buffer->dtype, TJ_F32) ||
+      !bf16_product(k, k->st->store.value, &t))
+    return -1;
+  int best = -1;
+  int64_t best_extent = 2;
+  for (int l = 0; l < k->nest.n; l++) {
+    int it = k->nest.iter_of_loop[l];
+    if (k->b->iter_vars[it].kind != TJ_ITER_REDUCE || it == k->inner_reduce || k->nest.extent[l] < best_extent)
+      continue;
+    best = it;
+    best_extent = k->nest.extent[l];
+  }
+  return best;
+}
+
+/* One bfloat16 operand of a pair's term at element el: repacked, read from the window. */
+static const tj_tir_expr_t *pair_operand(conv_t *k, const tj_tir_expr_t *load, const element_t *el) {
+  const tj_tir_expr_t *v = apply_repacks(k, tj_sched_subst_expr(k->c, k->b, load, el->vals));
+  if (v && k->windowed)
+    v = tj_sched_replace_load(k->c, v, k->window.from, tj_sched_window_load(k->c, &k->window, el->vals));
+  return v;
+}
+
+static const tj_tir_stmt_t *pair_update_body(conv_t *k, const tile_arg_t *a, const tj_tir_expr_t *xi,
+                                             const tj_tir_expr_t *fi) {
+  bf16_terms_t t;
+  if (!bf16_product(k, k->st->store.value, &t)) return (void)(k->c->oom = true), NULL;
+  element_t e0, e1;
+  element_values(k, a->outer, a->xo, xi, a->fv, fi, a->reduce, &e0);
+  element_values(k, a->outer, a->xo, xi, a->fv, fi, a->reduce2, &e1);
+  k->cur_fv = a->fv;
+  k->cur_fi = fi;
+  const tj_tir_expr_t *args[5] = {acc_load(k, xi, fi), pair_operand(k, t.a, &e0), pair_operand(k, t.a, &e1),
+                                  pair_operand(k, t.b, &e0), pair_operand(k, t.b, &e1)};
+  for (int i = 0; i < 5; i++)
+    if (!args[i]) return (void)(k->c->oom = true), NULL;
+  return acc_store(k, xi, fi, tj_tir_call(k->c->arena, TJ_F32, "tir.tvmjit.bf16_dot2", 5, args));
+}
+
 static const tj_tir_stmt_t *update_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
   tile_arg_t *a = arg;
+  if (a->reduce2) return pair_update_body(k, a, xi, fi);
   element_t el;
   element_values(k, a->outer, a->xo, xi, a->fv, fi, a->reduce, &el);
   k->cur_fv = a->fv;
@@ -1112,7 +1195,7 @@ static const repack_t *packed_weight(const conv_t *k, const tj_buffer_t *w) {
 /* A matmul register tile walking column blocks over one reduction: its weight, or NULL. */
 static const tj_buffer_t *column_walk_weight(const conv_t *k) {
   return k->vec_unit > 0 && k->channel_blocks && k->tile_iter >= 0 && k->nest.n_reduce == 1 && k->inner_reduce < 0 &&
-                 !k->windowed
+                 !k->windowed && k->pair_iter < 0
              ? matmul_weight(k)
              : NULL;
 }
@@ -1397,7 +1480,9 @@ static int kblock_iter(const conv_t *k, int64_t *block) {
 }
 
 static void plan_k_blocks(conv_t *k) {
-  if (!k->channel_blocks || k->windowed || k->panel || k->tile_iter < 0 || k->widen || matmul_like(k)) return;
+  if (!k->channel_blocks || k->windowed || k->panel || k->tile_iter < 0 || k->widen || matmul_like(k) ||
+      k->pair_iter >= 0)
+    return;
   bool is_outer[TJ_SCHED_MAX_NEST];
   int64_t x = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
   int64_t bytes = outer_iters(k, is_outer) * x * k->lanes * (int64_t)tj_dtype_bytes(k->st->store.buffer->dtype);
@@ -1652,25 +1737,51 @@ static const tj_tir_stmt_t *build(conv_t *k, const tj_sched_epilogue_t *ep) {
     kc_count = nest->extent[nest->loop_of_iter[it]] / k->k_block;
     if (!kvals[it]) return NULL;
   }
-  tile_arg_t arg = {outer, xo, fv, NULL, kvals, ep};
+  tile_arg_t arg = {outer, xo, fv, NULL, kvals, ep, NULL};
   /* acc[T, L] */
   const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, k->tile), tj_tir_i64(c->arena, k->lanes)};
   k->acc = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_acc", k->st->store.buffer->name),
                          k->widen ? TJ_F32 : k->st->store.buffer->dtype, 2, shape, NULL);
   if (!k->acc) return NULL;
   ((tj_buffer_t *)k->acc)->scope = "local";
+  /* bfloat16 pairs: the paired loop runs extent / 2 pairs (first term at 2j, second at
+   * 2j + 1), then for an odd extent the last term alone (`tail`, the same loops inside). */
+  const tj_tir_expr_t *kvals2[TJ_SCHED_MAX_NEST], *kvals_tail[TJ_SCHED_MAX_NEST];
+  int64_t pair_extent = k->pair_iter >= 0 ? nest->extent[nest->loop_of_iter[k->pair_iter]] : 0;
+  tile_arg_t tail_arg = arg;
+  const tj_tir_stmt_t *tail = NULL;
+  if (k->pair_iter >= 0) {
+    memcpy(kvals2, kvals, sizeof kvals2);
+    memcpy(kvals_tail, kvals, sizeof kvals_tail);
+    kvals[k->pair_iter] = tj_sched_mul(c, reduce[k->pair_iter], 2);
+    kvals2[k->pair_iter] = tj_sched_add(c, kvals[k->pair_iter], tj_tir_i64(c->arena, 1));
+    kvals_tail[k->pair_iter] = tj_tir_i64(c->arena, pair_extent - 1);
+    if (!kvals[k->pair_iter] || !kvals2[k->pair_iter] || !kvals_tail[k->pair_iter]) return NULL;
+    arg.reduce2 = kvals2;
+    tail_arg.reduce = kvals_tail;
+    if (pair_extent % 2 && !(tail = tile_loops(k, update_body, &tail_arg))) return NULL;
+  }
   const tj_tir_stmt_t *upd = tile_loops(k, update_body, &arg);
   if (prefetch_applies(k)) upd = with_prefetch(k, &arg, upd);
   bool group_prefetch = !prefetch_applies(k) && group_prefetch_applies(k);
   if (k->inner_reduce >= 0) {
     int l = nest->loop_of_iter[k->inner_reduce];
     upd = tj_sched_loop(c, reduce[k->inner_reduce], nest->extent[l], TJ_FOR_UNROLLED, upd);
+    if (tail) tail = tj_sched_loop(c, reduce[k->inner_reduce], nest->extent[l], TJ_FOR_UNROLLED, tail);
   }
   for (int l = nest->n - 1; l >= 0; l--) {
     int it = nest->iter_of_loop[l];
-    if (b->iter_vars[it].kind == TJ_ITER_REDUCE && it != k->inner_reduce)
-      upd = group_prefetch ? group_prefetch_loop(k, &arg, reduce[it], upd)
-                           : tj_sched_loop(c, reduce[it], k->k_block ? k->k_block : nest->extent[l], TJ_FOR_SERIAL, upd);
+    if (b->iter_vars[it].kind != TJ_ITER_REDUCE || it == k->inner_reduce) continue;
+    if (it == k->pair_iter) {
+      upd = tj_sched_loop(c, reduce[it], pair_extent / 2, TJ_FOR_SERIAL, upd);
+      const tj_tir_stmt_t *both[2] = {upd, tail};
+      if (tail) upd = upd ? tj_tir_seq(c->arena, 2, both) : NULL;
+      tail = NULL;
+      continue;
+    }
+    if (tail) tail = tj_sched_loop(c, reduce[it], nest->extent[l], TJ_FOR_SERIAL, tail);
+    upd = group_prefetch ? group_prefetch_loop(k, &arg, reduce[it], upd)
+                         : tj_sched_loop(c, reduce[it], k->k_block ? k->k_block : nest->extent[l], TJ_FOR_SERIAL, upd);
   }
   const tj_tir_stmt_t *three[3] = {tile_loops(k, init_body, &arg), upd, write_back_loops(k, &arg)};
   if (k->k_block) {
@@ -1784,13 +1895,15 @@ static bool inline_copy(conv_t *k, copy_inline_t *ci) {
  * of a copy nest's buffer are inlined first. x_tile: the x tile may be chosen (the
  * padding is stmts[i - 1], to be read through a window). */
 static bool conv_matches_inlined(tj_sched_ctx_t *c, int i, conv_t *k, copy_inline_t *ci, bool x_tile) {
-  *k = (conv_t){.c = c, .inner_reduce = -1, .kblock_iter = -1, .x_tile_allowed = x_tile};
+  *k = (conv_t){.c = c, .inner_reduce = -1, .kblock_iter = -1, .x_tile_allowed = x_tile, .pair_iter = -1};
   if (i >= c->n_stmts || !tj_sched_collect_nest(c->stmts[i], &k->nest) || !k->nest.n_reduce) return false;
   k->b = k->nest.block;
   if (ci && !inline_copy(k, ci)) return false;
   if (!match(k)) return false;
   k->widen = wants_widen(k) && widen(k, k->st->store.value) && widen(k, k->init->store.value);
   k->inner_reduce = k->x_tile ? k->x_reduce : pick_inner_reduce(k);
+  k->pair_iter = pick_pair(k);
+  if (k->pair_iter >= 0) k->widen = false; /* the pairs read bfloat16 as stored */
   int64_t ev = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
   k->channel_blocks = ev > k->lanes && tj_sched_conv_weight_bytes(c, &k->nest, k->st, k->vec_iter) >=
                                            CHANNEL_BLOCKS_MIN_WEIGHT_BYTES;

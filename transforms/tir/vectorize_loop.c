@@ -261,7 +261,8 @@ static bool elementwise_call(const char *op) {
       "tir.atan", "tir.asin", "tir.acos", "tir.sinh", "tir.cosh", "tir.atan2", "tir.fmod", "tir.hypot",
       "tir.asinh", "tir.acosh", "tir.atanh",
       "tir.sigmoid", "tir.isnan", "tir.isinf", "tir.isfinite", "tir.likely", "tir.bitwise_and",
-      "tir.bitwise_or", "tir.bitwise_xor", "tir.bitwise_not", "tir.shift_left", "tir.shift_right"};
+      "tir.bitwise_or", "tir.bitwise_xor", "tir.bitwise_not", "tir.shift_left", "tir.shift_right",
+      "tir.tvmjit.bf16_dot2"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(op, ops[i]) == 0) return true;
   return false;
