@@ -861,12 +861,12 @@ static bool bf16_product(const conv_t *k, const tj_tir_expr_t *value, bf16_terms
 }
 
 /* The reduce iter var to pair: the longest one not unrolled inside the tile (the input
- * channels of a conv, K of a matmul), when each op is one 16-lane float32 vector
- * (vdpbf16ps's zmm form); -1 otherwise. */
+ * channels of a conv, K of a matmul), when the tile's ops split into 16-lane float32
+ * vectors (vdpbf16ps's zmm form; the caller then sets vec_unit 16); -1 otherwise. */
 static int pick_pair(const conv_t *k) {
   bf16_terms_t t;
   int64_t unit = k->vec_unit > 0 ? k->vec_unit : k->lanes;
-  if (!k->c->opts->bf16_dot || k->x_tile || unit != 16 || !tj_dtype_eq(k->st->store.buffer->dtype, TJ_F32) ||
+  if (!k->c->opts->bf16_dot || k->x_tile || unit % 16 || !tj_dtype_eq(k->st->store.buffer->dtype, TJ_F32) ||
       !bf16_product(k, k->st->store.value, &t))
     return -1;
   int best = -1;
@@ -1903,7 +1903,7 @@ static bool conv_matches_inlined(tj_sched_ctx_t *c, int i, conv_t *k, copy_inlin
   k->widen = wants_widen(k) && widen(k, k->st->store.value) && widen(k, k->init->store.value);
   k->inner_reduce = k->x_tile ? k->x_reduce : pick_inner_reduce(k);
   k->pair_iter = pick_pair(k);
-  if (k->pair_iter >= 0) k->widen = false; /* the pairs read bfloat16 as stored */
+  if (k->pair_iter >= 0) k->widen = false, k->vec_unit = 16; /* the pairs read bfloat16 as stored */
   int64_t ev = k->nest.extent[k->nest.loop_of_iter[k->vec_iter]];
   k->channel_blocks = ev > k->lanes && tj_sched_conv_weight_bytes(c, &k->nest, k->st, k->vec_iter) >=
                                            CHANNEL_BLOCKS_MIN_WEIGHT_BYTES;
