@@ -1,4 +1,5 @@
-/* onednn_seed: the seed network with oneDNN 2.6's C API, float32, NHWC, for bench/compare.
+/* onednn_seed: the seed network with oneDNN 2.6's C API, float32 or bfloat16, NHWC, for
+ * bench/compare.
  *
  *   x(16,32,32,16) -> conv(w1)+relu -> conv(w2)+relu -> layer_norm(C, gamma, beta)
  *                  -> conv(w3)+relu
@@ -10,13 +11,20 @@
  * weights are reordered once, before timing, into the layout oneDNN picks for the
  * conv (format "any"), as an inference deployment would; activations stay NHWC.
  *
- * usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy]
+ * --dtype bf16: activations and weights bfloat16, float32 accumulation (what oneDNN
+ * picks for bfloat16 convs: avx512_core_bf16 kernels where the host has AVX512-BF16),
+ * layer_normalization on bfloat16 with float32 scale and shift. The input is float32
+ * and reordered to bfloat16 inside each timed run, the output back to float32, as
+ * tvmjit's --mixed-precision=bfloat16 casts at the graph's edges.
+ *
+ * usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy] [--dtype f32|bf16]
  *   DIR holds data.npy weight1.npy weight2.npy weight3.npy gamma.npy beta.npy, all
  *   float32 little-endian C order. Prints one JSON object with the latencies.
  * oneDNN here uses OpenMP: --threads N sets OMP_NUM_THREADS and re-executes itself,
  * since the OpenMP runtime reads it once when the library loads.
  * build: cc -O2 bench/onednn_seed.c -ldnnl -o onednn_seed */
 #include <dnnl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,18 +109,38 @@ static void save_npy(const char *path, const float *data) {
 
 /* ---- the network ---- */
 
+static dnnl_data_type_t act_dt = dnnl_f32; /* activations and weights (--dtype) */
+
 typedef struct conv {
   dnnl_primitive_t prim;
   dnnl_memory_t weights; /* in the conv's preferred layout */
 } conv_t;
 
-static dnnl_memory_t user_memory(dnnl_engine_t eng, int ndims, const dnnl_dims_t dims, dnnl_format_tag_t tag,
-                                 void *data) {
+static dnnl_memory_t typed_memory(dnnl_engine_t eng, int ndims, const dnnl_dims_t dims, dnnl_data_type_t dt,
+                                  dnnl_format_tag_t tag, void *data) {
   dnnl_memory_desc_t md;
   dnnl_memory_t m;
-  CHECK(dnnl_memory_desc_init_by_tag(&md, ndims, dims, dnnl_f32, tag));
+  CHECK(dnnl_memory_desc_init_by_tag(&md, ndims, dims, dt, tag));
   CHECK(dnnl_memory_create(&m, &md, eng, data));
   return m;
+}
+
+static dnnl_memory_t user_memory(dnnl_engine_t eng, int ndims, const dnnl_dims_t dims, dnnl_format_tag_t tag,
+                                 void *data) {
+  return typed_memory(eng, ndims, dims, dnnl_f32, tag, data);
+}
+
+/* A reorder from one memory to another (a dtype conversion here). */
+static dnnl_primitive_t make_reorder(dnnl_engine_t eng, dnnl_memory_t from, dnnl_memory_t to) {
+  const dnnl_memory_desc_t *fmd, *tmd;
+  CHECK(dnnl_memory_get_memory_desc(from, &fmd));
+  CHECK(dnnl_memory_get_memory_desc(to, &tmd));
+  dnnl_primitive_desc_t pd;
+  dnnl_primitive_t p;
+  CHECK(dnnl_reorder_primitive_desc_create(&pd, fmd, eng, tmd, eng, NULL));
+  CHECK(dnnl_primitive_create(&p, pd));
+  dnnl_primitive_desc_destroy(pd);
+  return p;
 }
 
 /* conv(3x3, pad 1) + fused relu; OHWI weights reordered to the primitive's layout. */
@@ -120,9 +148,9 @@ static conv_t make_conv(dnnl_engine_t eng, dnnl_stream_t stream, float *ohwi) {
   dnnl_dims_t act = {N, C, H, W}; /* logical order is always N, C, H, W */
   dnnl_dims_t wdims = {C, C, K, K}, strides = {1, 1}, pad = {1, 1};
   dnnl_memory_desc_t src_md, dst_md, w_any;
-  CHECK(dnnl_memory_desc_init_by_tag(&src_md, 4, act, dnnl_f32, dnnl_nhwc));
-  CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 4, act, dnnl_f32, dnnl_nhwc));
-  CHECK(dnnl_memory_desc_init_by_tag(&w_any, 4, wdims, dnnl_f32, dnnl_format_tag_any));
+  CHECK(dnnl_memory_desc_init_by_tag(&src_md, 4, act, act_dt, dnnl_nhwc));
+  CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 4, act, act_dt, dnnl_nhwc));
+  CHECK(dnnl_memory_desc_init_by_tag(&w_any, 4, wdims, act_dt, dnnl_format_tag_any));
   dnnl_convolution_desc_t cd;
   CHECK(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &w_any,
                                            NULL, &dst_md, strides, pad, pad));
@@ -161,7 +189,7 @@ static conv_t make_conv(dnnl_engine_t eng, dnnl_stream_t stream, float *ohwi) {
 static dnnl_primitive_t make_layer_norm(dnnl_engine_t eng) {
   dnnl_dims_t dims = {(dnnl_dim_t)N * H * W, C};
   dnnl_memory_desc_t md;
-  CHECK(dnnl_memory_desc_init_by_tag(&md, 2, dims, dnnl_f32, dnnl_ab));
+  CHECK(dnnl_memory_desc_init_by_tag(&md, 2, dims, act_dt, dnnl_ab));
   dnnl_layer_normalization_desc_t ld;
   CHECK(dnnl_layer_normalization_forward_desc_init(&ld, dnnl_forward_inference, &md, NULL, 1e-5f,
                                                    dnnl_use_scale | dnnl_use_shift));
@@ -182,14 +210,16 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--warmup") == 0) warmup = harness_count_arg("onednn_seed", argv[i], v, 0), i++;
     else if (strcmp(argv[i], "--runs") == 0) runs = harness_count_arg("onednn_seed", argv[i], v, 1), i++;
     else if (strcmp(argv[i], "--output") == 0 && v) output = v, i++;
+    else if (strcmp(argv[i], "--dtype") == 0 && v && (!strcmp(v, "f32") || !strcmp(v, "bf16")))
+      act_dt = strcmp(v, "bf16") ? dnnl_f32 : dnnl_bf16, i++;
     else if (argv[i][0] == '-' || dir) {
       fprintf(stderr, "onednn_seed: unexpected argument '%s'\n"
-                      "usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy]\n", argv[i]);
+                      "usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy] [--dtype f32|bf16]\n", argv[i]);
       return 2;
     } else dir = argv[i];
   }
   if (!dir) {
-    fprintf(stderr, "usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy]\n");
+    fprintf(stderr, "usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy] [--dtype f32|bf16]\n");
     return 2;
   }
   if (threads > 0) {
@@ -221,10 +251,19 @@ int main(int argc, char **argv) {
   dnnl_primitive_t ln = make_layer_norm(eng);
 
   dnnl_dims_t act4 = {N, C, H, W}, rows = {(dnnl_dim_t)N * H * W, C}, cdim = {C};
-  dnnl_memory_t m_x = user_memory(eng, 4, act4, dnnl_nhwc, x), m_t1 = user_memory(eng, 4, act4, dnnl_nhwc, t1),
-                m_t2 = user_memory(eng, 4, act4, dnnl_nhwc, t2), m_t3 = user_memory(eng, 4, act4, dnnl_nhwc, t3),
-                m_y = user_memory(eng, 4, act4, dnnl_nhwc, y);
-  dnnl_memory_t r_t2 = user_memory(eng, 2, rows, dnnl_ab, t2), r_t3 = user_memory(eng, 2, rows, dnnl_ab, t3);
+  /* bfloat16: x and y are float32 at the edges, converted by a reorder each run */
+  bool bf16 = act_dt == dnnl_bf16;
+  dnnl_memory_t m_x32 = user_memory(eng, 4, act4, dnnl_nhwc, x), m_y32 = user_memory(eng, 4, act4, dnnl_nhwc, y);
+  dnnl_memory_t m_x = bf16 ? typed_memory(eng, 4, act4, act_dt, dnnl_nhwc, DNNL_MEMORY_ALLOCATE) : m_x32,
+                m_t1 = typed_memory(eng, 4, act4, act_dt, dnnl_nhwc, t1),
+                m_t2 = typed_memory(eng, 4, act4, act_dt, dnnl_nhwc, t2),
+                m_t3 = typed_memory(eng, 4, act4, act_dt, dnnl_nhwc, t3),
+                m_y = bf16 ? typed_memory(eng, 4, act4, act_dt, dnnl_nhwc, DNNL_MEMORY_ALLOCATE) : m_y32;
+  dnnl_memory_t r_t2 = typed_memory(eng, 2, rows, act_dt, dnnl_ab, t2),
+                r_t3 = typed_memory(eng, 2, rows, act_dt, dnnl_ab, t3);
+  dnnl_primitive_t to_bf16 = bf16 ? make_reorder(eng, m_x32, m_x) : NULL,
+                   to_f32 = bf16 ? make_reorder(eng, m_y, m_y32) : NULL;
+  dnnl_exec_arg_t ax[2] = {{DNNL_ARG_FROM, m_x32}, {DNNL_ARG_TO, m_x}}, ay[2] = {{DNNL_ARG_FROM, m_y}, {DNNL_ARG_TO, m_y32}};
   dnnl_memory_t m_gamma = user_memory(eng, 1, cdim, dnnl_a, gamma), m_beta = user_memory(eng, 1, cdim, dnnl_a, beta);
 
   dnnl_exec_arg_t a1[3] = {{DNNL_ARG_SRC, m_x}, {DNNL_ARG_WEIGHTS, c1.weights}, {DNNL_ARG_DST, m_t1}};
@@ -236,10 +275,12 @@ int main(int argc, char **argv) {
   if (!ms) return 1;
   for (long r = -warmup; r < runs; r++) {
     double t0 = harness_now_ms();
+    if (bf16) CHECK(dnnl_primitive_execute(to_bf16, stream, 2, ax));
     CHECK(dnnl_primitive_execute(c1.prim, stream, 3, a1));
     CHECK(dnnl_primitive_execute(c2.prim, stream, 3, a2));
     CHECK(dnnl_primitive_execute(ln, stream, 4, al));
     CHECK(dnnl_primitive_execute(c3.prim, stream, 3, a3));
+    if (bf16) CHECK(dnnl_primitive_execute(to_f32, stream, 2, ay));
     CHECK(dnnl_stream_wait(stream));
     if (r >= 0) ms[r] = harness_now_ms() - t0;
   }
@@ -250,8 +291,8 @@ int main(int argc, char **argv) {
   const dnnl_version_t *ver = dnnl_version();
   char threads_json[32] = "null";
   if (threads > 0) snprintf(threads_json, sizeof threads_json, "%ld", threads);
-  printf("{\"runtime\": \"oneDNN %d.%d.%d\", \"threads\": %s, \"warmup\": %ld, \"runs\": %ld, "
+  printf("{\"runtime\": \"oneDNN %d.%d.%d\", \"dtype\": \"%s\", \"threads\": %s, \"warmup\": %ld, \"runs\": %ld, "
          "\"latency_ms\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f}}\n",
-         ver->major, ver->minor, ver->patch, threads_json, warmup, runs, ms[0], median, ms[runs - 1]);
+         ver->major, ver->minor, ver->patch, bf16 ? "bf16" : "f32", threads_json, warmup, runs, ms[0], median, ms[runs - 1]);
   return 0;
 }
