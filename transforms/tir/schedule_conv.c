@@ -860,20 +860,31 @@ static bool bf16_product(const conv_t *k, const tj_tir_expr_t *value, bf16_terms
   return out->a && out->b;
 }
 
-/* The reduce iter var to pair: the longest one not unrolled inside the tile (the input
- * channels of a conv, K of a matmul), when the tile's ops split into 16-lane float32
- * vectors (vdpbf16ps's zmm form; the caller then sets vec_unit 16); -1 otherwise. */
+/* The reduce iter var to pair: the longest one not unrolled inside the tile that walks
+ * the broadcast operand's contiguous last dim (the input channels of an NHWC conv, K of
+ * a matmul: the pair is one 32-bit load), when the tile's ops split into 16-lane float32
+ * vectors (vdpbf16ps's zmm form; the caller then sets vec_unit 16); -1 otherwise.
+ * NCHW convs keep the widened path: their pair (two channel planes) took two loads and
+ * a pack per broadcast, and ResNet-18's strided and 256-channel convs got slower (see
+ * docs/cpu-schedule.md "bfloat16"). */
 static int pick_pair(const conv_t *k) {
   bf16_terms_t t;
   int64_t unit = k->vec_unit > 0 ? k->vec_unit : k->lanes;
   if (!k->c->opts->bf16_dot || k->x_tile || unit % 16 || !tj_dtype_eq(k->st->store.buffer->dtype, TJ_F32) ||
       !bf16_product(k, k->st->store.value, &t))
     return -1;
+  const tj_tir_expr_t *vec = k->b->iter_vars[k->vec_iter].var;
+  const tj_tir_expr_t *bc = t.a;
+  for (int i = 0; i < t.a->load.n_indices; i++)
+    if (tj_tir_expr_uses_var(t.a->load.indices[i], vec)) bc = t.b;
+  if (bc->load.n_indices < 1) return -1;
+  const tj_tir_expr_t *last = bc->load.indices[bc->load.n_indices - 1];
   int best = -1;
   int64_t best_extent = 2;
   for (int l = 0; l < k->nest.n; l++) {
     int it = k->nest.iter_of_loop[l];
-    if (k->b->iter_vars[it].kind != TJ_ITER_REDUCE || it == k->inner_reduce || k->nest.extent[l] < best_extent)
+    if (k->b->iter_vars[it].kind != TJ_ITER_REDUCE || it == k->inner_reduce || k->nest.extent[l] < best_extent ||
+        !tj_tir_expr_uses_var(last, k->b->iter_vars[it].var))
       continue;
     best = it;
     best_extent = k->nest.extent[l];
