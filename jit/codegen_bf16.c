@@ -108,7 +108,9 @@ LLVMValueRef tj_cg_bf16_dot2(cg_t *c, const tj_tir_expr_t *e) {
     LLVMValueRef a = pair_operand(c, x[1], x[2]);
     LLVMValueRef w = a ? pair_operand(c, x[3], x[4]) : NULL;
     if (!w) return NULL;
-    LLVMValueRef args[3] = {acc, a, w};
+    /* the products commute exactly; vdpbf16ps's last operand may be a memory operand,
+     * so a broadcast pair goes there to be folded ({1to16}) */
+    LLVMValueRef args[3] = {acc, w, a};
     return call_intrinsic(c, "llvm.x86.avx512bf16.dpbf16ps.512", args, 3);
   }
   LLVMValueRef v[4];
