@@ -213,13 +213,16 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--dtype") == 0 && v && (!strcmp(v, "f32") || !strcmp(v, "bf16")))
       act_dt = strcmp(v, "bf16") ? dnnl_f32 : dnnl_bf16, i++;
     else if (argv[i][0] == '-' || dir) {
-      fprintf(stderr, "onednn_seed: unexpected argument '%s'\n"
-                      "usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy] [--dtype f32|bf16]\n", argv[i]);
+      fprintf(stderr,
+              "onednn_seed: unexpected argument '%s'\n"
+              "usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy] [--dtype f32|bf16]\n",
+              argv[i]);
       return 2;
     } else dir = argv[i];
   }
   if (!dir) {
-    fprintf(stderr, "usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy] [--dtype f32|bf16]\n");
+    fprintf(stderr,
+            "usage: onednn_seed DIR [--threads N] [--warmup N] [--runs N] [--output Y.npy] [--dtype f32|bf16]\n");
     return 2;
   }
   if (threads > 0) {
@@ -263,7 +266,8 @@ int main(int argc, char **argv) {
                 r_t3 = typed_memory(eng, 2, rows, act_dt, dnnl_ab, t3);
   dnnl_primitive_t to_bf16 = bf16 ? make_reorder(eng, m_x32, m_x) : NULL,
                    to_f32 = bf16 ? make_reorder(eng, m_y, m_y32) : NULL;
-  dnnl_exec_arg_t ax[2] = {{DNNL_ARG_FROM, m_x32}, {DNNL_ARG_TO, m_x}}, ay[2] = {{DNNL_ARG_FROM, m_y}, {DNNL_ARG_TO, m_y32}};
+  dnnl_exec_arg_t ax[2] = {{DNNL_ARG_FROM, m_x32}, {DNNL_ARG_TO, m_x}},
+                  ay[2] = {{DNNL_ARG_FROM, m_y}, {DNNL_ARG_TO, m_y32}};
   dnnl_memory_t m_gamma = user_memory(eng, 1, cdim, dnnl_a, gamma), m_beta = user_memory(eng, 1, cdim, dnnl_a, beta);
 
   dnnl_exec_arg_t a1[3] = {{DNNL_ARG_SRC, m_x}, {DNNL_ARG_WEIGHTS, c1.weights}, {DNNL_ARG_DST, m_t1}};
@@ -291,8 +295,10 @@ int main(int argc, char **argv) {
   const dnnl_version_t *ver = dnnl_version();
   char threads_json[32] = "null";
   if (threads > 0) snprintf(threads_json, sizeof threads_json, "%ld", threads);
-  printf("{\"runtime\": \"oneDNN %d.%d.%d\", \"dtype\": \"%s\", \"threads\": %s, \"warmup\": %ld, \"runs\": %ld, "
-         "\"latency_ms\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f}}\n",
-         ver->major, ver->minor, ver->patch, bf16 ? "bf16" : "f32", threads_json, warmup, runs, ms[0], median, ms[runs - 1]);
+  printf(
+      "{\"runtime\": \"oneDNN %d.%d.%d\", \"dtype\": \"%s\", \"threads\": %s, \"warmup\": %ld, \"runs\": %ld, "
+      "\"latency_ms\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f}}\n",
+      ver->major, ver->minor, ver->patch, bf16 ? "bf16" : "f32", threads_json, warmup, runs, ms[0], median,
+      ms[runs - 1]);
   return 0;
 }

@@ -82,8 +82,8 @@ static LLVMValueRef pair_operand(cg_t *c, const tj_tir_expr_t *x0, const tj_tir_
     two = LLVMBuildInsertElement(b, two, s0, LLVMConstInt(c->t_i32, 0, 0), "");
     two = LLVMBuildInsertElement(b, two, s1, LLVMConstInt(c->t_i32, 1, 0), "");
     LLVMValueRef word = LLVMBuildBitCast(b, two, c->t_i32, "");
-    LLVMValueRef v = LLVMBuildInsertElement(b, LLVMGetUndef(LLVMVectorType(c->t_i32, 16)), word,
-                                            LLVMConstInt(c->t_i32, 0, 0), "");
+    LLVMValueRef v =
+        LLVMBuildInsertElement(b, LLVMGetUndef(LLVMVectorType(c->t_i32, 16)), word, LLVMConstInt(c->t_i32, 0, 0), "");
     v = LLVMBuildShuffleVector(b, v, v, LLVMConstNull(LLVMVectorType(c->t_i32, 16)), "");
     return LLVMBuildBitCast(b, v, v32, "");
   }

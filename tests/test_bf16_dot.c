@@ -36,9 +36,9 @@ typedef enum { MATMUL, CONV_NHWC, CONV_NCHW } kind_t;
 typedef struct dot_case {
   const char *what;
   kind_t kind;
-  int64_t m, k, n;          /* matmul [m, k] x [k, n] */
-  int64_t c, h, w, o;       /* conv: c input channels, h x w, o outputs; 3x3, padding 1 */
-  bool paired;              /* the schedule pairs it (NCHW convs keep the widened path) */
+  int64_t m, k, n;    /* matmul [m, k] x [k, n] */
+  int64_t c, h, w, o; /* conv: c input channels, h x w, o outputs; 3x3, padding 1 */
+  bool paired;        /* the schedule pairs it (NCHW convs keep the widened path) */
 } dot_case_t;
 
 static const dot_case_t k_cases[] = {
@@ -55,14 +55,15 @@ enum { N_CASES = sizeof k_cases / sizeof k_cases[0] };
 static const char *main_text(const dot_case_t *d) {
   static char text[2048];
   if (d->kind == MATMUL)
-    snprintf(text, sizeof text,
-             "    def main(x: R.Tensor((%lld, %lld), dtype=\"bfloat16\"), w: R.Tensor((%lld, %lld), dtype=\"bfloat16\"))"
-             " -> R.Tensor((%lld, %lld), dtype=\"float32\"):\n"
-             "        with R.dataflow():\n"
-             "            y = R.matmul(x, w, out_dtype=\"float32\")\n"
-             "            R.output(y)\n"
-             "        return y\n",
-             (long long)d->m, (long long)d->k, (long long)d->k, (long long)d->n, (long long)d->m, (long long)d->n);
+    snprintf(
+        text, sizeof text,
+        "    def main(x: R.Tensor((%lld, %lld), dtype=\"bfloat16\"), w: R.Tensor((%lld, %lld), dtype=\"bfloat16\"))"
+        " -> R.Tensor((%lld, %lld), dtype=\"float32\"):\n"
+        "        with R.dataflow():\n"
+        "            y = R.matmul(x, w, out_dtype=\"float32\")\n"
+        "            R.output(y)\n"
+        "        return y\n",
+        (long long)d->m, (long long)d->k, (long long)d->k, (long long)d->n, (long long)d->m, (long long)d->n);
   else if (d->kind == CONV_NHWC)
     snprintf(text, sizeof text,
              "    def main(x: R.Tensor((1, %lld, %lld, %lld), dtype=\"bfloat16\"), w: R.Tensor((%lld, 3, 3, %lld), "
@@ -201,8 +202,9 @@ START_TEST(values_against_reference) {
     double bound = 2.0 * t.n * ldexp(1.0, -24) * mag;
     ck_assert_msg(fabs(yf[i] - exact) <= bound, "%s: output %lld is %.9g, exact sum %.9g (bound %.3g)", d->what,
                   (long long)i, (double)yf[i], exact, bound);
-    ck_assert_msg(tu_float_bits(ys[i]) == tu_float_bits(ordered), "%s, strict float: output %lld is %a, IR order gives %a",
-                  d->what, (long long)i, (double)ys[i], (double)ordered);
+    ck_assert_msg(tu_float_bits(ys[i]) == tu_float_bits(ordered),
+                  "%s, strict float: output %lld is %a, IR order gives %a", d->what, (long long)i, (double)ys[i],
+                  (double)ordered);
     differ += tu_float_bits(yf[i]) != tu_float_bits(ys[i]);
   }
   if (tj_jit_host_bf16() && d->paired) /* the pairs sum in another order: some outputs round otherwise */
@@ -241,8 +243,8 @@ START_TEST(schedule_pairs_only_with_bf16_dot) {
   tj_arena_t *a = tj_arena_create();
   const char *name;
   const tj_prim_func_t *f = legalized(a, d, &name);
-  tj_tir_schedule_options_t on = {.enabled = true, .vector_bits = 512, .fp_contract = true, .reorder_reductions = true,
-                                  .bf16_dot = true};
+  tj_tir_schedule_options_t on = {
+      .enabled = true, .vector_bits = 512, .fp_contract = true, .reorder_reductions = true, .bf16_dot = true};
   tj_tir_schedule_options_t off = on;
   off.bf16_dot = false;
   ck_assert_msg(scheduled_has_pairs(a, f, &on) == d->paired, "%s: tir.tvmjit.bf16_dot2 with bf16_dot: %s, want %s",
@@ -269,7 +271,8 @@ START_TEST(llvm_ir_calls_vdpbf16ps_on_hosts_with_it) {
   if (tj_jit_host_bf16()) {
     ck_assert_msg(has == d->paired, "%s: vdpbf16ps in the optimised IR: %s", d->what, has ? "yes" : "no");
   } else {
-    if (_i == 0) printf("note: host without AVX512-BF16 (or TVMJIT_BF16_DOT=0): vdpbf16ps not expected, checked absent\n");
+    if (_i == 0)
+      printf("note: host without AVX512-BF16 (or TVMJIT_BF16_DOT=0): vdpbf16ps not expected, checked absent\n");
     ck_assert_msg(!has, "%s: vdpbf16ps on a host without AVX512-BF16", d->what);
   }
   tj_free(ir);
