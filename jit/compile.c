@@ -118,12 +118,11 @@ static tj_jit_object_cache_t cache_of(tj_jit_t *jit, const tj_jit_options_t *opt
 _Static_assert(sizeof(tj_tir_schedule_options_t) == 40,
                "tj_tir_schedule_options_t changed: put the new option in the cache key (schedule_text)");
 static void schedule_text(const tj_tir_schedule_options_t *o, char *out, size_t len) {
-  snprintf(
-      out, len,
-      "enabled=%d vector_bits=%d conv_tile=%d fp_contract=%d reorder_reductions=%d winograd=%d native_f16=%d bf16_dot=%d "
-      "constant_params=%016llx prepacked=%d",
-      o->enabled, o->vector_bits, o->conv_tile, o->fp_contract, o->reorder_reductions, o->winograd, o->native_f16,
-      o->bf16_dot, (unsigned long long)o->constant_params, o->prepacked != NULL);
+  snprintf(out, len,
+           "enabled=%d vector_bits=%d conv_tile=%d datapath_bits=%d fp_contract=%d reorder_reductions=%d winograd=%d "
+           "native_f16=%d bf16_dot=%d constant_params=%016llx prepacked=%d",
+           o->enabled, o->vector_bits, o->conv_tile, o->datapath_bits, o->fp_contract, o->reorder_reductions,
+           o->winograd, o->native_f16, o->bf16_dot, (unsigned long long)o->constant_params, o->prepacked != NULL);
 }
 
 /* The symbol's hash: from the key, so kernels of two keys that lower alike, each

@@ -148,6 +148,10 @@ int tj_jit_host_vector_bits(void);
 bool tj_jit_host_native_f16(void);
 /* Whether the host has bfloat16 dot products (AVX512-BF16: vdpbf16ps). */
 bool tj_jit_host_bf16(void);
+/* The width of the host's floating-point units (tj_tir_schedule_options_t.datapath_bits):
+ * 256 when CPUID Fn8000_001A reports a 256-bit datapath and no 512-bit one (AMD Zen 4),
+ * else 0 (full width); TVMJIT_DATAPATH_BITS=256|512 overrides it (A/B runs, tests). */
+int tj_jit_host_datapath_bits(void);
 /* The CPU schedule the JIT applies on this host: vector width and native float16 from
  * the host; relaxed_float (tj_jit_options_t) turns on FMA contraction and reordered conv
  * reductions. */

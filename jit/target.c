@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <llvm-c/Target.h>
 
 #include "jit/internal.h"
@@ -66,6 +69,26 @@ bool tj_jit_host_bf16(void) {
   return !(v && v[0] == '0') && has_feature(tj_jit_host_features(), "+avx512bf16");
 }
 
+/* AMD's "performance optimization identifiers" (CPUID Fn8000_001A_EAX): bit 2 FP256, the
+ * FP/SIMD datapath is 256 bits wide; bit 3 FP512, it is 512 bits wide. Intel CPUs have no
+ * such leaf (__get_cpuid fails past their highest extended leaf): full width assumed,
+ * which their AVX-512 server cores have. */
+static int cpuid_datapath_bits(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  if (tj_jit_host_vector_bits() < 512 || !__get_cpuid(0x8000001a, &a, &b, &c, &d)) return 0;
+  return (a & 4) && !(a & 8) ? 256 : 0;
+#else
+  return 0;
+#endif
+}
+
+int tj_jit_host_datapath_bits(void) {
+  const char *v = getenv("TVMJIT_DATAPATH_BITS");
+  if (v && (!strcmp(v, "256") || !strcmp(v, "512"))) return atoi(v) == 256 ? 256 : 0;
+  return cpuid_datapath_bits();
+}
+
 /* The Winograd rule for 3x3 convs (schedule_winograd.c), default float mode only: on
  * unless TVMJIT_WINOGRAD=0. ResNet-18 at 1 and 2 threads on the Ice Lake host was faster
  * with it (docs/cpu-schedule.md). */
@@ -77,6 +100,7 @@ static bool winograd_requested(void) {
 tj_tir_schedule_options_t tj_jit_schedule_options(bool enabled, bool relaxed_float) {
   return (tj_tir_schedule_options_t){.enabled = enabled,
                                      .vector_bits = tj_jit_host_vector_bits(),
+                                     .datapath_bits = tj_jit_host_datapath_bits(),
                                      .native_f16 = tj_jit_host_native_f16(),
                                      .bf16_dot = relaxed_float && tj_jit_host_bf16(),
                                      .fp_contract = relaxed_float,

@@ -882,6 +882,76 @@ START_TEST(a_pointwise_conv_weight_packed_in_tile_order_keeps_the_bits) {
 }
 END_TEST
 
+/* A 1x1 conv at 7x7 (49 pixels: the pointwise rule's last vector 1/16 full), 40 -> 64
+ * channels with a clip, its weight bound. On a host whose FP units are half its vector
+ * width (datapath_bits 256: Zen 4) the conv rule's channel tile takes it, its weight
+ * packed at load; at full width (Ice Lake) the pointwise rule keeps it. Both tiles take
+ * each output's terms in order from zero: the same bits, and sums in double agree. */
+static const char *pointwise_7x7_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((1, 40, 7, 7), dtype=\"float32\"), w: R.Tensor((64, 40, 1, 1), dtype=\"float32\")):\n"
+    "        with R.dataflow():\n"
+    "            y = R.nn.conv2d(x, w, strides=[1, 1], padding=[0, 0, 0, 0])\n"
+    "            r = R.clip(y, R.prim_value(-0.25), R.prim_value(0.25))\n"
+    "            R.output(r)\n"
+    "        return r\n";
+
+START_TEST(half_width_fp_units_take_the_channel_tile_for_7x7_pointwise_convs) {
+  tj_arena_t *arena = tj_arena_create();
+  const tj_prim_func_t *conv = legalized_prim(arena, pointwise_7x7_text, "conv2d");
+  const int want_pointwise[] = {1, 0, 1}; /* datapath 0 (full width), 256, 512 */
+  for (int i = 0; i < 3; i++) {
+    tj_tir_prepacks_t packs = {0};
+    tj_tir_schedule_options_t s = {
+        .enabled = true, .vector_bits = 512, .datapath_bits = 256 * i, .constant_params = 1u << 1, .prepacked = &packs};
+    const tj_prim_func_t *out;
+    tj_tir_schedule_stats_t st;
+    TU_OK(tj_tir_schedule(arena, conv, "conv2d", &s, &out, &st));
+    ck_assert_msg(st.conv == 1 && st.pointwise == want_pointwise[i], "datapath %d: conv %d pointwise %d", 256 * i,
+                  st.conv, st.pointwise);
+    ck_assert_int_eq(packs.n, 1);
+    /* the weight not constant: a per-call repack of 10 KB, pointwise rule either way */
+    tj_tir_schedule_options_t in = {.enabled = true, .vector_bits = 512, .datapath_bits = 256 * i};
+    TU_OK(tj_tir_schedule(arena, conv, "conv2d", &in, &out, &st));
+    ck_assert_int_eq(st.pointwise, 1);
+  }
+  tj_arena_free(arena);
+
+  const int64_t x_dims[] = {1, 40, 7, 7}, w_dims[] = {64, 40, 1, 1};
+  enum { XN = 40 * 49, WN = 64 * 40 };
+  float *x = malloc(sizeof(float) * XN), *w = malloc(sizeof(float) * WN);
+  ck_assert(x && w);
+  fill(x, XN, 7, 11), fill(w, WN, 5, 13);
+  tvmjit_tensor_t *bound = wrap(4, w_dims, w), *in = wrap(4, x_dims, x), *out[2];
+  const char *bits[] = {"256", "512"};
+  for (int i = 0; i < 2; i++) {
+    setenv("TVMJIT_DATAPATH_BITS", bits[i], 1);
+    tvmjit_instance_t *inst = uncached_instance(2);
+    tvmjit_module_options_t o;
+    tvmjit_module_options_init(&o);
+    const char *names[] = {"w"};
+    o.n_bind_params = 1, o.bind_param_names = names, o.bind_params = (const tvmjit_tensor_t *const *)&bound;
+    tvmjit_module_t *m = NULL;
+    tvmjit_function_t *fn;
+    ck_assert_ptr_null(
+        tvmjit_module_load_string(inst, "pw7.rx", pointwise_7x7_text, strlen(pointwise_7x7_text), &o, &m));
+    ck_assert_ptr_null(tvmjit_module_get_function(m, "main", &fn));
+    ck_assert_ptr_null(tvmjit_function_call(fn, 1, (const tvmjit_tensor_t *const *)&in, 1, &out[i]));
+    tvmjit_module_free(m);
+    tvmjit_instance_free(inst);
+  }
+  unsetenv("TVMJIT_DATAPATH_BITS");
+  ck_assert(!memcmp(tvmjit_tensor_data(out[0]), tvmjit_tensor_data(out[1]), tvmjit_tensor_nbytes(out[0])));
+  expect_pointwise_reference(tvmjit_tensor_data(out[0]), x, w, 64, 40, 49, -0.25, 0.25);
+  tvmjit_tensor_free(out[0]), tvmjit_tensor_free(out[1]), tvmjit_tensor_free(in), tvmjit_tensor_free(bound);
+  free(x), free(w);
+}
+END_TEST
+
 /* 64x4500 by 4500x576 + bias: A is 1.15 MB, so the reduction runs in K blocks (500 deep:
  * 4500 is no multiple of 512), partial sums in a buffer of the output's shape, the bias
  * added after the last block: with the weight packed at load, and with it repacked per
@@ -973,6 +1043,7 @@ int main(void) {
   tcase_add_test(tc, a_constant_matmul_weight_is_packed_below_the_per_call_threshold);
   tcase_add_test(tc, a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one);
   tcase_add_test(tc, a_pointwise_conv_weight_packed_in_tile_order_keeps_the_bits);
+  tcase_add_test(tc, half_width_fp_units_take_the_channel_tile_for_7x7_pointwise_convs);
   tcase_add_test(tc, a_k_blocked_matmul_gives_the_bits_of_the_unblocked_one);
   tcase_add_test(tc, an_input_weight_with_12_kb_rows_is_not_group_prefetched);
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);

@@ -64,6 +64,11 @@ typedef struct tj_tir_schedule_options {
   int vector_bits;  /* SIMD register width: 512 (AVX-512), 256 (AVX2), 128; 0 = 128 */
   int conv_tile;    /* outputs per register tile along the tiled dim; 0 = default (16 with
                        512-bit vectors, else 8) */
+  /* Width of the host's floating-point units: 256 where a 512-bit vector op runs as two
+   * 256-bit halves (AMD Zen 4: one 512-bit FMA per cycle, Ice Lake's two 512-bit ports
+   * do two); 0 = vector_bits (full width). Tiles whose lanes are partly idle cost in
+   * proportion there (schedule_pointwise.c). */
+  int datapath_bits;
   bool fp_contract; /* mark the lowered function TJ_ATTR_FP_CONTRACT (see lower.h) */
   /* A float32/float64 conv may take its reduction terms in another order (within
    * rounding of the IR's order, as TVM's schedules reorder reduction loops): the

@@ -56,6 +56,22 @@
 #define EXACT_MIN_ACC 16
 #define CHANNEL_TILE_VECS_MIN 3
 #define CHANNEL_TILE_MAX_WEIGHT_BYTES (512 << 10)
+/* On a host whose FP units are half as wide as its vectors (opts->datapath_bits: Zen 4
+ * runs a 512-bit FMA as two 256-bit halves, one per cycle), this tile is bound by its
+ * FMAs, lanes past the last pixel included, and with the weight a constant (packed once,
+ * at load, by the conv rule: no per-call repack) the channel tile takes every 1x1 conv
+ * with a tail over fewer pixel vectors than this and at least 2 vectors of output
+ * channels: the 7x7 ones (49 pixels in 64 lanes) and 14x14 ones (196 in 208). AMD EPYC
+ * Zen 4, 1 thread, MobileNetV2 `tvmjit bench --profile` medians, 2 rounds: 320->1280
+ * at 7x7 0.556-0.564 -> 0.439-0.445 ms, 960->320 0.394-0.399 -> 0.299-0.304, 960->160
+ * 0.198-0.200 -> 0.155-0.159, 576->160 0.122-0.126 -> 0.096-0.098, 384->64 at 14x14
+ * 0.117-0.119 -> 0.100-0.105, 192->64 0.060-0.062 -> 0.053-0.055. The 28x28 ones (49
+ * whole vectors, a tail only from the tile's shape) stay: 192->32 at 28x28 took
+ * 0.114-0.117 ms as the conv rule's 7 x 2 tile against 0.091-0.093 here. On Ice Lake
+ * (two full-width FMA ports) the channel tile measured no faster than this one for the
+ * 7x7 convs (docs/cpu-schedule.md), so full-width hosts keep this tile. */
+#define CHANNEL_TILE_MAX_PIXEL_VECTORS 16
+#define CHANNEL_TILE_CONSTANT_VECS_MIN 2
 
 typedef struct pointwise {
   tj_sched_ctx_t *c;
@@ -145,6 +161,17 @@ static double best_tile(pointwise_t *k, int64_t nv, int64_t budget, bool exact) 
   return best;
 }
 
+static const tj_buffer_t *find_weight(const pointwise_t *k);
+
+/* The conv's weight is a constant of the model that the conv rule would pack at load. */
+static bool constant_weight(const pointwise_t *k) {
+  const tj_sched_ctx_t *c = k->c;
+  const tj_buffer_t *w = find_weight(k);
+  for (int p = 0; w && p < c->func->n_params && p < 64; p++)
+    if (c->func->buffer_map[p] == w) return c->opts->prepacked && (c->opts->constant_params >> p & 1);
+  return false;
+}
+
 /* The tile: VECS vectors along the pixels by ROWS output channels (dividing F), the most
  * useful accumulators within the register budget (ROWS * VECS times the share of lanes
  * that hold pixels: blocks of VECS vectors past H * W compute masked lanes), then the
@@ -164,9 +191,16 @@ static bool pick_tile(pointwise_t *k) {
   /* With a masked tail, the conv rule's tile of 7 pixels x 3 vectors of output channels
    * (schedule_conv.c, channel_tile) does better while its per-call weight repack is
    * small: MobileNetV2's 64->384 and 96->576 at 14x14 took 0.13 and 0.28 ms that way,
-   * 0.18 and 0.345 here; 160->960 at 7x7 (614 KB of weights) 0.37-0.41 there, 0.16 here. */
+   * 0.18 and 0.345 here; 160->960 at 7x7 (614 KB of weights) 0.37-0.41 there, 0.16 here.
+   * With the weight packed at load and half-width FP units it does for any size
+   * (CHANNEL_TILE_MAX_PIXEL_VECTORS): every lane holds an output. */
+  if (!has_tail(k) || bits < 512) return true;
   int64_t wide = k->lanes * CHANNEL_TILE_VECS_MIN;
-  return !has_tail(k) || bits < 512 || k->F % wide || k->F * k->C * 4 > CHANNEL_TILE_MAX_WEIGHT_BYTES;
+  if (k->F % wide == 0 && k->F * k->C * 4 <= CHANNEL_TILE_MAX_WEIGHT_BYTES) return false;
+  int dp = k->c->opts->datapath_bits;
+  bool half_width = dp > 0 && dp < bits;
+  return !half_width || k->F % (k->lanes * CHANNEL_TILE_CONSTANT_VECS_MIN) || nv >= CHANNEL_TILE_MAX_PIXEL_VECTORS ||
+         !constant_weight(k);
 }
 
 /* stmts[i] writes a root buffer at its identity indices that only stmts[i + 1] reads:
