@@ -51,9 +51,9 @@ typedef struct wino_nhwc {
   int n_it, y_it, x_it, f_it, c_it;
   int64_t N, H, W, F, C;
   const tj_winograd_t *mt;
-  int64_t TH, TW, T; /* tile rows and columns, tiles per image */
-  int64_t cl, fl;    /* lanes along the input channels (transforms), output channels (GEMM) */
-  int64_t fv, r;     /* GEMM tile: FV vectors of FL output channels x R tiles */
+  int64_t TH, TW, T;          /* tile rows and columns, tiles per image */
+  int64_t cl, fl;             /* lanes along the input channels (transforms), output channels (GEMM) */
+  int64_t fv, r;              /* GEMM tile: FV vectors of FL output channels x R tiles */
   int64_t blocks, bpb, bands; /* blocks of R tiles per image, blocks per band, bands per image */
   const tj_buffer_t *u, *v;
   bool u_given;
@@ -118,7 +118,8 @@ static bool match_update(wino_nhwc_t *k) {
     return false;
   int its[4];
   for (int d = 0; d < 4; d++) {
-    if (!iter_of_kind(k, st->store.indices[d], TJ_ITER_SPATIAL, &its[d]) || in->store.indices[d] != st->store.indices[d])
+    if (!iter_of_kind(k, st->store.indices[d], TJ_ITER_SPATIAL, &its[d]) ||
+        in->store.indices[d] != st->store.indices[d])
       return false;
     for (int e = 0; e < d; e++)
       if (its[e] == its[d]) return false;
@@ -262,7 +263,8 @@ static const tj_buffer_t *new_buffer(wino_nhwc_t *k, const char *suffix, int n, 
   const tj_tir_expr_t *sh[6];
   for (int d = 0; d < n; d++)
     if (!(sh[d] = i64(k, shape[d]))) return NULL;
-  const tj_buffer_t *b = tj_buffer_new(a, tj_arena_printf(a, "%s_%s", k->st->store.buffer->name, suffix), TJ_F32, n, sh, NULL);
+  const tj_buffer_t *b =
+      tj_buffer_new(a, tj_arena_printf(a, "%s_%s", k->st->store.buffer->name, suffix), TJ_F32, n, sh, NULL);
   if (b && local) ((tj_buffer_t *)b)->scope = "local";
   return b;
 }
@@ -361,7 +363,8 @@ static const tj_tir_stmt_t *input_transform(wino_nhwc_t *k, const tj_tir_expr_t 
       const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[MAX_ALPHA];
       for (int j = 0; j < al; j++) terms[j] = lrow(k, col, q * al + j, li);
       const tj_tir_expr_t *vi[3] = {i64(k, q * al + b), tl, tj_sched_add(c, tj_sched_mul(c, co, k->cl), li)};
-      st[ns++] = tj_sched_loop(c, li, k->cl, TJ_FOR_VECTORIZED, store(k, k->v, 3, vi, lin_comb(k, al, mt->bt[b], terms)));
+      st[ns++] =
+          tj_sched_loop(c, li, k->cl, TJ_FOR_VECTORIZED, store(k, k->v, 3, vi, lin_comb(k, al, mt->bt[b], terms)));
     }
   const tj_tir_stmt_t *body = seq(k, ns, st);
   body = body ? tj_tir_allocate(a, d, tj_tir_allocate(a, col, body)) : NULL;
@@ -418,8 +421,8 @@ static const tj_tir_stmt_t *out_store(wino_nhwc_t *k, const gemm_vars_t *g, cons
                                       const tj_tir_expr_t *y, const tj_tir_expr_t *x, const tj_tir_expr_t *v) {
   tj_sched_ctx_t *c = k->c;
   const tj_tir_expr_t *vals[TJ_SCHED_MAX_NEST] = {0}, *idx[4];
-  const tj_tir_expr_t *f = tj_sched_add(c, tj_sched_mul(c, tj_sched_add(c, tj_sched_mul(c, g->fb, k->fv), g->vi), k->fl),
-                                        g->li);
+  const tj_tir_expr_t *f =
+      tj_sched_add(c, tj_sched_mul(c, tj_sched_add(c, tj_sched_mul(c, g->fb, k->fv), g->vi), k->fl), g->li);
   vals[k->n_it] = g->n, vals[k->y_it] = y, vals[k->x_it] = x, vals[k->f_it] = f;
   for (int d = 0; d < 4; d++) {
     int it = tj_sched_iter_index(k->b, k->st->store.indices[d]);
@@ -525,7 +528,8 @@ static const tj_tir_stmt_t *bands(wino_nhwc_t *k, const tj_sched_epilogue_t *ep)
   const tj_tir_expr_t *band_blk0 = tj_sched_mul(c, unf[1], k->bpb);
   /* the input transform, block by block */
   const tj_tir_expr_t *blk = tj_sched_add(c, band_blk0, bt);
-  const tj_tir_stmt_t *in = if_block(k, blk, input_transform(k, g.n, tj_sched_mul(c, blk, k->r), tj_sched_mul(c, bt, k->r)));
+  const tj_tir_stmt_t *in =
+      if_block(k, blk, input_transform(k, g.n, tj_sched_mul(c, blk, k->r), tj_sched_mul(c, bt, k->r)));
   in = tj_sched_loop(c, bt, k->bpb, TJ_FOR_SERIAL, in);
   blk = tj_sched_add(c, band_blk0, bi);
   g.t0 = tj_sched_mul(c, blk, k->r), g.tl0 = tj_sched_mul(c, bi, k->r);
@@ -547,8 +551,8 @@ static bool plan_weights(wino_nhwc_t *k) {
   k->u = new_buffer(k, "wino_u", 4, ushape, false);
   k->v = new_buffer(k, "wino_v", 3, vshape, false);
   if (!k->u || !k->v) return false;
-  tj_tir_prepack_t want = {.param = k->w_param, .ndim = 4, .perm = {0, 3, 1, 2}, .lanes = k->fl, .dtype = TJ_F32,
-                           .winograd_m = k->mt->m};
+  tj_tir_prepack_t want = {
+      .param = k->w_param, .ndim = 4, .perm = {0, 3, 1, 2}, .lanes = k->fl, .dtype = TJ_F32, .winograd_m = k->mt->m};
   const tj_buffer_t *given = k->c->opts->prepacked ? tj_sched_prepack(k->c, &want, k->u) : NULL;
   k->u_given = given != NULL;
   if (given) k->u = given;
