@@ -171,7 +171,7 @@ END_TEST
 
 /* 3x3 stride-1 NHWC convs by Winograd transforms (tests/models/winograd_nhwc_convs.rx,
  * schedule_winograd_nhwc.c): F(2x2) and F(4x4), channels that fill 4- and 8-lane vectors
- * only, a batch of two, a band that skips a block past the tiles, a fused shift / scale /
+ * only, a batch of two, a block of tiles mostly past the image, a fused shift / scale /
  * relu and a residual add; the weights are inputs (transformed per call). As above. */
 START_TEST(nhwc_winograd_conv_kernels_match_the_interpreter) {
   const char *const files[] = {"tests/models/winograd_nhwc_convs.rx", NULL};

@@ -10,17 +10,17 @@
  *
  *   [U[fv, p, c, fl] = (G W[fv * FL + fl, :, :, c] G^T)[p], by the kernel on every call
  *    or, for a constant weight, once at load (runtime/prepack_winograd.c, lanes FL)]
- *   for (n, band) in T.parallel:          (a band: BLOCKS blocks of R consecutive tiles)
- *     V = T.alloc_buffer((a^2, R * BLOCKS, C))
- *     for each tile t of the band: for c (vectors):
- *       V[p, t, c] = (B^T d B)[p], d the tile's a x a pixels read through the padding
- *     for fb (FV vectors of FL output channels): for each block of R tiles:
+ *   for (n, block) in T.parallel:         (a block: R consecutive tiles)
+ *     V = T.alloc_buffer((a^2, R, C))
+ *     for each tile r of the block: for c (vectors):
+ *       V[p, r, c] = (B^T d B)[p], d the tile's a x a pixels read through the padding
+ *     for fb (FV vectors of FL output channels):
  *       for p:  acc[r, f] = sum_c V[p, r, c] * U[fb, p, c, f]   (R broadcasts of V,
  *               FV loads of U per c: R * FV FMAs);  mloc[p] = acc
  *       for r, v:  Y = A^T mloc A as vectors along f;  OUT[n, y, x, f] = epilogue(Y)
  *
- * Tiles are numbered row-major over the image (t = ty * TW + tx); a block past the last
- * tile is skipped, pixels past the output are never stored. Measured against the
+ * Tiles are numbered row-major over the image (t = ty * TW + tx); the last block's
+ * tiles past the image read the padding's zeros and store nothing. Measured against the
  * direct NHWC conv: docs/cpu-schedule.md. */
 #include <string.h>
 
@@ -30,15 +30,13 @@
 #define MAX_ALPHA TJ_WINOGRAD_MAX_ALPHA
 /* Below this many input or output channels the transforms cost more than they save. */
 #define MIN_CHANNELS 16
-/* Transformed weights read by every band on every call: kept in L2 with room for V. */
+/* Transformed weights read by every block on every call: kept in L2 with room for V. */
 #define MAX_U_BYTES (9 << 19)
-/* A band's V (a^2 x tiles x C floats) stays in L2 with U's slice beside it. */
-#define BAND_V_BYTES (256 << 10)
 /* The GEMM tile: R tiles x FV vectors of output channels, at most this many
  * accumulators (plus FV loads of U and a broadcast: 32 vector registers). */
 #define MAX_ACCS 24
 #define MAX_FV 4
-#define MAX_R 12
+#define MAX_R 8
 
 typedef struct wino_nhwc {
   tj_sched_ctx_t *c;
@@ -51,10 +49,10 @@ typedef struct wino_nhwc {
   int n_it, y_it, x_it, f_it, c_it;
   int64_t N, H, W, F, C;
   const tj_winograd_t *mt;
-  int64_t TH, TW, T;          /* tile rows and columns, tiles per image */
-  int64_t cl, fl;             /* lanes along the input channels (transforms), output channels (GEMM) */
-  int64_t fv, r;              /* GEMM tile: FV vectors of FL output channels x R tiles */
-  int64_t blocks, bpb, bands; /* blocks of R tiles per image, blocks per band, bands per image */
+  int64_t TH, TW, T; /* tile rows and columns, tiles per image */
+  int64_t cl, fl;    /* lanes along the input channels (transforms), output channels (GEMM) */
+  int64_t fv, r;     /* GEMM tile: FV vectors of FL output channels x R tiles */
+  int64_t blocks;    /* blocks of R tiles per image: the parallel iterations */
   const tj_buffer_t *u, *v;
   bool u_given;
 } wino_nhwc_t;
@@ -171,11 +169,13 @@ static int64_t lanes_dividing(int64_t n, int64_t max_lanes) {
 }
 
 /* F(4x4) where both sides are at least 14 (as the NCHW rule), else F(2x2); the GEMM
- * tile and the bands (V of a band within BAND_V_BYTES; at least two bands in all when
- * the blocks allow, so both threads get work). */
+ * tile: FV vectors of output channels (up to 4, dividing them) x R tiles, at most
+ * MAX_ACCS accumulators and at most MAX_R tiles. Measured (conv3x3_64_56_nhwc and the
+ * seed, docs/cpu-schedule.md): R = 8 against 12 with one vector (the seed's 16 channels)
+ * 0.26 against 0.31 ms a conv; with four vectors R = 4, 5 and 6 alike, 7 slower. */
 static void pick_tiles(wino_nhwc_t *k) {
   k->mt = tj_winograd(k->H >= 14 && k->W >= 14 ? 4 : 2);
-  int64_t m = k->mt->m, P = k->mt->alpha * k->mt->alpha;
+  int64_t m = k->mt->m;
   k->TH = (k->H + m - 1) / m, k->TW = (k->W + m - 1) / m, k->T = k->TH * k->TW;
   int64_t nfv = k->F / k->fl;
   k->fv = 1;
@@ -186,11 +186,6 @@ static void pick_tiles(wino_nhwc_t *k) {
     }
   k->r = MAX_ACCS / k->fv < MAX_R ? MAX_ACCS / k->fv : MAX_R;
   k->blocks = (k->T + k->r - 1) / k->r;
-  int64_t per_band = BAND_V_BYTES / (P * k->C * 4 * k->r);
-  if (per_band < 1) per_band = 1;
-  if (k->N == 1 && per_band * 2 > k->blocks) per_band = (k->blocks + 1) / 2;
-  k->bands = (k->blocks + per_band - 1) / per_band;
-  k->bpb = (k->blocks + k->bands - 1) / k->bands;
 }
 
 static bool wino_matches(tj_sched_ctx_t *c, int i, wino_nhwc_t *k) {
@@ -323,13 +318,12 @@ static void tile_pos(wino_nhwc_t *k, const tj_tir_expr_t *t, const tj_tir_expr_t
   *tx = t ? tj_tir_binary(a, TJ_TIR_FLOOR_MOD, t, i64(k, k->TW)) : NULL;
 }
 
-/* V[p, tl, c] = (B^T d B)[p] for the R tiles of block `blk` of the band (tl = blk * R +
- * r, image tile t = band start + tl), vectors of CL input channels:
+/* V[p, r, c] = (B^T d B)[p] for the R tiles of the block (image tile t = t0 + r),
+ * vectors of CL input channels:
  *   d[i * a + j, l] = P[n, ty * m + i, tx * m + j, c]   (the padding inlined)
  *   col[q * a + j, l] = sum_i B^T[q, i] d[i * a + j, l]
- *   V[q * a + b, tl, c] = sum_j B^T[b, j] col[q * a + j, l] */
-static const tj_tir_stmt_t *input_transform(wino_nhwc_t *k, const tj_tir_expr_t *n, const tj_tir_expr_t *t0,
-                                            const tj_tir_expr_t *tl0) {
+ *   V[q * a + b, r, c] = sum_j B^T[b, j] col[q * a + j, l] */
+static const tj_tir_stmt_t *input_transform(wino_nhwc_t *k, const tj_tir_expr_t *n, const tj_tir_expr_t *t0) {
   tj_sched_ctx_t *c = k->c;
   tj_arena_t *a = c->arena;
   const tj_winograd_t *mt = k->mt;
@@ -357,12 +351,11 @@ static const tj_tir_stmt_t *input_transform(wino_nhwc_t *k, const tj_tir_expr_t 
       for (int i = 0; i < al; i++) terms[i] = lrow(k, d, i * al + j, li);
       st[ns++] = lrow_store(k, li, k->cl, col, q * al + j, lin_comb(k, al, mt->bt[q], terms));
     }
-  const tj_tir_expr_t *tl = tj_sched_add(c, tl0, r);
   for (int q = 0; q < al; q++)
     for (int b = 0; b < al; b++) {
       const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[MAX_ALPHA];
       for (int j = 0; j < al; j++) terms[j] = lrow(k, col, q * al + j, li);
-      const tj_tir_expr_t *vi[3] = {i64(k, q * al + b), tl, tj_sched_add(c, tj_sched_mul(c, co, k->cl), li)};
+      const tj_tir_expr_t *vi[3] = {i64(k, q * al + b), r, tj_sched_add(c, tj_sched_mul(c, co, k->cl), li)};
       st[ns++] =
           tj_sched_loop(c, li, k->cl, TJ_FOR_VECTORIZED, store(k, k->v, 3, vi, lin_comb(k, al, mt->bt[b], terms)));
     }
@@ -373,7 +366,7 @@ static const tj_tir_stmt_t *input_transform(wino_nhwc_t *k, const tj_tir_expr_t 
 }
 
 typedef struct gemm_vars {
-  const tj_tir_expr_t *n, *fb, *t0, *tl0, *p, *ri, *vi, *li, *ch;
+  const tj_tir_expr_t *n, *fb, *t0, *p, *ri, *vi, *li, *ch;
   const tj_buffer_t *acc, *mloc;
 } gemm_vars_t;
 
@@ -398,13 +391,13 @@ static const tj_tir_stmt_t *acc_zero(wino_nhwc_t *k, gemm_vars_t *g) {
   return store(k, g->acc, 2, idx, fconst(k, 0));
 }
 
-/* acc[r, f] += V[p, tl, c] * U[fb * FV + vi, p, c, li]: a broadcast of V per tile, a
+/* acc[r, f] += V[p, r, c] * U[fb * FV + vi, p, c, li]: a broadcast of V per tile, a
  * vector load of U per vector of output channels. */
 static const tj_tir_stmt_t *acc_update(wino_nhwc_t *k, gemm_vars_t *g) {
   tj_sched_ctx_t *c = k->c;
   tj_arena_t *a = c->arena;
   const tj_tir_expr_t *ai[2] = {g->ri, acc_col(k, g)};
-  const tj_tir_expr_t *vx[3] = {g->p, tj_sched_add(c, g->tl0, g->ri), g->ch};
+  const tj_tir_expr_t *vx[3] = {g->p, g->ri, g->ch};
   const tj_tir_expr_t *ux[4] = {tj_sched_add(c, tj_sched_mul(c, g->fb, k->fv), g->vi), g->p, g->ch, g->li};
   const tj_tir_expr_t *vl = load(k, k->v, 3, vx), *ul = load(k, k->u, 4, ux), *al = load(k, g->acc, 2, ai);
   const tj_tir_expr_t *prod = vl && ul ? tj_tir_binary(a, TJ_TIR_MUL, vl, ul) : NULL;
@@ -499,55 +492,38 @@ static const tj_tir_stmt_t *gemm_block(wino_nhwc_t *k, gemm_vars_t *g, const tj_
   return blk ? tj_tir_allocate(a, g->mloc, blk) : NULL;
 }
 
-/* if block < blocks: s (the last band's blocks past the image's tiles do nothing) */
-static const tj_tir_stmt_t *if_block(wino_nhwc_t *k, const tj_tir_expr_t *blk, const tj_tir_stmt_t *s) {
-  if (k->bands * k->bpb == k->blocks) return s;
-  const tj_tir_expr_t *cond = blk ? tj_tir_binary(k->c->arena, TJ_TIR_LT, blk, i64(k, k->blocks)) : NULL;
-  return s && cond ? tj_tir_if(k->c->arena, cond, s, NULL) : NULL;
-}
-
-/* In parallel over (n, band): the band's input transform into V (in L2), then for each
- * vector block fb of output channels and each block of R tiles the GEMMs and the
- * output transform. */
-static const tj_tir_stmt_t *bands(wino_nhwc_t *k, const tj_sched_epilogue_t *ep) {
+/* In parallel over (n, block of R tiles): the block's input transform into V (36 KB
+ * at 64 channels, in L1/L2), then for each group fb of FV vectors of output channels
+ * the GEMMs and the output transform. Blocks of several R-tile blocks sharing one V
+ * (bands, as the NCHW rule has) were slower on Zen 4: docs/cpu-schedule.md. */
+static const tj_tir_stmt_t *blocks(wino_nhwc_t *k, const tj_sched_epilogue_t *ep) {
   tj_sched_ctx_t *c = k->c;
   tj_arena_t *a = c->arena;
   int P = k->mt->alpha * k->mt->alpha;
   gemm_vars_t g = {0};
-  const tj_tir_expr_t *fo = tj_sched_var(c, "wg"), *unf[2], *bt = tj_sched_var(c, "wt"), *bi = tj_sched_var(c, "wb");
-  int64_t ext[2] = {k->N, k->bands};
+  const tj_tir_expr_t *it = tj_sched_var(c, "wg"), *unf[2];
+  int64_t ext[2] = {k->N, k->blocks};
   g.fb = tj_sched_var(c, "wf");
-  if (!fo || !bt || !bi || !g.fb || !tj_sched_unfuse(c, fo, 2, ext, unf)) return NULL;
-  g.n = unf[0];
+  if (!it || !g.fb || !tj_sched_unfuse(c, it, 2, ext, unf)) return NULL;
+  g.n = unf[0], g.t0 = tj_sched_mul(c, unf[1], k->r);
   g.p = tj_sched_var(c, "p"), g.ch = tj_sched_var(c, "rc");
   int64_t ashape[2] = {k->r, k->fv * k->fl}, mshape[3] = {P, k->r, k->fv * k->fl};
   g.acc = new_buffer(k, "wino_acc", 2, ashape, true);
   g.mloc = new_buffer(k, "wino_m", 3, mshape, true);
   if (!g.p || !g.ch || !g.acc || !g.mloc) return NULL;
-  /* block index in the image, its first tile there and in the band */
-  const tj_tir_expr_t *band_blk0 = tj_sched_mul(c, unf[1], k->bpb);
-  /* the input transform, block by block */
-  const tj_tir_expr_t *blk = tj_sched_add(c, band_blk0, bt);
-  const tj_tir_stmt_t *in =
-      if_block(k, blk, input_transform(k, g.n, tj_sched_mul(c, blk, k->r), tj_sched_mul(c, bt, k->r)));
-  in = tj_sched_loop(c, bt, k->bpb, TJ_FOR_SERIAL, in);
-  blk = tj_sched_add(c, band_blk0, bi);
-  g.t0 = tj_sched_mul(c, blk, k->r), g.tl0 = tj_sched_mul(c, bi, k->r);
-  const tj_tir_stmt_t *gb = if_block(k, blk, gemm_block(k, &g, ep));
-  gb = tj_sched_loop(c, bi, k->bpb, TJ_FOR_SERIAL, gb);
-  gb = tj_sched_loop(c, g.fb, k->F / (k->fl * k->fv), TJ_FOR_SERIAL, gb);
-  const tj_tir_stmt_t *two[2] = {in, gb};
+  const tj_tir_stmt_t *gb = tj_sched_loop(c, g.fb, k->F / (k->fl * k->fv), TJ_FOR_SERIAL, gemm_block(k, &g, ep));
+  const tj_tir_stmt_t *two[2] = {input_transform(k, g.n, g.t0), gb};
   const tj_tir_stmt_t *body = seq(k, 2, two);
   body = body ? tj_tir_allocate(a, k->v, body) : NULL;
-  int64_t iters = k->N * k->bands;
-  return tj_sched_loop(c, fo, iters, iters > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
+  int64_t iters = k->N * k->blocks;
+  return tj_sched_loop(c, it, iters, iters > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
 }
 
 /* U from the caller (packed at load, OHWI read through perm {0, 3, 1, 2}) when W is a
  * constant of the model, else a buffer the kernel fills. */
 static bool plan_weights(wino_nhwc_t *k) {
   int P = k->mt->alpha * k->mt->alpha;
-  int64_t ushape[4] = {k->F / k->fl, P, k->C, k->fl}, vshape[3] = {P, k->r * k->bpb, k->C};
+  int64_t ushape[4] = {k->F / k->fl, P, k->C, k->fl}, vshape[3] = {P, k->r, k->C};
   k->u = new_buffer(k, "wino_u", 4, ushape, false);
   k->v = new_buffer(k, "wino_v", 3, vshape, false);
   if (!k->u || !k->v) return false;
@@ -564,7 +540,7 @@ static const tj_tir_stmt_t *build(wino_nhwc_t *k, const tj_sched_epilogue_t *ep)
   const tj_tir_stmt_t *parts[2];
   int n = 0;
   if (!k->u_given) parts[n++] = weight_transform(k);
-  parts[n++] = bands(k, ep);
+  parts[n++] = blocks(k, ep);
   const tj_tir_stmt_t *s = seq(k, n, parts);
   if (s && !k->u_given) s = tj_tir_allocate(k->c->arena, k->u, s);
   return s;
