@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Winograd 3x3 convs in NHWC (schedule_winograd_nhwc.c, default float mode: on unless
 # TVMJIT_WINOGRAD=0): bench/layers' conv3x3_64_56_nhwc shape (64 channels at 56x56,
-# F(4x4)), the seed's (16 channels at 32x32, a batch of two, F(4x4)) and 24 -> 32 channels
-# at 13x11 (F(2x2)), each with OHWI weights and a per-channel bias and relu, the weights
+# F(4x4)), the seed's (16 channels at 32x32, a batch of two, F(4x4)), 24 -> 32 channels
+# at 13x11 (F(2x2)) and 256 channels at 14x14 (F(2x2): F(4x4)'s transformed weights would
+# be 9.4 MB), each with OHWI weights and a per-channel bias and relu, the weights
 # bound (transformed once at load, OHWI read through the prepack's perm) and, with
 # --no-prepack, transformed by the kernel on every call: each output against numpy's
 # float64 conv within 3e-5 of the output's scale (the errors are printed), 1 and 2 threads
@@ -16,7 +17,7 @@ M=$TMP/convs.rx
 $PY - "$M" "$TMP" <<'PYEOF'
 import sys, numpy as np
 path, tmp = sys.argv[1], sys.argv[2]
-shapes = [(1, 64, 64, 56, 56), (2, 16, 16, 32, 32), (1, 24, 32, 13, 11)]  # n, c, f, h, w
+shapes = [(1, 64, 64, 56, 56), (2, 16, 16, 32, 32), (1, 24, 32, 13, 11), (1, 256, 256, 14, 14)]  # n, c, f, h, w
 args, body, outs = [], [], []
 for i, (n, c, f, h, w) in enumerate(shapes):
     args += [f'x{i}: R.Tensor(({n}, {h}, {w}, {c}), dtype="float32")', f'w{i}: R.Tensor(({f}, 3, 3, {c}), dtype="float32")',
@@ -35,12 +36,12 @@ for i, (n, c, f, h, w) in enumerate(shapes):
     params[f'b{i}'] = (r.standard_normal(f) * 0.1).astype('float32')
 np.savez(f'{tmp}/params.npz', **params)
 PYEOF
-INPUTS="--input x0=$TMP/x0.npy --input x1=$TMP/x1.npy --input x2=$TMP/x2.npy"
+INPUTS="--input x0=$TMP/x0.npy --input x1=$TMP/x1.npy --input x2=$TMP/x2.npy --input x3=$TMP/x3.npy"
 CHECK="
 import sys, numpy as np
 tmp, out, tol = sys.argv[1], np.load(sys.argv[2]), float(sys.argv[3])
 p = np.load(tmp + '/params.npz')
-for i in range(3):
+for i in range(4):
     x = np.load(f'{tmp}/x{i}.npy').astype('float64'); w = p[f'w{i}'].astype('float64')
     n, h, wd, c = x.shape
     xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
@@ -70,15 +71,16 @@ done
 SAME="
 import sys, numpy as np
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-same = all(a[k].tobytes() == b[k].tobytes() for k in a.keys())
-sys.exit(0 if same == (sys.argv[3] == 'same') else 1)"
+if sys.argv[3] == 'same':
+    sys.exit(0 if all(a[k].tobytes() == b[k].tobytes() for k in a.keys()) else 1)
+sys.exit(0 if all(a[k].tobytes() != b[k].tobytes() for k in a.keys()) else 1)  # every conv"
 for name in default wino_noprepack strict; do
   expect_exit 0 "$name: same bits at 1 and 2 threads" -- $PY -c "$SAME" "$TMP/${name}1.npz" "$TMP/${name}2.npz" same
 done
-expect_exit 0 "Winograd is not the direct conv's bits (the rule applied)" -- $PY -c "$SAME" "$TMP/default1.npz" "$TMP/strict1.npz" differ
-expect_exit 0 "TVMJIT_WINOGRAD=0 is not Winograd's bits" -- $PY -c "$SAME" "$TMP/default1.npz" "$TMP/direct1.npz" differ
+expect_exit 0 "no conv has the direct conv's bits (the rule applied to each)" -- $PY -c "$SAME" "$TMP/default1.npz" "$TMP/strict1.npz" differ
+expect_exit 0 "TVMJIT_WINOGRAD=0: no conv has Winograd's bits" -- $PY -c "$SAME" "$TMP/default1.npz" "$TMP/direct1.npz" differ
 # The bound OHWI weights are transformed at load and freed (the kernels read only U).
 run verbose 1 "-u TVMJIT_WINOGRAD" --verbose
-expect_text "$TMP/err" "weights: 3 bound weights (" "the conv weights are freed once packed"
+expect_text "$TMP/err" "weights: 4 bound weights (" "the conv weights are freed once packed"
 expect_exit 0 "verbose: same bits" -- $PY -c "$SAME" "$TMP/default1.npz" "$TMP/verbose1.npz" same
 finish

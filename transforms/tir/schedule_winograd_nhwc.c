@@ -173,8 +173,9 @@ static int64_t lanes_dividing(int64_t n, int64_t max_lanes) {
  * MAX_ACCS accumulators and at most MAX_R tiles. Measured (conv3x3_64_56_nhwc and the
  * seed, docs/cpu-schedule.md): R = 8 against 12 with one vector (the seed's 16 channels)
  * 0.26 against 0.31 ms a conv; with four vectors R = 4, 5 and 6 alike, 7 slower. */
-static void pick_tiles(wino_nhwc_t *k) {
-  k->mt = tj_winograd(k->H >= 14 && k->W >= 14 ? 4 : 2);
+static void pick_tiles(wino_nhwc_t *k, bool small_u) {
+  bool f4 = k->H >= 14 && k->W >= 14 && !small_u;
+  k->mt = tj_winograd(f4 ? 4 : 2);
   int64_t m = k->mt->m;
   k->TH = (k->H + m - 1) / m, k->TW = (k->W + m - 1) / m, k->T = k->TH * k->TW;
   int64_t nfv = k->F / k->fl;
@@ -199,7 +200,8 @@ static bool wino_matches(tj_sched_ctx_t *c, int i, wino_nhwc_t *k) {
   int64_t L = tj_sched_lanes(c, TJ_F32);
   k->cl = lanes_dividing(k->C, L), k->fl = lanes_dividing(k->F, L);
   if (k->cl < 4 || k->fl < 8) return false;
-  pick_tiles(k);
+  pick_tiles(k, false);
+  if (36 * k->C * k->F * 4 > MAX_U_BYTES) pick_tiles(k, true); /* F(4x4)'s U too large: F(2x2)'s */
   int64_t alpha = k->mt->alpha;
   return alpha * alpha * k->C * k->F * 4 <= MAX_U_BYTES;
 }
