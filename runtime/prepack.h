@@ -22,7 +22,8 @@ typedef struct tj_prepack_desc {
   tj_dtype_t from, to; /* equal, or float16 -> float32 */
   /* 2 or 4: instead of the copy, the Winograd F(m x m, 3x3) weight transform of a float32
    * [F, C, 3, 3] weight: packed[fb, p, c, w] = (G weight[fb * lanes + w, c] G^T)[p] for
-   * the (m + 2)^2 positions p (support/winograd.h; perm unused). */
+   * the (m + 2)^2 positions p (support/winograd.h). perm {0, 1, 2, 3} for such a weight
+   * (OIHW), {0, 3, 1, 2} for an OHWI one ([F, 3, 3, C]); no other. */
   int winograd_m;
 } tj_prepack_desc_t;
 

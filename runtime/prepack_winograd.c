@@ -18,13 +18,24 @@
 
 #include "support/winograd.h"
 
+/* The weight's layout, from perm (weight dim perm[q] holds logical dim q of [F, C, 3,
+ * 3]): OIHW ({0, 1, 2, 3}, schedule_winograd.c) or OHWI ({0, 3, 1, 2},
+ * schedule_winograd_nhwc.c). */
+static bool oihw(const tj_prepack_desc_t *d) {
+  return d->perm[0] == 0 && d->perm[1] == 1 && d->perm[2] == 2 && d->perm[3] == 3;
+}
+static bool ohwi(const tj_prepack_desc_t *d) {
+  return d->perm[0] == 0 && d->perm[1] == 3 && d->perm[2] == 1 && d->perm[3] == 2;
+}
+static int kdim(const tj_prepack_desc_t *d, int q) { return d->perm[q]; }
+
 tj_status_t *tj_prepack_winograd_bytes(const tj_prepack_desc_t *d, size_t *out_bytes) {
   const tj_winograd_t *w = tj_winograd(d->winograd_m);
-  if (!w || d->ndim != 4 || d->shape[2] != 3 || d->shape[3] != 3 || d->lanes < 1 || d->shape[0] % d->lanes ||
-      !tj_dtype_eq(d->from, TJ_F32) || !tj_dtype_eq(d->to, TJ_F32))
+  if (!w || d->ndim != 4 || !(oihw(d) || ohwi(d)) || d->shape[kdim(d, 2)] != 3 || d->shape[kdim(d, 3)] != 3 ||
+      d->lanes < 1 || d->shape[0] % d->lanes || !tj_dtype_eq(d->from, TJ_F32) || !tj_dtype_eq(d->to, TJ_F32))
     return tj_status_new(TJ_ERR_INVALID_ARGUMENT, "prepack: Winograd F(%dx%d, 3x3) of a rank-%d weight", d->winograd_m,
                          d->winograd_m, d->ndim);
-  *out_bytes = (size_t)(w->alpha * w->alpha) * (size_t)d->shape[1] * (size_t)d->shape[0] * 4;
+  *out_bytes = (size_t)(w->alpha * w->alpha) * (size_t)d->shape[kdim(d, 1)] * (size_t)d->shape[0] * 4;
   return NULL;
 }
 
@@ -32,7 +43,7 @@ void tj_prepack_winograd_shape(const tj_prepack_desc_t *d, int64_t *out_shape) {
   const tj_winograd_t *w = tj_winograd(d->winograd_m);
   out_shape[0] = d->shape[0] / d->lanes;
   out_shape[1] = w ? w->alpha * w->alpha : 0;
-  out_shape[2] = d->shape[1];
+  out_shape[2] = d->shape[kdim(d, 1)];
   out_shape[3] = d->lanes;
 }
 
@@ -127,9 +138,10 @@ static bool host_has_avx512(void) {
 
 void tj_prepack_winograd_run(const tj_prepack_desc_t *d, const float *weight, float *dst, int64_t begin, int64_t end) {
   const tj_winograd_t *w = tj_winograd(d->winograd_m);
-  int64_t C = d->shape[1], P = w->alpha * w->alpha, L = d->lanes;
+  int64_t C = d->shape[kdim(d, 1)], P = w->alpha * w->alpha, L = d->lanes;
   float u[TJ_WINOGRAD_MAX_ALPHA * TJ_WINOGRAD_MAX_ALPHA][KERNELS];
   float tail[KERNELS * 9] = {0};
+  bool channels_last = ohwi(d);
 #ifdef HAVE_AVX512_PATH
   bool wide = host_has_avx512();
 #else
@@ -139,7 +151,12 @@ void tj_prepack_winograd_run(const tj_prepack_desc_t *d, const float *weight, fl
     for (int64_t c0 = 0; c0 < C; c0 += KERNELS) {
       int64_t n = C - c0 < KERNELS ? C - c0 : KERNELS;
       const float *g = weight + (f * C + c0) * 9;
-      if (n < KERNELS) g = memcpy(tail, g, sizeof(float) * 9 * (size_t)n); /* lanes past n: zeros, unused */
+      if (channels_last) { /* OHWI: tap e of channel c at (f * 9 + e) * C + c, into kernel order */
+        for (int64_t k = 0; k < n; k++)
+          for (int e = 0; e < 9; e++) tail[k * 9 + e] = weight[(f * 9 + e) * C + c0 + k];
+        g = tail;
+      } else if (n < KERNELS)
+        g = memcpy(tail, g, sizeof(float) * 9 * (size_t)n); /* lanes past n: zeros, unused */
 #ifdef HAVE_AVX512_PATH
       if (wide && L == 1 && n == KERNELS) { /* whole rows: straight into place */
         transform_kernels_avx512(w->g, (int)w->alpha, g, dst + f * P * C + c0, C);

@@ -88,6 +88,8 @@ struct tj_thread_pool {
    * the caller reads them after the last chunk); else NULL. */
   struct thread_trace *trace;
   int64_t trace_publish_ns;
+  int trace_asleep;         /* workers asleep on `wake` when the job was published */
+  int64_t trace_end_ns;     /* when the previous job's last chunk was done (0: none) */
 };
 
 /* One thread's part of one job, for the trace (see thread_pool.h). */
@@ -209,15 +211,18 @@ static void trace_chunk(tj_thread_pool_t *p, int self, int64_t begin, int64_t en
 }
 
 /* One line per job (format in thread_pool.h); by the caller, after the last chunk. */
-static void print_trace(const tj_thread_pool_t *p, int64_t n, int n_chunks) {
-  fprintf(stderr, "pool n=%lld chunks=%d wall_us=%.1f", (long long)n, n_chunks,
-          (double)(now_ns() - p->trace_publish_ns) / 1e3);
+static void print_trace(tj_thread_pool_t *p, int64_t n, int n_chunks) {
+  int64_t end = now_ns();
+  fprintf(stderr, "pool n=%lld chunks=%d wall_us=%.1f asleep=%d gap_us=%.1f", (long long)n, n_chunks,
+          (double)(end - p->trace_publish_ns) / 1e3, p->trace_asleep,
+          p->trace_end_ns ? (double)(p->trace_publish_ns - p->trace_end_ns) / 1e3 : -1.0);
   for (int t = 0; t < p->n_threads; t++) {
     const thread_trace_t *tt = &p->trace[t];
     fprintf(stderr, " | t%d chunks=%lld iters=%lld wall_us=%.1f cpu_us=%.1f first_us=%.1f", t, (long long)tt->chunks,
             (long long)tt->iters, (double)tt->wall_ns / 1e3, (double)tt->cpu_ns / 1e3, (double)tt->first_ns / 1e3);
   }
   fputc('\n', stderr);
+  p->trace_end_ns = end;
 }
 
 /* ---------------- claiming chunks ---------------- */
@@ -428,7 +433,9 @@ static void publish(tj_thread_pool_t *p, uint64_t g, int64_t n, int n_chunks, tj
     p->trace_publish_ns = now_ns();
   }
   atomic_store(&p->generation, g); /* seq_cst: against a sleeper's count and check */
-  if (atomic_load(&p->sleepers) > 0) {
+  int asleep = atomic_load(&p->sleepers);
+  if (p->trace) p->trace_asleep = asleep;
+  if (asleep > 0) {
     pthread_mutex_lock(&p->lock);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);

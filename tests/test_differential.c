@@ -169,6 +169,21 @@ START_TEST(winograd_conv_kernels_match_the_interpreter) {
 }
 END_TEST
 
+/* 3x3 stride-1 NHWC convs by Winograd transforms (tests/models/winograd_nhwc_convs.rx,
+ * schedule_winograd_nhwc.c): F(2x2) and F(4x4), channels that fill 4- and 8-lane vectors
+ * only, a batch of two, a block of tiles mostly past the image, a fused shift / scale /
+ * relu and a residual add; the weights are inputs (transformed per call). As above. */
+START_TEST(nhwc_winograd_conv_kernels_match_the_interpreter) {
+  const char *const files[] = {"tests/models/winograd_nhwc_convs.rx", NULL};
+  ck_assert_int_eq(setenv("TVMJIT_WINOGRAD", "1", 1), 0);
+  expect_kernels_bit_exact("NHWC Winograd convs, strict float mode", files, 5);
+  relaxed_f32_tol = 1e-4;
+  expect_kernels_within_tolerance("NHWC Winograd convs, default float mode", files[0], 5);
+  relaxed_f32_tol = 1e-5;
+  ck_assert_int_eq(unsetenv("TVMJIT_WINOGRAD"), 0);
+}
+END_TEST
+
 /* float32 `got` within 1e-5 of `want` relative to want's largest magnitude (as
  * bench/models holds whole models to PyTorch): a conv's sums of hundreds of terms,
  * contracted into FMAs, differ from the plain loops' by a few ulps of their partial
@@ -419,6 +434,7 @@ int main(void) {
   tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, parallel_split_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, winograd_conv_kernels_match_the_interpreter);
+  tcase_add_test(tc, nhwc_winograd_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, packed_weight_matmuls_match_plain_loops);
   tcase_add_test(tc, pointwise_conv_kernels_match_plain_loops);
   tcase_add_test(tc, k_blocked_14x14_convs_match_plain_loops);

@@ -515,25 +515,34 @@ END_TEST
 /* The load-time transform (8 kernels at a time, in vector registers) gives
  * tj_winograd_weight's bits kernel by kernel, for F(2x2) and F(4x4), one and several
  * lanes, channel counts that are and are not multiples of 8, and weights holding -0,
- * infinities, NaN, denormals and FLT_MAX. */
+ * infinities, NaN, denormals and FLT_MAX; from OIHW and from the same weight as OHWI
+ * (perm {0, 3, 1, 2}, schedule_winograd_nhwc.c). */
 START_TEST(winograd_packing_gives_the_bits_of_the_one_kernel_transform) {
   static const float specials[] = {-0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -3e-39f, 3.4028235e38f, 0.0f};
   const int ms[] = {2, 4}, channels[] = {8, 13, 3}, lanes[] = {1, 4};
   for (int mi = 0; mi < 2; mi++)
     for (int ci = 0; ci < 3; ci++)
-      for (int li = 0; li < 2; li++) {
-        int64_t F = 8, C = channels[ci], L = lanes[li];
+      for (int li = 0; li < 4; li++) {
+        int64_t F = 8, C = channels[ci], L = lanes[li % 2];
+        bool channels_last = li >= 2;
         const tj_winograd_t *wt = tj_winograd(ms[mi]);
         int P = wt->alpha * wt->alpha;
         float *w = malloc(sizeof(float) * (size_t)(F * C * 9)), *u = malloc(sizeof(float) * (size_t)(F * C * P));
-        ck_assert(w && u);
+        float *wl = malloc(sizeof(float) * (size_t)(F * C * 9));
+        ck_assert(w && u && wl);
         for (int64_t i = 0; i < F * C * 9; i++)
           w[i] = i % 29 == 5 ? specials[(i / 29) % 8] : (float)((i * 7919) % 1009) / 97.0f - 5.0f;
+        for (int64_t f = 0; f < F; f++) /* wl[f, e / 3, e % 3, c] = w[f, c, e / 3, e % 3] */
+          for (int64_t c = 0; c < C; c++)
+            for (int e = 0; e < 9; e++) wl[(f * 9 + e) * C + c] = w[(f * C + c) * 9 + e];
         tj_prepack_desc_t d = {.ndim = 4, .shape = {F, C, 3, 3}, .perm = {0, 1, 2, 3}, .lanes = L, .from = TJ_F32,
                                .to = TJ_F32, .winograd_m = ms[mi]};
+        if (channels_last)
+          d = (tj_prepack_desc_t){.ndim = 4, .shape = {F, 3, 3, C}, .perm = {0, 3, 1, 2}, .lanes = L, .from = TJ_F32,
+                                  .to = TJ_F32, .winograd_m = ms[mi]};
         /* in two parts, the second first, as two threads may write them */
-        TU_OK(tj_prepack_run_parts(&d, w, u, 3, tj_prepack_parts(&d)));
-        TU_OK(tj_prepack_run_parts(&d, w, u, 0, 3));
+        TU_OK(tj_prepack_run_parts(&d, channels_last ? wl : w, u, 3, tj_prepack_parts(&d)));
+        TU_OK(tj_prepack_run_parts(&d, channels_last ? wl : w, u, 0, 3));
         for (int64_t f = 0; f < F; f++)
           for (int64_t c = 0; c < C; c++) {
             float want[TJ_WINOGRAD_MAX_ALPHA * TJ_WINOGRAD_MAX_ALPHA];
@@ -541,11 +550,12 @@ START_TEST(winograd_packing_gives_the_bits_of_the_one_kernel_transform) {
             for (int p = 0; p < P; p++) {
               float got = u[((f / L * P + p) * C + c) * L + f % L];
               ck_assert_msg(memcmp(&got, &want[p], 4) == 0 || (isnan(got) && isnan(want[p])),
-                            "F(%d) C=%lld L=%lld: kernel (%lld, %lld) position %d: %a, want %a", ms[mi], (long long)C,
-                            (long long)L, (long long)f, (long long)c, p, got, want[p]);
+                            "F(%d) C=%lld L=%lld OHWI=%d: kernel (%lld, %lld) position %d: %a, want %a", ms[mi],
+                            (long long)C, (long long)L, channels_last, (long long)f, (long long)c, p, got, want[p]);
             }
           }
         free(w);
+        free(wl);
         free(u);
       }
 }
@@ -583,6 +593,9 @@ START_TEST(winograd_packing_transforms_each_kernel) {
   d.winograd_m = 3;
   expect_error(tj_prepack_bytes(&d, &bytes), "Winograd");
   d.winograd_m = 2, d.shape[2] = 5;
+  expect_error(tj_prepack_bytes(&d, &bytes), "Winograd");
+  /* neither OIHW nor OHWI */
+  d.shape[2] = 3, d.perm[1] = 2, d.perm[2] = 1;
   expect_error(tj_prepack_bytes(&d, &bytes), "Winograd");
 }
 END_TEST

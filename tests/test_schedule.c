@@ -806,9 +806,9 @@ END_TEST
  * both `winograd` and reorder_reductions (the default float mode): within rounding of the
  * direct sums through the interpreter, their scale / shift / relu and the residual add
  * fused into the output transform; otherwise the conv rule keeps the bits. */
-START_TEST(winograd_convs_transform_only_in_the_default_float_mode) {
+static void expect_winograd_only_in_the_default_float_mode(const char *file, int want_convs, int want_fused) {
   tj_arena_t *a = tj_arena_create();
-  const tj_module_t *m = load(a, "tests/models/winograd_convs.rx", "default");
+  const tj_module_t *m = load(a, file, "default");
   int convs = 0, fused = 0;
   for (int i = 0; i < m->n_funcs; i++) {
     if (!m->funcs[i].is_prim) continue;
@@ -830,11 +830,22 @@ START_TEST(winograd_convs_transform_only_in_the_default_float_mode) {
     TU_OK(tj_tir_schedule(a, f, name, &o, &g, &st));
     ck_assert_int_eq(st.winograd, 0);
   }
-  ck_assert_int_eq(convs, 6);
+  ck_assert_int_eq(convs, want_convs);
+  ck_assert_int_eq(fused, want_fused);
+  tj_arena_free(a);
+}
+
+START_TEST(winograd_convs_transform_only_in_the_default_float_mode) {
   /* subtract, multiply, relu; the residual add and its relu (read along the output's
    * rows); relu; the residual add and its relu, twice; relu */
-  ck_assert_int_eq(fused, 11);
-  tj_arena_free(a);
+  expect_winograd_only_in_the_default_float_mode("tests/models/winograd_convs.rx", 6, 11);
+}
+END_TEST
+
+/* The same for NHWC convs (tests/models/winograd_nhwc_convs.rx, schedule_winograd_nhwc.c):
+ * subtract, multiply, relu; the residual add and its relu; relu. */
+START_TEST(nhwc_winograd_convs_transform_only_in_the_default_float_mode) {
+  expect_winograd_only_in_the_default_float_mode("tests/models/winograd_nhwc_convs.rx", 5, 6);
 }
 END_TEST
 
@@ -998,6 +1009,7 @@ int main(void) {
   tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
   tcase_add_test(tc, global_pools_reduce_each_plane_in_vectors);
   tcase_add_test(tc, winograd_convs_transform_only_in_the_default_float_mode);
+  tcase_add_test(tc, nhwc_winograd_convs_transform_only_in_the_default_float_mode);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -31,6 +31,15 @@ if awk '/^pool n=/ { split($2, a, "="); n = a[2]; s = 0
          if (s != n) bad = 1; lines++ }
        END { exit !(lines > 0 && !bad) }' "$TMP/err"; then passes=$((passes + 1)); else
   echo "FAIL: trace iterations do not add up to n"; head -3 "$TMP/err"; failures=$((failures + 1)); fi
+# asleep (workers past their idle spin at publication: 0 or the one worker) and gap_us
+# (since the previous loop: -1 on the first line only, never negative after)
+if awk '/^pool n=/ { a = -2; g = -2
+         for (i = 1; i <= NF; i++) { if ($i ~ /^asleep=/) { split($i, b, "="); a = b[2] }
+                                     if ($i ~ /^gap_us=/) { split($i, b, "="); g = b[2] + 0 } }
+         if (a < 0 || a > 1) bad = 1
+         if (lines == 0 ? g != -1 : g < 0) bad = 1; lines++ }
+       END { exit !(lines > 1 && !bad) }' "$TMP/err"; then passes=$((passes + 1)); else
+  echo "FAIL: trace asleep / gap_us fields"; head -3 "$TMP/err"; failures=$((failures + 1)); fi
 cp "$TMP/err" "$TMP/trace.txt"
 expect_exit 0 "bench/pool_trace.py" -- python3 "$SRC/bench/pool_trace.py" "$TMP/trace.txt"
 expect_text "$TMP/out" "sum of critical paths" "pool_trace.py sums the trace up"

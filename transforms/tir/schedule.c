@@ -537,10 +537,11 @@ const tj_tir_expr_t *tj_sched_inline_producer(tj_sched_ctx_t *c, const tj_tir_ex
  * rule would repack the input channels-last on every call, and the row fusion would
  * run a mean without keepdims as a scalar chain over both reduce loops. 3x3 stride-1
  * NCHW convs by Winograd transforms (schedule_winograd.c, default float mode) before the conv rule,
- * which would otherwise take them. */
+ * which would otherwise take them; so do the NHWC ones (schedule_winograd_nhwc.c). */
 static const tj_sched_rule_fn rules[] = {tj_sched_rule_global_pool,      tj_sched_rule_row_fusion,
                                          tj_sched_rule_full_reduction,   tj_sched_rule_column_reduction,
-                                         tj_sched_rule_winograd,        tj_sched_rule_pointwise,
+                                         tj_sched_rule_winograd,        tj_sched_rule_winograd_nhwc,
+                                         tj_sched_rule_pointwise,
                                          tj_sched_rule_plane_window,    tj_sched_rule_conv,
                                          tj_sched_rule_injective,       tj_sched_rule_reduction};
 

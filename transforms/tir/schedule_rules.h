@@ -59,6 +59,8 @@ int tj_sched_rule_conv(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 int tj_sched_rule_pointwise(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 /* 3x3 stride-1 NCHW convs by Winograd F(m x m, 3x3), default float mode only (schedule_winograd.c). */
 int tj_sched_rule_winograd(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
+/* The same for NHWC convs with OHWI weights, vectors along the channels (schedule_winograd_nhwc.c). */
+int tj_sched_rule_winograd_nhwc(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 /* Depthwise convs and pools over NCHW planes with their padding (schedule_depthwise.c). */
 int tj_sched_rule_plane_window(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out);
 /* Global pooling: reductions over the whole of an input's last two dims (schedule_global_pool.c). */
