@@ -14,10 +14,13 @@
  * this is the cheapest exact emulation; it counts emulated MACs per second. Where the
  * CPU has AVX512-FP16 it also measures the native rate, "f16_native_gmacs": a float16
  * multiply then a float16 add (each rounded, as the seed's TIR says) on 32 lanes.
+ * Where the CPU has AVX512-BF16 it also measures "bf16_gflops": chains of vdpbf16ps
+ * (acc += a0 * b0 + a1 * b1 on 16 float32 lanes, 32 bfloat16 products), 4 FLOP per lane,
+ * the bound of a bfloat16 dot product with float32 accumulation.
  * Prints one JSON object, the best of --reps short repetitions for each thread count
  * (the best window is the one no other process interrupted):
  *   {"isa": "avx512", "lanes": 16, "accumulators": 12, "gflops": {"1": 230.1, "2": 458.3},
- *    "f16_gmacs": {"1": 14.3, "2": 28.5}}
+ *    "f16_gmacs": {"1": 14.3, "2": 28.5}, "bf16_gflops": {"1": 236.0, "2": 470.1}}
  *
  * usage: fma_peak [--threads "1 2"] [--reps N] [--iters N]
  * build: cc -O2 -pthread bench/fma_peak.c -o fma_peak */
@@ -33,7 +36,7 @@ enum { ACC = 12, MAX_THREADS = 256 };
 
 typedef struct job {
   long iters;
-  int avx512, f16; /* f16: 1 emulated float16 MACs instead of FMAs, 2 native ones */
+  int avx512, f16; /* f16: 1 emulated float16 MACs instead of FMAs, 2 native ones, 3 vdpbf16ps */
   float sink; /* keeps the result live */
   double t_start, t_end; /* taken by the worker itself, around its chains */
   pthread_barrier_t *start;
@@ -159,13 +162,33 @@ __attribute__((target("avx512fp16,avx512vl,avx512bw,avx512f"))) static float f16
   return (float)_mm512_reduce_add_ph(s);
 }
 
+/* vdpbf16ps chains: acc = acc + x[2i] * w[2i] + x[2i+1] * w[2i+1], x and w constant
+ * bfloat16 pairs (the instruction reads no accumulator-dependent operand but acc, so the
+ * chains are as independent as the FMA ones). */
+#define BF_DECL(k) __m512 acc##k = _mm512_set1_ps((float)(k) * 1e-3f); /* distinct: no merged chains */
+#define BF_STEP(k) acc##k = _mm512_dpbf16_ps(acc##k, x, w);
+#define BF_SUM(k) s = _mm512_add_ps(s, acc##k);
+__attribute__((target("avx512bf16,avx512f"))) static float bf16_dot(long iters) {
+  FOR_ACC(BF_DECL)
+  const __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f003f00); /* 0.5, 0.5 */
+  const __m512bh w = (__m512bh)_mm512_set1_epi32(0x3c003c00); /* 2^-7, 2^-7 */
+  for (long i = 0; i < iters; i++) {
+    FOR_ACC(BF_STEP)
+    __asm__ volatile("" ::: "memory");
+  }
+  __m512 s = _mm512_set1_ps(0.0f);
+  FOR_ACC(BF_SUM)
+  return _mm512_reduce_add_ps(s);
+}
+
 static double now_s(void);
 
 static void *worker(void *p) {
   job_t *j = p;
   pthread_barrier_wait(j->start);
   j->t_start = now_s();
-  if (j->f16 == 2) j->sink = f16_native(j->iters);
+  if (j->f16 == 3) j->sink = bf16_dot(j->iters);
+  else if (j->f16 == 2) j->sink = f16_native(j->iters);
   else if (j->f16) j->sink = j->avx512 ? f16_avx512(j->iters) : f16_avx2(j->iters);
   else j->sink = j->avx512 ? chains_avx512(j->iters) : chains_avx2(j->iters);
   j->t_end = now_s();
@@ -206,7 +229,8 @@ static double measure(int threads, long iters, int avx512, int f16) {
   pthread_barrier_destroy(&start);
   if (sink == 12345.678f) fprintf(stderr, "(unlikely)\n"); /* uses the results */
   double lanes = f16 == 2 ? 32 : avx512 ? 16 : 8;
-  return threads * (double)iters * ACC * lanes * (f16 ? 1.0 : 2.0) / secs / 1e9;
+  double per_lane = f16 == 3 ? 4.0 : f16 ? 1.0 : 2.0; /* vdpbf16ps: two multiply-adds per lane */
+  return threads * (double)iters * ACC * lanes * per_lane / secs / 1e9;
 }
 
 int main(int argc, char **argv) {
@@ -250,10 +274,11 @@ int main(int argc, char **argv) {
     counts[n++] = (int)t;
   }
   printf("{\"isa\": \"%s\", \"lanes\": %d, \"accumulators\": %d", avx512 ? "avx512" : "avx2", avx512 ? 16 : 8, ACC);
-  static const char *const keys[] = {"gflops", "f16_gmacs", "f16_native_gmacs"};
-  for (int f16 = 0; f16 <= 2; f16++) {
-    if (f16 == 1 && !f16c) continue;                            /* no F16C: no emulated figure */
-    if (f16 == 2 && !__builtin_cpu_supports("avx512fp16")) break; /* no native float16 */
+  static const char *const keys[] = {"gflops", "f16_gmacs", "f16_native_gmacs", "bf16_gflops"};
+  for (int f16 = 0; f16 <= 3; f16++) {
+    if (f16 == 1 && !f16c) continue;                                 /* no F16C: no emulated figure */
+    if (f16 == 2 && !__builtin_cpu_supports("avx512fp16")) continue; /* no native float16 */
+    if (f16 == 3 && !__builtin_cpu_supports("avx512bf16")) continue; /* no vdpbf16ps */
     printf(", \"%s\": {", keys[f16]);
     for (int k = 0; k < n; k++) {
       double best = 0;

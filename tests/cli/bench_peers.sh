@@ -21,6 +21,9 @@ assert d["isa"] != "avx512" or set(d["f16_gmacs"]) == {"1", "2"}, d
 flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
 assert ("f16_native_gmacs" in d) == ("avx512_fp16" in flags), d
 assert "f16_native_gmacs" not in d or set(d["f16_native_gmacs"]) == {"1", "2"}, d
+# The vdpbf16ps rate is there exactly when the CPU has AVX512-BF16.
+assert ("bf16_gflops" in d) == ("avx512_bf16" in flags), d
+assert "bf16_gflops" not in d or (set(d["bf16_gflops"]) == {"1", "2"} and min(d["bf16_gflops"].values()) >= 0), d
 PY
 expect_exit 2 "fma_peak bad thread count" -- "$TMP/fma_peak" --threads "0"
 
