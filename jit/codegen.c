@@ -455,8 +455,8 @@ static bool residue_mod(const tj_tir_expr_t *e, int64_t m, int64_t *r) {
 static LLVMValueRef load_aligned_span(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, const tj_tir_expr_t *idx,
                                       LLVMValueRef i, int lanes, int64_t stride, int span) {
   int64_t n_elems, p, bytes = (int64_t)lanes * (int64_t)tj_dtype_bytes(buf->dtype);
-  if (!tj_tir_alloc_on_stack(buf) || !tj_buffer_static_size(buf, &n_elems) || n_elems % lanes || bytes > 64 ||
-      64 % bytes || !residue_mod(idx->ramp.base, lanes, &p))
+  if (!tj_tir_alloc_on_stack(buf) || buf->elem_offset || !tj_buffer_static_size(buf, &n_elems) || n_elems % lanes ||
+      bytes > 64 || 64 % bytes || !residue_mod(idx->ramp.base, lanes, &p))
     return NULL;
   int n = (int)((p + span + lanes - 1) / lanes);
   if (n > SPAN_CHUNKS_MAX) return NULL;
