@@ -405,11 +405,89 @@ static LLVMValueRef load_span_chunks(cg_t *c, const tj_buffer_t *buf, LLVMValueR
   return LLVMBuildShuffleVector(c->b, lo, hi, LLVMConstVector(sel, (unsigned)lanes), "");
 }
 
+/* e mod m for every value e can take, when the expression's form says so (constants,
+ * sums, products, min / max of equal residues, widening casts): min(xo * 16, 40) * 2 is
+ * 0 mod 16 (xo * 16 and 40 both 0 mod 8); false when unknown. */
+static int64_t gcd64(int64_t a, int64_t b) { return b ? gcd64(b, a % b) : a; }
+
+static bool residue_mod(const tj_tir_expr_t *e, int64_t m, int64_t *r) {
+  int64_t k, ra, rb;
+  if (m == 1) return *r = 0, true;
+  if (tj_tir_is_const_int(e, &k)) return *r = ((k % m) + m) % m, true;
+  switch (e->kind) {
+    case TJ_TIR_CAST:
+      if (e->dtype.code != TJ_DT_INT || e->unary.operand->dtype.code != TJ_DT_INT ||
+          e->dtype.bits < e->unary.operand->dtype.bits)
+        return false;
+      return residue_mod(e->unary.operand, m, r);
+    case TJ_TIR_ADD:
+    case TJ_TIR_SUB:
+    case TJ_TIR_MIN:
+    case TJ_TIR_MAX:
+      if (!residue_mod(e->binary.a, m, &ra) || !residue_mod(e->binary.b, m, &rb)) return false;
+      if (e->kind == TJ_TIR_ADD) return *r = (ra + rb) % m, true;
+      if (e->kind == TJ_TIR_SUB) return *r = (ra - rb + m) % m, true;
+      return *r = ra, ra == rb;
+    case TJ_TIR_MUL:
+      /* a * k with k constant: a = q (m / g) + ra, g = gcd(k, m), so a * k = ra * k mod m */
+      for (int side = 0; side < 2; side++) {
+        const tj_tir_expr_t *a = side ? e->binary.b : e->binary.a, *b = side ? e->binary.a : e->binary.b;
+        if (!tj_tir_is_const_int(b, &k)) continue;
+        int64_t g = gcd64(k < 0 ? -k : k, m);
+        if (!residue_mod(a, m / g, &ra)) return false;
+        return *r = ((ra * (k % m)) % m + m) % m, true;
+      }
+      if (!residue_mod(e->binary.a, m, &ra) || !residue_mod(e->binary.b, m, &rb)) return false;
+      return *r = ra * rb % m, true;
+    default: return false;
+  }
+}
+
+/* A stack buffer (aligned to 64 bytes, its size a multiple of L elements) read at a
+ * ramp base whose residue mod L is known (p): the span is loaded as the aligned L-element
+ * vectors that hold it, from base - p to the next multiple of L. None leaves the
+ * buffer (base >= p; the span's end rounded up to L stays within a size that is a
+ * multiple of L), and none splits across cache lines. A stride-2 3x3 depthwise conv
+ * reads a window row at base - 1, base and base + 1 for its three taps: as spans those
+ * were 6 vector loads per row and vector, 4 of them split over two lines; aligned they
+ * are the same 3 vectors for all three taps, loaded once (the same values, so the same
+ * bits). Returns NULL when it does not apply (c->failed untouched). */
+static LLVMValueRef load_aligned_span(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, const tj_tir_expr_t *idx,
+                                      LLVMValueRef i, int lanes, int64_t stride, int span) {
+  int64_t n_elems, p, bytes = (int64_t)lanes * (int64_t)tj_dtype_bytes(buf->dtype);
+  if (!tj_tir_alloc_on_stack(buf) || buf->elem_offset || !tj_buffer_static_size(buf, &n_elems) || n_elems % lanes ||
+      bytes > 64 || 64 % bytes || !residue_mod(idx->ramp.base, lanes, &p))
+    return NULL;
+  int n = (int)((p + span + lanes - 1) / lanes);
+  if (n > SPAN_CHUNKS_MAX) return NULL;
+  LLVMTypeRef vt = LLVMVectorType(storage_type(c, buf->dtype), (unsigned)lanes);
+  LLVMValueRef chunk[SPAN_CHUNKS_MAX], sel[128], cat[128];
+  for (int j = 0; j < SPAN_CHUNKS_MAX; j++) {
+    if (j >= n) {
+      chunk[j] = LLVMGetUndef(vt);
+      continue;
+    }
+    LLVMValueRef at = LLVMBuildAdd(c->b, i, LLVMConstInt(LLVMTypeOf(i), (unsigned long long)(j * lanes - p), 1), "");
+    chunk[j] = LLVMBuildLoad2(c->b, vt, element_ptr(c, buf, base, at), "");
+    LLVMSetAlignment(chunk[j], (unsigned)bytes);
+  }
+  for (int l = 0; l < lanes; l++) sel[l] = LLVMConstInt(c->t_i32, (unsigned long long)(p + l * stride), 0);
+  if (n <= 2) return LLVMBuildShuffleVector(c->b, chunk[0], chunk[1], LLVMConstVector(sel, (unsigned)lanes), "");
+  for (int k = 0; k < 2 * lanes; k++) cat[k] = LLVMConstInt(c->t_i32, (unsigned long long)k, 0);
+  LLVMValueRef lo = LLVMBuildShuffleVector(c->b, chunk[0], chunk[1], LLVMConstVector(cat, (unsigned)(2 * lanes)), "");
+  LLVMValueRef hi = LLVMBuildShuffleVector(c->b, chunk[2], chunk[3], LLVMConstVector(cat, (unsigned)(2 * lanes)), "");
+  return LLVMBuildShuffleVector(c->b, lo, hi, LLVMConstVector(sel, (unsigned)lanes), "");
+}
+
 static LLVMValueRef load_short_stride(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, const tj_tir_expr_t *idx,
                                       int64_t stride) {
   LLVMValueRef i = gen_expr(c, idx->ramp.base);
   if (!i) return NULL;
   int lanes = idx->dtype.lanes, span = (int)(stride * (lanes - 1) + 1);
+  if (lanes >= 4 && lanes <= 64 && (lanes & (lanes - 1)) == 0) {
+    LLVMValueRef v = load_aligned_span(c, buf, base, idx, i, lanes, stride, span);
+    if (v) return v;
+  }
   if (lanes >= 4 && lanes <= 64 && (lanes & (lanes - 1)) == 0 && span <= SPAN_CHUNKS_MAX * lanes)
     return load_span_chunks(c, buf, base, i, lanes, stride, span);
   LLVMTypeRef wide = LLVMVectorType(storage_type(c, buf->dtype), (unsigned)span);
