@@ -19,9 +19,11 @@
  * to stderr, for finding out how loops split (bench/pool_trace.py sums them up):
  *   pool n=N chunks=C wall_us=W asleep=S gap_us=G | t0 chunks=.. iters=.. wall_us=.. cpu_us=.. first_us=.. | t1 ...
  * S: workers asleep (past their idle spin) when the job was published; G: time from the
- * previous traced loop's end to this one's publication (-1 for the first). Per thread:
- * chunks and iterations it ran, wall and thread-CPU time inside them, and when it
- * started its first chunk after the job was published (t0 is the caller).
+ * previous traced loop's end (after its trace line was written) to this one's
+ * publication (-1 for the first). Per thread: chunks and iterations it ran, wall and
+ * thread-CPU time inside them (each chunk reads the thread-CPU clock twice, which
+ * lengthens short loops), and when it started its first chunk after the job was
+ * published (t0 is the caller).
  *
  * Kernels reach the pool through a thread-local "current pool" that the executor sets
  * around a run (tj_thread_pool_set_current); with no current pool, loops run inline. */

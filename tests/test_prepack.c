@@ -984,6 +984,61 @@ static const char *k_blocked_text =
     "            R.output(y)\n"
     "        return y\n";
 
+/* GEMVs (fewer than 4 rows) with the weight bound: packed at load as [N / W, K, W], W
+ * the parallel block's columns, so each block streams one contiguous run. 1x768 by
+ * 768x768 (12 blocks of 64 columns), and 2x1280 by 1280x1000 + bias (MobileNetV2's
+ * classifier shape with two rows; 1000 columns are no multiple of 16). */
+static const char *gemv_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(a: R.Tensor((1, 768), dtype=\"float32\"), v: R.Tensor((768, 768), dtype=\"float32\"))"
+    " -> R.Tensor((1, 768), dtype=\"float32\"):\n"
+    "        with R.dataflow():\n"
+    "            z = R.matmul(a, v)\n"
+    "            R.output(z)\n"
+    "        return z\n";
+
+static const char *gemv_bias_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(a: R.Tensor((2, 1280), dtype=\"float32\"), bias: R.Tensor((1000,), dtype=\"float32\"),"
+    " v: R.Tensor((1280, 1000), dtype=\"float32\")) -> R.Tensor((2, 1000), dtype=\"float32\"):\n"
+    "        with R.dataflow():\n"
+    "            z = R.matmul(a, v)\n"
+    "            y = R.add(z, bias)\n"
+    "            R.output(y)\n"
+    "        return y\n";
+
+START_TEST(a_constant_gemv_weight_is_packed_in_column_blocks) {
+  tj_arena_t *arena = tj_arena_create();
+  const tj_prim_func_t *mm = legalized_prim(arena, gemv_text, "matmul");
+  for (int constant = 0; constant < 2; constant++) {
+    tj_tir_prepacks_t packs = {0};
+    tj_tir_schedule_options_t s = {.enabled = true, .vector_bits = 512, .prepacked = &packs};
+    s.constant_params = constant ? 1u << 1 : 0;
+    const tj_prim_func_t *low;
+    TU_OK(tj_tir_lower_scheduled(arena, mm, "matmul", &s, &low));
+    ck_assert_int_eq(packs.n, constant); /* an input weight is read in place: no copy per call */
+    ck_assert_int_eq(packed_allocs(low), 0);
+    if (constant) {
+      ck_assert_int_eq(packs.items[0].param, 1);
+      ck_assert_int_eq(packs.items[0].lanes, 64);
+      ck_assert_int_eq(packs.items[0].perm[0], 0);
+      ck_assert_int_eq(packs.items[0].perm[1], 1);
+    }
+  }
+  tj_arena_free(arena);
+  expect_packed_matches_in_place(gemv_text, 1, 768, 768, false);
+  expect_packed_matches_in_place(gemv_bias_text, 2, 1280, 1000, true);
+}
+END_TEST
+
 typedef struct partial_allocs {
   int n;
 } partial_allocs_t;
@@ -1069,6 +1124,7 @@ int main(void) {
   tcase_add_test(tc, winograd_packing_gives_the_bits_of_the_one_kernel_transform);
   tcase_add_test(tc, winograd_weights_are_transformed_once_at_load);
   tcase_add_test(tc, winograd_is_the_default_float_mode_and_never_strict);
+  tcase_add_test(tc, a_constant_gemv_weight_is_packed_in_column_blocks);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -76,6 +76,7 @@ typedef struct conv {
   /* When lanes spans several hardware vectors (a matmul tile): the vector each op works
    * on, lanes / vec_unit of them unrolled; 0 = one vector of `lanes`. */
   int64_t vec_unit;
+  bool gemv; /* a matrix-vector product (matmul-like, fewer rows than MATMUL_TILE) */
   repack_t repacks[MAX_REPACK];
   int n_repacks;
   /* Widened: float16 values computed in float32 registers (see widen()). */
@@ -471,6 +472,7 @@ static bool match(conv_t *k) {
   int64_t rows = k->tile_iter < 0 ? 1 : k->nest.extent[k->nest.loop_of_iter[k->tile_iter]];
   bool mm = matmul_like(k);
   if (mm && rows < MATMUL_TILE) {
+    k->gemv = true;
     k->lanes = gemv_lanes(k, ev, rows);
   } else if (mm && !gemm_tile(k, ev, rows, &tile_max)) {
     int64_t wide = largest_divisor(ev, k->lanes * MATMUL_VECTORS);
@@ -540,6 +542,10 @@ static bool long_rows(const tj_buffer_t *w, int64_t min_bytes) {
          tj_buffer_static_size(w, &elems) && elems * bytes >= min_bytes;
 }
 
+/* A GEMV's weight packed at load: only a 2-D one, rows of at least LONG_ROW_BYTES. */
+#define GEMV_PACK_MIN_BYTES 0
+static bool gemv_packs(const tj_buffer_t *w) { return w->ndim == 2 && long_rows(w, GEMV_PACK_MIN_BYTES); }
+
 /* Loads of a read-only parameter whose vector-dim index f sits outside its last dim, or
  * in a last dim of long rows: repacked to [f / L, the other dims in order, f % L] (OIHW
  * -> O/16 I H W 16o; a matmul's K x N -> N/16 K 16), so the weights of one block of L
@@ -564,7 +570,11 @@ static void plan_repacks(conv_t *k, const tj_tir_expr_t *value) {
      * longer has to pay for the copy. BERT's 768x768 projections (2.25 MB, rows of 3 KB)
      * went from 1.25-1.37 to 1.09-1.16 ms each, 1 thread, A/B interleaved 4 x 40 runs. */
     bool constant = c->opts->prepacked && p < 64 && (c->opts->constant_params >> p & 1);
-    if (at == w->ndim - 1 &&
+    /* A GEMV's constant weight is packed too, once at load, as [N / W, K, W] with W its
+     * parallel block's columns: each block then streams one contiguous run instead of K
+     * runs of W * 4 bytes, one row apart (GEMV_PACK_MIN_BYTES). */
+    bool gemv_pack = constant && k->gemv && gemv_packs(w);
+    if (at == w->ndim - 1 && !gemv_pack &&
         (!long_rows(w, constant ? 0 : per_call_pack_floor(k, w, load)) || reuse(k, load) < PACK_ROWS_MIN_REUSE))
       continue;
     if (at < 0) continue;
