@@ -272,6 +272,22 @@ static const tj_tir_stmt_t *seq(wino_nhwc_t *k, int n, const tj_tir_stmt_t *cons
   return n == 1 ? s[0] : tj_tir_seq(k->c->arena, n, s);
 }
 
+/* U[fo, p, co * CL + l, fi] = ul[p, l] as a serial loop over the positions and lanes
+ * (a stride of FL): written as 36 unrolled rows of lane-by-lane stores, these were 576
+ * scalar stores in one basic block, on which LLVM's SLP vectorizer and DSE spent
+ * most of the seed's cold compile (docs/cpu-schedule.md). */
+static const tj_tir_stmt_t *scatter_u(wino_nhwc_t *k, const tj_tir_expr_t *fo, const tj_tir_expr_t *fi,
+                                      const tj_tir_expr_t *co, const tj_buffer_t *ul) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *p = tj_sched_var(c, "wp"), *l = tj_sched_var(c, "wl");
+  if (!p || !l) return NULL;
+  const tj_tir_expr_t *li[2] = {p, l};
+  const tj_tir_expr_t *ui[4] = {fo, p, tj_sched_add(c, tj_sched_mul(c, co, k->cl), l), fi};
+  const tj_tir_stmt_t *s = store(k, k->u, 4, ui, load(k, ul, 2, li));
+  int P = k->mt->alpha * k->mt->alpha;
+  return tj_sched_loop(c, p, P, TJ_FOR_SERIAL, tj_sched_loop(c, l, k->cl, TJ_FOR_SERIAL, s));
+}
+
 /* U[f / FL, p, c, f % FL] = (G W[f, :, :, c] G^T)[p], per call: in parallel over the
  * vectors of output channels, vectors along c (each tap a contiguous load), stored
  * lane by lane (a stride of FL). */
@@ -282,10 +298,12 @@ static const tj_tir_stmt_t *weight_transform(wino_nhwc_t *k) {
   int al = mt->alpha;
   const tj_tir_expr_t *fo = tj_sched_var(c, "wf"), *fi = tj_sched_var(c, "wfi"), *co = tj_sched_var(c, "wc");
   int64_t gshape[2] = {9, k->cl}, tshape[2] = {3 * al, k->cl};
+  int64_t ushape[2] = {al * al, k->cl};
   const tj_buffer_t *gl = new_buffer(k, "wino_g", 2, gshape, true), *gt = new_buffer(k, "wino_gt", 2, tshape, true);
-  if (!fo || !fi || !co || !gl || !gt) return NULL;
+  const tj_buffer_t *ul = new_buffer(k, "wino_ul", 2, ushape, true);
+  if (!fo || !fi || !co || !gl || !gt || !ul) return NULL;
   const tj_tir_expr_t *f = tj_sched_add(c, tj_sched_mul(c, fo, k->fl), fi);
-  const tj_tir_stmt_t *st[9 + 3 * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA];
+  const tj_tir_stmt_t *st[9 + 3 * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA + 1];
   int ns = 0;
   for (int t = 0; t < 9; t++) {
     const tj_tir_expr_t *li = tj_sched_var(c, "li");
@@ -298,15 +316,15 @@ static const tj_tir_stmt_t *weight_transform(wino_nhwc_t *k) {
       for (int i = 0; i < 3; i++) terms[i] = lrow(k, gl, i * 3 + j, li);
       st[ns++] = lrow_store(k, li, k->cl, gt, r * 3 + j, lin_comb(k, 3, mt->g[r], terms));
     }
-  for (int r = 0; r < al; r++) /* U[.., r * al + b, c, ..] = sum_j gt[r, j] G[b, j] */
+  for (int r = 0; r < al; r++) /* ul[r * al + b] = sum_j gt[r, j] G[b, j] */
     for (int b = 0; b < al; b++) {
       const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[3];
       for (int j = 0; j < 3; j++) terms[j] = lrow(k, gt, r * 3 + j, li);
-      const tj_tir_expr_t *ui[4] = {fo, i64(k, r * al + b), tj_sched_add(c, tj_sched_mul(c, co, k->cl), li), fi};
-      st[ns++] = tj_sched_loop(c, li, k->cl, TJ_FOR_VECTORIZED, store(k, k->u, 4, ui, lin_comb(k, 3, mt->g[b], terms)));
+      st[ns++] = lrow_store(k, li, k->cl, ul, r * al + b, lin_comb(k, 3, mt->g[b], terms));
     }
+  st[ns++] = scatter_u(k, fo, fi, co, ul);
   const tj_tir_stmt_t *body = seq(k, ns, st);
-  body = body ? tj_tir_allocate(a, gl, tj_tir_allocate(a, gt, body)) : NULL;
+  body = body ? tj_tir_allocate(a, gl, tj_tir_allocate(a, gt, tj_tir_allocate(a, ul, body))) : NULL;
   body = tj_sched_loop(c, co, k->C / k->cl, TJ_FOR_SERIAL, body);
   body = tj_sched_loop(c, fi, k->fl, TJ_FOR_SERIAL, body);
   int64_t nfo = k->F / k->fl;
