@@ -311,6 +311,22 @@ static const tj_tir_expr_t *pad_value(wino_t *k, const tj_tir_expr_t *n, const t
   return tj_sched_producer_value(k->c, k->pad, in);
 }
 
+/* U[fo * L + fi, p, c, 0] = ul[p, fi] as a serial loop over the positions and lanes (a
+ * stride of a^2 C): written as a^2 unrolled rows of lane-by-lane stores, these were
+ * hundreds of scalar stores in one basic block, on which LLVM's SLP vectorizer and DSE
+ * spent most of the kernel's cold compile (as in schedule_winograd_nhwc.c). */
+static const tj_tir_stmt_t *scatter_u(wino_t *k, const tj_tir_expr_t *fo, const tj_tir_expr_t *cv,
+                                      const tj_buffer_t *ul) {
+  tj_sched_ctx_t *c = k->c;
+  const tj_tir_expr_t *p = tj_sched_var(c, "wp"), *fi = tj_sched_var(c, "wl");
+  if (!p || !fi) return NULL;
+  const tj_tir_expr_t *idx[4] = {tj_sched_add(c, tj_sched_mul(c, fo, k->fl), fi), p, cv, i64(k, 0)};
+  const tj_tir_expr_t *v = load2(k, ul, p, fi);
+  const tj_tir_stmt_t *s = v && idx[0] && idx[3] ? tj_tir_store(k->c->arena, k->u, 4, idx, v) : NULL;
+  int P = k->mt->alpha * k->mt->alpha;
+  return tj_sched_loop(c, p, P, TJ_FOR_SERIAL, tj_sched_loop(c, fi, k->fl, TJ_FOR_SERIAL, s));
+}
+
 /* U[f, p, c, 0] = (G W[f, c] G^T)[p], per call: for c in
  * T.parallel: for f (vectors): the 9 taps gathered once, then G along each axis. */
 static const tj_tir_stmt_t *weight_transform(wino_t *k) {
@@ -320,9 +336,11 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
   int al = mt->alpha;
   const tj_tir_expr_t *cv = tj_sched_var(c, "wc"), *fo = tj_sched_var(c, "wf");
   int64_t gshape[2] = {9, k->fl}, tshape[2] = {3 * al, k->fl};
+  int64_t ushape[2] = {al * al, k->fl};
   const tj_buffer_t *gl = new_buffer(k, "wino_g", 2, gshape, true), *gt = new_buffer(k, "wino_gt", 2, tshape, true);
-  if (!cv || !fo || !gl || !gt) return NULL;
-  const tj_tir_stmt_t *st[9 + 3 * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA];
+  const tj_buffer_t *ul = new_buffer(k, "wino_ul", 2, ushape, true);
+  if (!cv || !fo || !gl || !gt || !ul) return NULL;
+  const tj_tir_stmt_t *st[9 + 3 * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA + 1];
   int ns = 0;
   /* g[t, fi] = W[fo * L + fi, c, t / 3, t % 3]: scalar copies of each kernel's 9
    * contiguous taps (a 16-lane gather along f touched 16 pages per load: the transform
@@ -344,19 +362,16 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
       for (int i = 0; i < 3; i++) terms[i] = load2(k, gl, i64(k, i * 3 + j), fi);
       st[ns++] = vec_store2(k, fi, k->fl, gt, r * 3 + j, lin_comb(k, 3, mt->g[r], terms));
     }
-  /* U[.., r * al + b, c, ..] = sum_j gt[r, j] G[b, j] */
+  /* ul[r * al + b, fi] = sum_j gt[r, j] G[b, j] */
   for (int r = 0; r < al; r++)
     for (int b = 0; b < al; b++) {
       const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[3];
       for (int j = 0; j < 3; j++) terms[j] = load2(k, gt, i64(k, r * 3 + j), fi);
-      /* U[f, p, c, 0], f = fo * L + fi: lane by lane (a stride of a^2 C) */
-      const tj_tir_expr_t *idx[4] = {tj_sched_add(c, tj_sched_mul(c, fo, k->fl), fi), i64(k, r * al + b), cv, i64(k, 0)};
-      const tj_tir_expr_t *v = lin_comb(k, 3, mt->g[b], terms);
-      const tj_tir_stmt_t *s = v && idx[0] && idx[1] && idx[3] ? tj_tir_store(a, k->u, 4, idx, v) : NULL;
-      st[ns++] = tj_sched_loop(c, fi, k->fl, TJ_FOR_VECTORIZED, s);
+      st[ns++] = vec_store2(k, fi, k->fl, ul, r * al + b, lin_comb(k, 3, mt->g[b], terms));
     }
+  st[ns++] = scatter_u(k, fo, cv, ul);
   const tj_tir_stmt_t *body = seq(k, ns, st);
-  body = body ? tj_tir_allocate(a, gl, tj_tir_allocate(a, gt, body)) : NULL;
+  body = body ? tj_tir_allocate(a, gl, tj_tir_allocate(a, gt, tj_tir_allocate(a, ul, body))) : NULL;
   body = tj_sched_loop(c, cv, k->C, TJ_FOR_SERIAL, body);
   return tj_sched_loop(c, fo, k->F / k->fl, k->C * k->F >= 4096 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
 }
