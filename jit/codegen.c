@@ -13,6 +13,7 @@
 #include "jit/codegen.h"
 #include "runtime/kernel.h"
 #include "support/alloc.h"
+#include "support/intmath.h"
 #include "transforms/tir/lower.h"
 
 __attribute__((format(printf, 3, 4))) static LLVMValueRef cg_fail(cg_t *c, tj_code_t code, const char *fmt, ...) {
@@ -408,8 +409,6 @@ static LLVMValueRef load_span_chunks(cg_t *c, const tj_buffer_t *buf, LLVMValueR
 /* e mod m for every value e can take, when the expression's form says so (constants,
  * sums, products, min / max of equal residues, widening casts): min(xo * 16, 40) * 2 is
  * 0 mod 16 (xo * 16 and 40 both 0 mod 8); false when unknown. */
-static int64_t gcd64(int64_t a, int64_t b) { return b ? gcd64(b, a % b) : a; }
-
 static bool residue_mod(const tj_tir_expr_t *e, int64_t m, int64_t *r) {
   int64_t k, ra, rb;
   if (m == 1) return *r = 0, true;
@@ -433,7 +432,7 @@ static bool residue_mod(const tj_tir_expr_t *e, int64_t m, int64_t *r) {
       for (int side = 0; side < 2; side++) {
         const tj_tir_expr_t *a = side ? e->binary.b : e->binary.a, *b = side ? e->binary.a : e->binary.b;
         if (!tj_tir_is_const_int(b, &k)) continue;
-        int64_t g = gcd64(k < 0 ? -k : k, m);
+        int64_t g = tj_gcd64(k < 0 ? -k : k, m);
         if (!residue_mod(a, m / g, &ra)) return false;
         return *r = ((ra * (k % m)) % m + m) % m, true;
       }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ir/visit.h"
+#include "support/intmath.h"
 #include "transforms/tir/schedule_rules.h"
 
 /* Outputs per register tile: 16 accumulators fit AVX-512's 32 registers (with room for
@@ -1320,14 +1321,6 @@ static const tj_tir_stmt_t *with_prefetch(conv_t *k, const tile_arg_t *a, const 
 #define L2_SETS 1024
 #define GROUP_PREFETCH_MAX_LINES_PER_SET 8
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b, b = t;
-  }
-  return a;
-}
-
 static bool group_prefetch_applies(const conv_t *k) {
   if (!k->panel || !k->panel_first || !column_walk_weight(k)) return false;
   const repack_t *r = &k->repacks[0];
@@ -1337,7 +1330,7 @@ static bool group_prefetch_applies(const conv_t *k) {
       (n * bytes) % PREFETCH_LINE_BYTES || (k->lanes * bytes) % PREFETCH_LINE_BYTES || blocks / k->panel_group < 2)
     return false;
   if (k->k_block) rows = k->k_block;
-  int64_t starts = L2_SETS / gcd64(n * bytes / PREFETCH_LINE_BYTES, L2_SETS), spacing = L2_SETS / starts;
+  int64_t starts = L2_SETS / tj_gcd64(n * bytes / PREFETCH_LINE_BYTES, L2_SETS), spacing = L2_SETS / starts;
   int64_t run = k->panel_group * k->lanes * bytes / PREFETCH_LINE_BYTES; /* consecutive sets a row's run takes */
   int64_t per_set = (rows + starts - 1) / starts * ((run + spacing - 1) / spacing);
   return per_set <= GROUP_PREFETCH_MAX_LINES_PER_SET;

@@ -141,6 +141,11 @@ typedef struct tj_sched_epilogue {
  * touch is stepped over and moved before the producer. */
 void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const tj_buffer_t *cur,
                                tj_sched_epilogue_t *ep);
+/* A Winograd rule's result r for the conv whose padding copy is `pad` and output
+ * `conv_out` (schedule_winograd.c; both layouts): marks what is no longer allocated,
+ * counts it, and returns the statements consumed (1 with c->oom when r is NULL). */
+int tj_sched_winograd_commit(tj_sched_ctx_t *c, const tj_tir_stmt_t *r, const tj_buffer_t *pad,
+                             const tj_buffer_t *conv_out, const tj_sched_epilogue_t *ep, const tj_tir_stmt_t **out);
 /* r preceded by the nests the epilogue moved before the producer. */
 const tj_tir_stmt_t *tj_sched_with_before(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep, const tj_tir_stmt_t *r);
 /* The fused value: `value` (the producer's element) through every stage, at the

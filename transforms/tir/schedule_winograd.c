@@ -666,15 +666,22 @@ int tj_sched_rule_winograd(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) 
   if (!wino_matches(c, i, &k)) return 0;
   tj_sched_epilogue_t ep;
   tj_sched_collect_epilogue(c, i + 1, i + 2, k.st->store.buffer, &ep);
-  const tj_tir_stmt_t *r = build(&k, &ep);
-  r = r ? tj_sched_with_before(c, &ep, r) : NULL;
+  return tj_sched_winograd_commit(c, build(&k, &ep), k.pad_buf, k.st->store.buffer, &ep, out);
+}
+
+/* The rule's result for a Winograd conv (either layout) built as r, with its epilogue
+ * fused: the padding copy and the conv's output (when an epilogue stage writes the
+ * result instead) are no longer allocated. Returns the statements consumed. */
+int tj_sched_winograd_commit(tj_sched_ctx_t *c, const tj_tir_stmt_t *r, const tj_buffer_t *pad,
+                             const tj_buffer_t *conv_out, const tj_sched_epilogue_t *ep, const tj_tir_stmt_t **out) {
+  r = r ? tj_sched_with_before(c, ep, r) : NULL;
   if (!r) return (void)(c->oom = true), 1;
   *out = r;
-  c->drop_alloc[tj_sched_root_alloc(c, k.pad_buf)] = true;
-  int ci = tj_sched_root_alloc(c, k.st->store.buffer);
-  if (ep.n && ci >= 0) c->drop_alloc[ci] = true;
+  c->drop_alloc[tj_sched_root_alloc(c, pad)] = true;
+  int ci = tj_sched_root_alloc(c, conv_out);
+  if (ep->n && ci >= 0) c->drop_alloc[ci] = true;
   c->stats.conv++;
   c->stats.winograd++;
-  c->stats.fused_epilogues += ep.n;
-  return 2 + ep.span;
+  c->stats.fused_epilogues += ep->n;
+  return 2 + ep->span;
 }

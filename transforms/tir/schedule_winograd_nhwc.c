@@ -571,15 +571,5 @@ int tj_sched_rule_winograd_nhwc(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **
   if (!wino_matches(c, i, &k)) return 0;
   tj_sched_epilogue_t ep;
   tj_sched_collect_epilogue(c, i + 1, i + 2, k.st->store.buffer, &ep);
-  const tj_tir_stmt_t *r = build(&k, &ep);
-  r = r ? tj_sched_with_before(c, &ep, r) : NULL;
-  if (!r) return (void)(c->oom = true), 1;
-  *out = r;
-  c->drop_alloc[tj_sched_root_alloc(c, k.pad_buf)] = true;
-  int ci = tj_sched_root_alloc(c, k.st->store.buffer);
-  if (ep.n && ci >= 0) c->drop_alloc[ci] = true;
-  c->stats.conv++;
-  c->stats.winograd++;
-  c->stats.fused_epilogues += ep.n;
-  return 2 + ep.span;
+  return tj_sched_winograd_commit(c, build(&k, &ep), k.pad_buf, k.st->store.buffer, &ep, out);
 }
