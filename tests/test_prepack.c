@@ -965,6 +965,119 @@ START_TEST(half_width_fp_units_take_the_channel_tile_for_7x7_pointwise_convs) {
 }
 END_TEST
 
+/* Per-channel epilogues applied in the conv rule's accumulators (schedule_conv.c, "the
+ * epilogue in the accumulators"): a batch norm (bound parameters, folded to per-channel
+ * constants) and a clip after a 1x1 conv 40 -> 96 at 7x5 (35 pixels: no multiple of a
+ * vector; at datapath 256 the channel tile of 5 pixels x 3 vectors, at 512 the
+ * pointwise rule's masked tail) and a 3x3 conv 24 -> 48 at 9x6 (padding 1; the channel
+ * tile of 6 x-positions, the conv rule at both widths). Each width and both float modes
+ * agree with sums in double; the strict mode is the same bits at both widths. */
+static const char *bn_epilogue_text =
+    "from tvm.script import ir as I\n"
+    "from tvm.script import relax as R\n"
+    "@I.ir_module\n"
+    "class Module:\n"
+    "    @R.function\n"
+    "    def main(x: R.Tensor((1, 40, 7, 5), dtype=\"float32\"), w: R.Tensor((96, 40, 1, 1), dtype=\"float32\"),\n"
+    "             g: R.Tensor((96,), dtype=\"float32\"), b: R.Tensor((96,), dtype=\"float32\"),\n"
+    "             m: R.Tensor((96,), dtype=\"float32\"), v: R.Tensor((96,), dtype=\"float32\"),\n"
+    "             u: R.Tensor((1, 24, 9, 6), dtype=\"float32\"), k: R.Tensor((48, 24, 3, 3), dtype=\"float32\"),\n"
+    "             g2: R.Tensor((48,), dtype=\"float32\"), b2: R.Tensor((48,), dtype=\"float32\"),\n"
+    "             m2: R.Tensor((48,), dtype=\"float32\"), v2: R.Tensor((48,), dtype=\"float32\")):\n"
+    "        with R.dataflow():\n"
+    "            y = R.nn.conv2d(x, w, strides=[1, 1], padding=[0, 0, 0, 0])\n"
+    "            y1 = R.nn.batch_norm(y, g, b, m, v, axis=1, epsilon=1e-05, center=True, scale=True)\n"
+    "            y2 = y1[0]\n"
+    "            r = R.clip(y2, R.prim_value(-0.25), R.prim_value(0.25))\n"
+    "            z = R.nn.conv2d(u, k, strides=[1, 1], padding=[1, 1, 1, 1])\n"
+    "            z1 = R.nn.batch_norm(z, g2, b2, m2, v2, axis=1, epsilon=1e-05, center=True, scale=True)\n"
+    "            z2 = z1[0]\n"
+    "            t = R.clip(z2, R.prim_value(0), R.prim_value(6))\n"
+    "            gv = (r, t)\n"
+    "            R.output(gv)\n"
+    "        return gv\n";
+
+/* out[f, y, x] against conv (in double) of x [C, H, W] by w [F, C, K, K] (padding K / 2),
+ * then (s - m) / sqrt(v + 1e-5) * g + b, clipped to [lo, hi] */
+static void expect_bn_reference(const float *out, const float *x, const float *w, const float *const prm[4], int F,
+                                int C, int H, int W, int K, double lo, double hi) {
+  for (int f = 0; f < F; f++)
+    for (int y = 0; y < H; y++)
+      for (int xx = 0; xx < W; xx++) {
+        double s = 0;
+        for (int c = 0; c < C; c++)
+          for (int ry = 0; ry < K; ry++)
+            for (int rx = 0; rx < K; rx++) {
+              int iy = y + ry - K / 2, ix = xx + rx - K / 2;
+              if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                s += (double)x[(c * H + iy) * W + ix] * w[((f * C + c) * K + ry) * K + rx];
+            }
+        s = (s - prm[2][f]) / sqrt((double)prm[3][f] + 1e-5) * prm[0][f] + prm[1][f];
+        s = s < lo ? lo : s > hi ? hi : s;
+        ck_assert_double_eq_tol(out[(f * H + y) * W + xx], s, 1e-4);
+      }
+}
+
+START_TEST(per_channel_epilogues_in_the_accumulators_agree_with_double) {
+  enum { XN = 40 * 35, WN = 96 * 40, UN = 24 * 54, KN = 48 * 24 * 9 };
+  const int64_t x_dims[] = {1, 40, 7, 5}, w_dims[] = {96, 40, 1, 1}, c1[] = {96}, u_dims[] = {1, 24, 9, 6},
+                k_dims[] = {48, 24, 3, 3}, c2[] = {48};
+  float *x = malloc(sizeof(float) * XN), *w = malloc(sizeof(float) * WN), *u = malloc(sizeof(float) * UN),
+        *k = malloc(sizeof(float) * KN), *prm[8];
+  ck_assert(x && w && u && k);
+  fill(x, XN, 7, 11), fill(w, WN, 5, 13), fill(u, UN, 3, 17), fill(k, KN, 11, 19);
+  tvmjit_tensor_t *bound[10];
+  bound[0] = wrap(4, w_dims, w), bound[1] = wrap(4, k_dims, k);
+  for (int i = 0; i < 8; i++) {
+    int n = i < 4 ? 96 : 48;
+    ck_assert(prm[i] = malloc(sizeof(float) * n));
+    fill(prm[i], n, 3 + 2 * i, 7 + i);
+    if (i % 4 == 0 || i % 4 == 3) /* scale and variance: positive, away from 0 */
+      for (int j = 0; j < n; j++) prm[i][j] += 1.0f;
+    bound[2 + i] = wrap(1, i < 4 ? c1 : c2, prm[i]);
+  }
+  const char *names[] = {"w", "k", "g", "b", "m", "v", "g2", "b2", "m2", "v2"};
+  tvmjit_tensor_t *in[2] = {wrap(4, x_dims, x), wrap(4, u_dims, u)}, *out[2][2][2];
+  const char *bits[] = {"256", "512"};
+  for (int i = 0; i < 2; i++)
+    for (int strict = 0; strict < 2; strict++) {
+      setenv("TVMJIT_DATAPATH_BITS", bits[i], 1);
+      tvmjit_instance_t *inst = uncached_instance(2);
+      tvmjit_module_options_t o;
+      tvmjit_module_options_init(&o);
+      o.n_bind_params = 10, o.bind_param_names = names, o.bind_params = (const tvmjit_tensor_t *const *)bound;
+      o.strict_float = strict;
+      /* as bench/models runs the models: batch_norm in inference form */
+      o.passes =
+          "DecomposeOpsForInference,CanonicalizeBindings,LegalizeOps,AnnotateTIROpPattern,FoldConstant,"
+          "DeadCodeElimination,FuseOps,FuseTIR";
+      tvmjit_module_t *m = NULL;
+      tvmjit_function_t *fn;
+      ck_assert_ptr_null(tvmjit_module_load_string(inst, "bn.rx", bn_epilogue_text, strlen(bn_epilogue_text), &o, &m));
+      ck_assert_ptr_null(tvmjit_module_get_function(m, "main", &fn));
+      ck_assert_ptr_null(tvmjit_function_call(fn, 2, (const tvmjit_tensor_t *const *)in, 2, out[i][strict]));
+      tvmjit_module_free(m);
+      tvmjit_instance_free(inst);
+      expect_bn_reference(tvmjit_tensor_data(out[i][strict][0]), x, w, (const float *const *)prm, 96, 40, 7, 5, 1,
+                          -0.25, 0.25);
+      expect_bn_reference(tvmjit_tensor_data(out[i][strict][1]), u, k, (const float *const *)prm + 4, 48, 24, 9, 6, 3,
+                          0, 6);
+    }
+  unsetenv("TVMJIT_DATAPATH_BITS");
+  for (int j = 0; j < 2; j++)
+    ck_assert_msg(!memcmp(tvmjit_tensor_data(out[0][1][j]), tvmjit_tensor_data(out[1][1][j]),
+                          tvmjit_tensor_nbytes(out[0][1][j])),
+                  "strict output %d differs between widths", j);
+  for (int i = 0; i < 2; i++)
+    for (int st = 0; st < 2; st++)
+      for (int j = 0; j < 2; j++) tvmjit_tensor_free(out[i][st][j]);
+  for (int i = 0; i < 10; i++) tvmjit_tensor_free(bound[i]);
+  for (int i = 0; i < 8; i++) free(prm[i]);
+  tvmjit_tensor_free(in[0]), tvmjit_tensor_free(in[1]);
+  free(x), free(w), free(u), free(k);
+}
+END_TEST
+
 /* 64x4500 by 4500x576 + bias: A is 1.15 MB, so the reduction runs in K blocks (500 deep:
  * 4500 is no multiple of 512), partial sums in a buffer of the output's shape, the bias
  * added after the last block: with the weight packed at load, and with it repacked per
@@ -1112,6 +1225,7 @@ int main(void) {
   tcase_add_test(tc, a_prefetched_packed_matmul_gives_the_bits_of_the_unpacked_one);
   tcase_add_test(tc, a_pointwise_conv_weight_packed_in_tile_order_keeps_the_bits);
   tcase_add_test(tc, half_width_fp_units_take_the_channel_tile_for_7x7_pointwise_convs);
+  tcase_add_test(tc, per_channel_epilogues_in_the_accumulators_agree_with_double);
   tcase_add_test(tc, a_k_blocked_matmul_gives_the_bits_of_the_unblocked_one);
   tcase_add_test(tc, an_input_weight_with_12_kb_rows_is_not_group_prefetched);
   tcase_add_test(tc, packed_weights_give_the_bits_of_per_call_repacking);
