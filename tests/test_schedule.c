@@ -967,7 +967,8 @@ END_TEST
 /* A blocked 1x1 conv's parallel loop splits evenly over 2 threads
  * (tests/models/parallel_splits.rx; the pool gives each thread a contiguous range): 256 ->
  * 32 at 14x14, blocked over its input channels, runs 5 pixel blocks x 2 groups of 2
- * tiles (one group of 4 made 5 iterations, 3/2). Same bits. */
+ * tiles (one group of 4 made 5 iterations, 3/2); a K-blocked 3x3/2 conv 288 -> 160 to
+ * 5x7 runs its 5 channel blocks x 2 shares of its rows. Same bits. */
 START_TEST(blocked_pointwise_groups_split_evenly) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/parallel_splits.rx", "default");
@@ -977,6 +978,11 @@ START_TEST(blocked_pointwise_groups_split_evenly) {
   ck_assert(blocked_over_inputs(g));
   ck_assert_int_eq(kinds_of(g).parallel_extent, 10);
   assert_same_bits("conv2d", prim(m, "conv2d"), g);
+  /* 5 channel blocks of 32 (K-blocked) x 2 shares of the 5 output rows (3 + 2) */
+  st = schedule(a, prim(m, "conv2d1"), 512, &g);
+  ck_assert_int_eq(st.conv, 1);
+  ck_assert_int_eq(kinds_of(g).parallel_extent, 10);
+  assert_same_bits("conv2d1", prim(m, "conv2d1"), g);
   tj_arena_free(a);
 }
 END_TEST

@@ -109,6 +109,7 @@ typedef struct conv {
   int kblock_iter;
   int64_t kblock;
   const tj_buffer_t *part;
+  int64_t q_per; /* output positions (q) per parallel iteration: all, or a share (see q_shares) */
   /* K blocks (see k_block_depth): the reduction in blocks of k_block, the block loop
    * kc around the parallel loop, partial sums in `partial` (the output's shape). */
   int64_t k_block;
@@ -1632,9 +1633,8 @@ static const tj_tir_stmt_t *with_weight_prefetch(conv_t *k, const tile_arg_t *a,
     step = step ? tj_sched_add(c, tj_sched_mul(c, step, e), loop_var[it]) : loop_var[it];
     steps *= e;
   }
-  bool is_outer[TJ_SCHED_MAX_NEST];
   int64_t xtiles = k->nest.extent[k->nest.loop_of_iter[k->tile_iter]] / k->tile;
-  int64_t slots = outer_iters(k, is_outer) * xtiles * steps, per_slot = (lines + slots - 1) / slots;
+  int64_t slots = k->q_per * xtiles * steps, per_slot = (lines + slots - 1) / slots;
   if (!step || per_slot > MAX_PREFETCH_PER_SLOT) return body;
   const tj_tir_expr_t *tile = tj_sched_add(c, tj_sched_mul(c, a->q, xtiles), a->xo);
   const tj_tir_expr_t *slot = tile ? tj_sched_add(c, tj_sched_mul(c, tile, steps), step) : NULL;
@@ -1669,6 +1669,30 @@ static const tj_tir_stmt_t *per_tile(conv_t *k, const tile_arg_t *a, int n, cons
   return tj_sched_loop(c, a->xo, x / k->tile, TJ_FOR_SERIAL, s);
 }
 
+/* An odd count of channel blocks, few of them, splits unevenly over 2 threads:
+ * MobileNetV2's 960->160 at 7x7 ran 5 blocks of 32 channels 3/2 (the busier thread
+ * 60% of the work). The blocks' output positions then go in Q_SHARES shares, each
+ * block and share a parallel iteration (7 rows as 4 + 3: 10 iterations, 18/17 rows).
+ * Each share reads its block's weights again (from L2, ~123 KB for 960->160);
+ * every output still takes its terms in the same order (same bits). */
+#define Q_SHARES 2
+#define Q_SHARES_MAX_BLOCKS 16
+
+static int64_t q_shares(int64_t blocks, int64_t q_ext) {
+  return blocks % 2 && blocks < Q_SHARES_MAX_BLOCKS && q_ext >= Q_SHARES ? Q_SHARES : 1;
+}
+
+/* body, run only when the output position qg is one of the q_ext (the last share may
+ * be short) */
+static const tj_tir_stmt_t *in_range(tj_sched_ctx_t *c, const tj_tir_expr_t *qg, int64_t q_ext, int64_t q_all,
+                                     const tj_tir_stmt_t *body) {
+  if (!body || q_all == q_ext) return body;
+  const tj_tir_expr_t *cond = tj_tir_binary(c->arena, TJ_TIR_LT, qg, tj_tir_i64(c->arena, q_ext));
+  const tj_tir_stmt_t *s = cond ? tj_tir_if(c->arena, cond, body, NULL) : NULL;
+  if (!s) c->oom = true;
+  return s;
+}
+
 /*   for fv in T.parallel(F / L):
  *     part = T.alloc_buffer((Q, X, L), scope="local")     Q: the other output positions
  *     for q, xo:  acc = init;  part[q, xo*T:, :] = acc
@@ -1688,9 +1712,15 @@ static const tj_tir_stmt_t *build_k_blocked(conv_t *k, const tj_sched_epilogue_t
     work *= nest->extent[l];
     if (is_outer[it]) outer_iter[n_outer] = it, ext[n_outer++] = nest->extent[l];
   }
-  const tj_tir_expr_t *fv = tj_sched_var(c, "fv"), *q = tj_sched_var(c, "q"), *xo = tj_sched_var(c, "xo");
+  int64_t p = ev / k->lanes, shares = q_shares(p, q_ext);
+  k->q_per = (q_ext + shares - 1) / shares;
+  /* the parallel iteration fvs = fv * shares + share; its positions q_per * share + q */
+  const tj_tir_expr_t *fvs = tj_sched_var(c, "fv"), *q = tj_sched_var(c, "q"), *xo = tj_sched_var(c, "xo");
+  const tj_tir_expr_t *fv = shares > 1 ? bin(c, TJ_TIR_FLOOR_DIV, fvs, shares) : fvs;
+  const tj_tir_expr_t *qg =
+      shares > 1 ? tj_sched_add(c, tj_sched_mul(c, bin(c, TJ_TIR_FLOOR_MOD, fvs, shares), k->q_per), q) : q;
   const tj_tir_expr_t *co = tj_sched_var(c, "co"), *unf[TJ_SCHED_MAX_NEST], *outer[TJ_SCHED_MAX_NEST] = {0};
-  if (!fv || !q || !xo || !co || (n_outer && !tj_sched_unfuse(c, q, n_outer, ext, unf))) return NULL;
+  if (!fv || !q || !qg || !xo || !co || (n_outer && !tj_sched_unfuse(c, qg, n_outer, ext, unf))) return NULL;
   for (int i = 0; i < n_outer; i++) outer[outer_iter[i]] = unf[i];
   const tj_tir_expr_t *reduce[TJ_SCHED_MAX_NEST] = {0}, *loop_var[TJ_SCHED_MAX_NEST] = {0};
   for (int it = 0; it < b->n_iter_vars; it++)
@@ -1700,7 +1730,8 @@ static const tj_tir_stmt_t *build_k_blocked(conv_t *k, const tj_sched_epilogue_t
   const tj_tir_expr_t *shape[3] = {tj_tir_i64(c->arena, k->tile), tj_tir_i64(c->arena, k->lanes), NULL};
   k->acc = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_acc", k->st->store.buffer->name), k->st->store.buffer->dtype, 2,
                          shape, NULL);
-  shape[0] = tj_tir_i64(c->arena, q_ext), shape[1] = tj_tir_i64(c->arena, x), shape[2] = tj_tir_i64(c->arena, k->lanes);
+  shape[0] = tj_tir_i64(c->arena, k->q_per), shape[1] = tj_tir_i64(c->arena, x),
+  shape[2] = tj_tir_i64(c->arena, k->lanes);
   k->part = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_part", k->st->store.buffer->name), k->st->store.buffer->dtype, 3,
                           shape, NULL);
   if (!k->acc || !k->part || !reduce[kb]) return NULL;
@@ -1724,14 +1755,17 @@ static const tj_tir_stmt_t *build_k_blocked(conv_t *k, const tj_sched_epilogue_t
   const tj_tir_stmt_t *last[2] = {tile_loops(k, restore_body, &arg), write_back_loops(k, &arg)};
   const tj_tir_stmt_t *last_rows = per_tile(k, &arg, 2, last);
   if (k->n_residual) last_rows = with_residual_rows(k, &arg, last_rows);
+  int64_t q_all = k->q_per * shares;
   const tj_tir_stmt_t *phases[3] = {
-      tj_sched_loop(c, q, q_ext, TJ_FOR_SERIAL, per_tile(k, &arg, 2, first)),
-      tj_sched_loop(c, co, n_blocks, TJ_FOR_SERIAL, tj_sched_loop(c, q, q_ext, TJ_FOR_SERIAL, per_tile(k, &arg, 3, step))),
-      tj_sched_loop(c, q, q_ext, TJ_FOR_SERIAL, last_rows)};
+      tj_sched_loop(c, q, k->q_per, TJ_FOR_SERIAL, in_range(c, qg, q_ext, q_all, per_tile(k, &arg, 2, first))),
+      tj_sched_loop(c, co, n_blocks, TJ_FOR_SERIAL,
+                    tj_sched_loop(c, q, k->q_per, TJ_FOR_SERIAL,
+                                  in_range(c, qg, q_ext, q_all, per_tile(k, &arg, 3, step)))),
+      tj_sched_loop(c, q, k->q_per, TJ_FOR_SERIAL, in_range(c, qg, q_ext, q_all, last_rows))};
   if (!phases[0] || !phases[1] || !phases[2]) return NULL;
   const tj_tir_stmt_t *s = tj_tir_allocate(c->arena, k->part, tj_tir_seq(c->arena, 3, phases));
-  int64_t p = ev / k->lanes;
-  s = tj_sched_loop(c, fv, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
+  p *= shares;
+  s = tj_sched_loop(c, fvs, p, p > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, s);
   return with_repacks(k, s);
 }
 
