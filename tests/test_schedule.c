@@ -928,12 +928,32 @@ static bool blocked_over_inputs(const tj_prim_func_t *f) {
   return found;
 }
 
+/* tir.prefetch calls in f: reads (rw 0) and writes (rw 1). */
+typedef struct prefetch_count {
+  int reads, writes;
+} prefetch_count_t;
+
+static bool count_prefetch_rw(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
+  prefetch_count_t *p = v->ctx;
+  int64_t rw = -1;
+  if (e->kind == TJ_TIR_CALL && !strcmp(e->call.op, "tir.prefetch") && tj_tir_is_const_int(e->call.args[1], &rw))
+    rw ? p->writes++ : p->reads++;
+  return true;
+}
+
+static prefetch_count_t prefetch_calls(const tj_prim_func_t *f) {
+  prefetch_count_t p = {0, 0};
+  tj_tir_visitor_t v = {.expr = count_prefetch_rw, .ctx = &p};
+  tj_tir_visit_stmt(&v, f->body);
+  return p;
+}
+
 START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
   tj_arena_t *a = tj_arena_create();
   const tj_module_t *m = load(a, "tests/models/pointwise_kernels.rx", "default");
   const int bits[] = {512, 256};
   for (size_t j = 0; j < sizeof bits / sizeof bits[0]; j++) {
-    int pointwise = 0, prims = 0, blocked = 0, exact_tiles = 0;
+    int pointwise = 0, prims = 0, blocked = 0, exact_tiles = 0, prefetching = 0;
     for (int i = 0; i < m->n_funcs; i++) {
       if (!m->funcs[i].is_prim) continue;
       const tj_prim_func_t *g;
@@ -950,10 +970,20 @@ START_TEST(pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits) {
                       (long long)lanes);
         exact_tiles++;
       }
+      /* Only 2->52 at 80x128 (input and output 2.2 MB) prefetches its next pixel block:
+       * a line of input per vector of the tile and each c step, and every output line
+       * of the tile before it (rows x vectors, at least as many). */
+      prefetch_count_t pf = prefetch_calls(g);
+      if (st.pointwise && pf.reads + pf.writes) {
+        ck_assert_int_gt(pf.reads, 0);
+        ck_assert_int_ge(pf.writes, pf.reads);
+        prefetching++;
+      }
       prims++;
       assert_same_bits(m->funcs[i].name, m->funcs[i].prim, g);
     }
     ck_assert_int_eq(prims, 13);
+    ck_assert_int_eq(prefetching, 1);
     /* at 512 bits the 14x14 conv to 48 channels goes to the conv rule's 7 x 3-vector tile */
     ck_assert_int_eq(pointwise, bits[j] == 512 ? 8 : 9);
     ck_assert_int_eq(exact_tiles, bits[j] == 512 ? 1 : 0);
