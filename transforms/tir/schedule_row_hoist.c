@@ -94,8 +94,10 @@ const tj_tir_stmt_t *tj_sched_hoist_row_values(tj_sched_ctx_t *c, const tj_tir_s
   for (int k = 0; k < h.n; k++)
     if (tj_sched_lanes(c, h.expr[k]->dtype) != V) return s;
   const tj_tir_stmt_t *store = tj_tir_store(c->arena, st->store.buffer, st->store.n_indices, st->store.indices, value);
-  const tj_tir_stmt_t *inner = store ? tj_tir_for(c->arena, in->loop.var, in->loop.min, in->loop.extent, in->loop.kind, store) : NULL;
-  const tj_tir_stmt_t *outer = inner ? tj_tir_for(c->arena, s->loop.var, s->loop.min, s->loop.extent, s->loop.kind, inner) : NULL;
+  const tj_tir_stmt_t *inner =
+      store ? tj_tir_for(c->arena, in->loop.var, in->loop.min, in->loop.extent, in->loop.kind, store) : NULL;
+  const tj_tir_stmt_t *outer =
+      inner ? tj_tir_for(c->arena, s->loop.var, s->loop.min, s->loop.extent, s->loop.kind, inner) : NULL;
   const tj_tir_stmt_t *list[MAX_HOISTED + 1];
   for (int k = 0; k < h.n; k++) list[k] = fill(&h, k, V);
   list[h.n] = outer;
