@@ -189,11 +189,15 @@ static void fill_random(void *data, tj_dtype_t dt, int64_t n) {
 
 /* Compares two buffers; returns the number of elements that differ beyond tolerance. */
 static int64_t count_mismatches(const void *a, const void *b, tj_dtype_t dt, int64_t n, bool loose) {
-  if (!loose || dt.code != TJ_DT_FLOAT) return memcmp(a, b, (size_t)n * tj_dtype_bytes(dt)) ? n : 0;
+  if (!loose || (dt.code != TJ_DT_FLOAT && dt.code != TJ_DT_BFLOAT)) return memcmp(a, b, (size_t)n * tj_dtype_bytes(dt)) ? n : 0;
   int64_t bad = 0;
   for (int64_t i = 0; i < n; i++) {
     double x, y, tol;
-    if (dt.bits == 16) x = tj_half_to_float(((const uint16_t *)a)[i]), y = tj_half_to_float(((const uint16_t *)b)[i]), tol = 2e-3;
+    /* bfloat16: one ulp (2^-7 of the magnitude), what a float32 value a few ulps off
+     * gives where it lies next to a rounding boundary */
+    if (dt.code == TJ_DT_BFLOAT)
+      x = tj_bfloat_to_float(((const uint16_t *)a)[i]), y = tj_bfloat_to_float(((const uint16_t *)b)[i]), tol = 1.0 / 128;
+    else if (dt.bits == 16) x = tj_half_to_float(((const uint16_t *)a)[i]), y = tj_half_to_float(((const uint16_t *)b)[i]), tol = 2e-3;
     else if (dt.bits == 32) x = ((const float *)a)[i], y = ((const float *)b)[i], tol = relaxed_f32_tol;
     else x = ((const double *)a)[i], y = ((const double *)b)[i], tol = 1e-12;
     if (isnan(x) && isnan(y)) continue;

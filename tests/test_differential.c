@@ -141,6 +141,17 @@ START_TEST(row_reductions_in_the_default_float_mode_match_the_interpreter) {
 }
 END_TEST
 
+/* layer_norm over rows shorter than two vectors, fused by blocks of rows with the
+ * per-row 1 / sqrt(var + eps) computed a vector of rows at a time
+ * (tests/models/short_rows.rx: rows of 16, 8 and 7, blocks of 32, 16, 48 and 20 rows,
+ * a bfloat16 cast after it, a bfloat16 input cast before it): within tolerance of the
+ * interpreter (whose rsqrt is libm's) in the default float mode. test_schedule.c checks
+ * that the scheduled TIR keeps the IR's bits in both modes. */
+START_TEST(short_row_layer_norms_match_the_interpreter) {
+  expect_kernels_within_tolerance("short-row layer_norms, default float mode", "tests/models/short_rows.rx", 5);
+}
+END_TEST
+
 /* Global pooling (tests/models/global_pools.rx) in the default float mode: each
  * plane's row reduced in vector partial results (schedule_global_pool.c); within
  * tolerance of the interpreter. */
@@ -431,6 +442,7 @@ int main(void) {
   tcase_add_test(tc, k_blocked_conv_kernels_match_the_interpreter);
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
+  tcase_add_test(tc, short_row_layer_norms_match_the_interpreter);
   tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, parallel_split_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, winograd_conv_kernels_match_the_interpreter);

@@ -764,6 +764,43 @@ START_TEST(row_reductions_vectorize_only_when_reordering_is_allowed) {
 }
 END_TEST
 
+static bool row_value_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  if (s->kind == TJ_TIR_ALLOCATE && !strcmp(s->allocate.buffer->name, "row_value")) ++*(int *)v->ctx;
+  return true;
+}
+
+/* layer_norm over rows shorter than two vectors (tests/models/short_rows.rx): its nests
+ * fused by blocks of rows (one parallel loop over the leading row dims, the block's
+ * statistics local), 1 / sqrt(var + eps) computed for the whole block when it holds a
+ * multiple of 16 rows (rows of 16 with a bfloat16 cast, of 8, of 7) and not otherwise
+ * (20 rows). Both float modes; the same bits as the IR in both (the statistics of rows
+ * this short keep their order). */
+START_TEST(short_rows_fuse_by_blocks_and_hoist_per_row_values) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/short_rows.rx", "default");
+  static const char *const names[] = {"fused_layer_norm_cast", "layer_norm1", "layer_norm2", "layer_norm3"};
+  static const int64_t parallel[] = {64, 64, 64, 64};
+  for (int strict = 0; strict < 2; strict++)
+    for (int i = 0; i < 4; i++) {
+      const tj_prim_func_t *f = prim(m, names[i]), *g;
+      tj_tir_schedule_options_t o = {.enabled = true, .vector_bits = 512, .reorder_reductions = !strict};
+      tj_tir_schedule_stats_t st;
+      TU_OK(tj_tir_schedule(a, f, names[i], &o, &g, &st));
+      ck_assert_int_eq(st.row_groups, 1);
+      kinds_t k = kinds_of(g);
+      ck_assert_int_eq(k.parallel, 1);
+      ck_assert_int_eq(k.parallel_extent, parallel[i]);
+      ck_assert_int_eq(g->body->realize.block->n_alloc_buffers, 0); /* the statistics are per block */
+      int hoisted = 0;
+      tj_tir_visitor_t v = {.stmt = row_value_stmt, .ctx = &hoisted};
+      tj_tir_visit_stmt(&v, g->body);
+      ck_assert_msg(hoisted == (i < 3), "%s: %d row_value buffers", names[i], hoisted);
+      assert_same_bits(names[i], f, g);
+    }
+  tj_arena_free(a);
+}
+END_TEST
+
 /* Global pooling (tests/models/global_pools.rx): with reorder_reductions a reduction
  * over a whole plane of at least two vectors takes the global pool rule, each plane's
  * row in vector partial results (adaptive_avg_pool2d with its multiply fused, a mean
@@ -1043,6 +1080,7 @@ int main(void) {
   tcase_add_test(tc, few_channel_strided_convs_vectorize_x);
   tcase_add_test(tc, reductions_are_vectorized);
   tcase_add_test(tc, row_reductions_vectorize_only_when_reordering_is_allowed);
+  tcase_add_test(tc, short_rows_fuse_by_blocks_and_hoist_per_row_values);
   tcase_add_test(tc, global_pools_reduce_each_plane_in_vectors);
   tcase_add_test(tc, winograd_convs_transform_only_in_the_default_float_mode);
   tcase_add_test(tc, nhwc_winograd_convs_transform_only_in_the_default_float_mode);

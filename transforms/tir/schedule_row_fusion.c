@@ -28,6 +28,7 @@ typedef struct group {
   int n, rows_dims; /* nests; R */
   tj_sched_nest_t nests[MAX_GROUP];
   int64_t extent[TJ_SCHED_MAX_NEST]; /* of the row loops */
+  bool block; /* rows shorter than two vectors, fused by blocks (short_row_block) */
   int n_written;
   const tj_buffer_t *written[MAX_WRITTEN];
   /* intermediates only the group uses: one row of each, local to the row */
@@ -312,6 +313,7 @@ static const tj_tir_stmt_t *schedule_row(tj_sched_ctx_t *c, int i, const group_t
   for (int j = i; j < i + g->n && !sub.oom;) {
     const tj_tir_stmt_t *r = NULL;
     int used = tj_sched_rule_injective(&sub, j, &r);
+    if (used && g->block && r) r = tj_sched_hoist_row_values(&sub, r);
     if (!used && !sub.oom) used = tj_sched_rule_reduction(&sub, j, &r);
     if (!used) { /* kept as it is; a nest of only row loops is one element per row: scheduled */
       r = sub.stmts[j], used = 1;
@@ -331,6 +333,26 @@ static const tj_tir_stmt_t *schedule_row(tj_sched_ctx_t *c, int i, const group_t
   return s;
 }
 
+/* Rows shorter than two vectors: one row is too little work per step of a fused row
+ * loop, so the group runs by blocks of rows: the row dims after the parallel prefix
+ * (tj_sched_fused_prefix: the seed's 32 rows of a [16, 32, 32, 16] tensor) stay inside
+ * each nest, each nest runs over the whole block before the next one, and what the
+ * nests pass each other is one block (2 KB for the seed) in L1. Taken when the block
+ * is at most BLOCK_MAX_WORK elements per nest (so the rules inside keep it serial). */
+#define BLOCK_MAX_WORK 4096
+static bool short_row_block(group_t *g, int64_t rows, int64_t longest_row) {
+  int nf = tj_sched_fused_prefix(g->extent, g->rows_dims);
+  if (nf == 0 || nf == g->rows_dims) return false;
+  int64_t outer = 1;
+  for (int l = 0; l < nf; l++) outer *= g->extent[l];
+  if ((rows / outer) * longest_row > BLOCK_MAX_WORK) return false;
+  /* a prefix of the row dims: every access the group checked at R row indices is
+   * still at its nest's first nf of them */
+  g->rows_dims = nf;
+  g->block = true;
+  return true;
+}
+
 int tj_sched_rule_row_fusion(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out) {
   group_t *g = TJ_ARENA_NEW(c->arena, group_t);
   if (!g) return c->oom = true, 1;
@@ -343,19 +365,26 @@ int tj_sched_rule_row_fusion(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t **out
     work += w;
     if (w / rows > longest_row) longest_row = w / rows;
   }
-  /* Rows shorter than two vectors already sit in L1 between the passes, and the plain
-   * rules vectorize across rows there: the seed's layer_norm over 16 channels took
-   * 0.09 ms that way and 0.15 ms row by row. */
-  if (longest_row < 2 * tj_sched_lanes(c, TJ_F32)) return 0;
+  /* Rows shorter than two vectors (the seed's layer_norm over 16 channels) are fused by
+   * blocks of rows (short_row_block) instead. */
+  if (longest_row < 2 * tj_sched_lanes(c, TJ_F32) && !short_row_block(g, rows, longest_row)) return 0;
   plan_locals(c, i, g);
   if (c->oom) return 1;
+  /* The parallel loop runs over the leading row dims (fused until >= 64 iterations), the
+   * others are serial loops inside it: a row then costs a pointer increment, where
+   * unfusing every row dim from one index cost ~25 integer ops a row (floor div/mod). */
+  int nf = tj_sched_fused_prefix(g->extent, g->rows_dims);
   const tj_tir_expr_t *fo = tj_sched_var(c, "rows");
   const tj_tir_expr_t *row[TJ_SCHED_MAX_NEST];
-  if (!fo || !tj_sched_unfuse(c, fo, g->rows_dims, g->extent, row)) return c->oom = true, 1;
+  if (!fo || !tj_sched_unfuse(c, fo, nf, g->extent, row)) return c->oom = true, 1;
+  for (int l = nf; l < g->rows_dims; l++) row[l] = tj_sched_var(c, "i");
   const tj_tir_stmt_t *body = schedule_row(c, i, g, row);
+  for (int l = g->rows_dims - 1; l >= nf; l--) body = tj_sched_loop(c, row[l], g->extent[l], TJ_FOR_SERIAL, body);
   if (!body) return c->oom = true, 1;
+  int64_t outer = 1;
+  for (int l = 0; l < nf; l++) outer *= g->extent[l];
   const tj_tir_stmt_t *r = tj_sched_loop(
-      c, fo, rows, rows > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
+      c, fo, outer, outer > 1 && work >= TJ_SCHED_PARALLEL_MIN_WORK ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
   if (!r) return c->oom = true, 1;
   c->stats.row_groups++;
   *out = r;

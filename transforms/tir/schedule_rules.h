@@ -77,6 +77,12 @@ int tj_sched_rule_column_reduction(tj_sched_ctx_t *c, int i, const tj_tir_stmt_t
 const tj_tir_stmt_t *tj_sched_row_reduce_vector(tj_sched_ctx_t *c, const tj_tir_stmt_t *init,
                                                 const tj_tir_stmt_t *body, const tj_tir_expr_t *r, int64_t K);
 
+/* A nest over a block of short rows (for i: for v in T.vectorized: store) with its
+ * per-row subexpressions (no v, a call or division: layer_norm's 1 / sqrt(var + eps))
+ * computed first for the whole block, V rows a vector (schedule_row_hoist.c); s itself
+ * when there is nothing to hoist, NULL on allocation failure. */
+const tj_tir_stmt_t *tj_sched_hoist_row_values(tj_sched_ctx_t *c, const tj_tir_stmt_t *s);
+
 /* The injective nest stmts[i] scheduled (with its epilogue), or with `retarget` its
  * values converted to retarget's dtype and stored there instead (no epilogue). NULL
  * when it does not match; *used = statements consumed. */
