@@ -497,6 +497,56 @@ static LLVMValueRef load_short_stride(cg_t *c, const tj_buffer_t *buf, LLVMValue
   return LLVMBuildShuffleVector(c->b, v, LLVMGetUndef(wide), LLVMConstVector(mask, (unsigned)lanes), "");
 }
 
+/* A ramp of L lanes at stride L (L a power of two, 4 to 16) whose base is p mod L for a
+ * known p: lane l reads element p of row l of an L x L tile (the statistics of a block of
+ * short rows with the rows as lanes: transforms/tir/schedule_row_lanes.c). The tile is
+ * read as its L row vectors and transposed in registers, L shuffles a stage over log2 L
+ * stages (the off-diagonal blocks of side h swapped, h = L/2 ... 1); the result is column
+ * p. The L loads of one term (p = 0 .. L-1 over an unrolled loop) are the same loads and
+ * shuffles, so LLVM's CSE leaves one transpose per tile: 4 shuffles a row for L = 16,
+ * where lane-by-lane loads cost L loads and inserts a term (and LLVM's own vectorization
+ * of the scalar rows used two 8-lane gathers). Reads the tile from base - p to base - p +
+ * L*L - 1: in bounds when the buffer's static size is a multiple of L (the last lane's
+ * element is in it and its row ends at a multiple of L). */
+static bool is_transposable(const tj_buffer_t *buf, const tj_tir_expr_t *idx, int64_t *p) {
+  int64_t stride, n_elems;
+  int L = idx->dtype.lanes;
+  return idx->kind == TJ_TIR_RAMP && tj_tir_is_const_int(idx->ramp.stride, &stride) && stride == L && L >= 4 &&
+         L <= 16 && !(L & (L - 1)) && !buf->elem_offset && buf->dtype.code != TJ_DT_BOOL &&
+         tj_buffer_static_size(buf, &n_elems) && n_elems % L == 0 && residue_mod(idx->ramp.base, L, p);
+}
+
+static LLVMValueRef load_transposed(cg_t *c, const tj_buffer_t *buf, LLVMValueRef base, const tj_tir_expr_t *idx,
+                                    int64_t p) {
+  int L = idx->dtype.lanes;
+  LLVMValueRef i = gen_expr(c, idx->ramp.base);
+  if (!i) return NULL;
+  LLVMValueRef start = LLVMBuildSub(c->b, i, LLVMConstInt(LLVMTypeOf(i), (unsigned long long)p, 0), "");
+  LLVMTypeRef vt = LLVMVectorType(storage_type(c, buf->dtype), (unsigned)L);
+  LLVMValueRef v[16], nv[16], lo[16], hi[16];
+  for (int j = 0; j < L; j++) {
+    LLVMValueRef at = LLVMBuildAdd(c->b, start, LLVMConstInt(LLVMTypeOf(i), (unsigned long long)(j * L), 0), "");
+    v[j] = LLVMBuildLoad2(c->b, vt, element_ptr(c, buf, base, at), "");
+    LLVMSetAlignment(v[j], (unsigned)tj_dtype_bytes(tj_dtype_element(buf->dtype)));
+  }
+  for (int h = L / 2; h >= 1; h /= 2) {
+    /* row j (j & h == 0) keeps its lanes k & h == 0 and takes row j+h's lanes k-h in the
+     * others; row j+h takes row j's lanes k+h and keeps its own */
+    for (int k = 0; k < L; k++) {
+      lo[k] = LLVMConstInt(c->t_i32, (unsigned long long)((k & h) ? L + k - h : k), 0);
+      hi[k] = LLVMConstInt(c->t_i32, (unsigned long long)((k & h) ? L + k : k + h), 0);
+    }
+    LLVMValueRef mlo = LLVMConstVector(lo, (unsigned)L), mhi = LLVMConstVector(hi, (unsigned)L);
+    for (int j = 0; j < L; j++) {
+      if (j & h) continue;
+      nv[j] = LLVMBuildShuffleVector(c->b, v[j], v[j + h], mlo, "");
+      nv[j + h] = LLVMBuildShuffleVector(c->b, v[j], v[j + h], mhi, "");
+    }
+    for (int j = 0; j < L; j++) v[j] = nv[j];
+  }
+  return v[p];
+}
+
 static LLVMValueRef gen_load(cg_t *c, const tj_tir_expr_t *e) {
   const tj_buffer_t *buf = e->load.buffer;
   LLVMValueRef base = buffer_base(c, buf);
@@ -516,6 +566,8 @@ static LLVMValueRef gen_load(cg_t *c, const tj_tir_expr_t *e) {
   int64_t stride;
   if (is_short_stride_ramp(idx, &stride) && idx->dtype.lanes == e->dtype.lanes && buf->dtype.code != TJ_DT_BOOL)
     return load_short_stride(c, buf, base, idx, stride);
+  int64_t p;
+  if (idx->dtype.lanes == e->dtype.lanes && is_transposable(buf, idx, &p)) return load_transposed(c, buf, base, idx, p);
   LLVMValueRef iv = gen_expr(c, idx);
   if (!iv) return NULL;
   LLVMValueRef v = LLVMGetUndef(value_type(c, e->dtype));

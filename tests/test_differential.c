@@ -152,6 +152,48 @@ START_TEST(short_row_layer_norms_match_the_interpreter) {
 }
 END_TEST
 
+/* The same kernels in the strict float mode: the statistics of a block of rows of 16
+ * (and of 8) take the rows as vector lanes, each term loaded from the block's row vectors
+ * through an in-register transpose (jit/codegen.c, load_transposed; one kernel reads
+ * bfloat16 through it); a wrong lane of the transpose is another row's statistics. Within
+ * the tolerance of a kernel with a sqrt (libm's in the interpreter). */
+START_TEST(short_row_layer_norms_match_the_interpreter_in_the_strict_mode) {
+  ck_assert_ptr_null(tj_jit_create(&jit));
+  tally_t t = {0};
+  compare_pipeline_file("tests/models/short_rows.rx", &t);
+  report("short-row layer_norms, strict", &t);
+  ck_assert_int_eq(t.failed, 0);
+  ck_assert_int_eq(t.compared, 5);
+  tj_jit_free(jit);
+}
+END_TEST
+
+/* The JIT's code for the statistics of rows of 16: the terms by the transpose's shuffles
+ * (its first stage swaps 8-lane halves between rows: mask 0-7, 16-23), and after LLVM's
+ * optimizations no gather (LLVM's loop vectorizer gathered the scalar rows' terms). */
+START_TEST(short_row_statistics_load_their_terms_by_a_transpose) {
+  char path[4096];
+  tj_arena_t *arena = tj_arena_create();
+  const tj_module_t *m = default_pipeline(arena, "tests/models/short_rows.rx", path, sizeof path);
+  const tj_prim_func_t *f = NULL, *low = NULL;
+  for (int i = 0; i < m->n_funcs; i++)
+    if (m->funcs[i].is_prim && !strcmp(m->funcs[i].name, "fused_layer_norm_cast")) f = m->funcs[i].prim;
+  ck_assert_ptr_nonnull(f);
+  tj_tir_schedule_options_t so = tj_jit_schedule_options(true, false);
+  so.vector_bits = 512;
+  TU_OK(tj_tir_lower_scheduled(arena, f, "fused_layer_norm_cast", &so, &low));
+  char *raw = NULL, *opt = NULL;
+  TU_OK(tj_jit_llvm_ir(low, "ln_raw", 0, &raw));
+  TU_OK(tj_jit_llvm_ir(low, "ln_opt", 2, &opt));
+  ck_assert_ptr_nonnull(
+      strstr(raw, "<16 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 16, i32 17"));
+  ck_assert_ptr_null(strstr(opt, "gather"));
+  tj_free(raw);
+  tj_free(opt);
+  tj_arena_free(arena);
+}
+END_TEST
+
 /* Global pooling (tests/models/global_pools.rx) in the default float mode: each
  * plane's row reduced in vector partial results (schedule_global_pool.c); within
  * tolerance of the interpreter. */
@@ -443,6 +485,8 @@ int main(void) {
   tcase_add_test(tc, plane_window_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, row_reductions_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, short_row_layer_norms_match_the_interpreter);
+  tcase_add_test(tc, short_row_layer_norms_match_the_interpreter_in_the_strict_mode);
+  tcase_add_test(tc, short_row_statistics_load_their_terms_by_a_transpose);
   tcase_add_test(tc, global_pools_in_the_default_float_mode_match_the_interpreter);
   tcase_add_test(tc, parallel_split_kernels_match_plain_loops_and_the_interpreter);
   tcase_add_test(tc, winograd_conv_kernels_match_the_interpreter);

@@ -769,6 +769,15 @@ static bool row_value_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
   return true;
 }
 
+/* An unrolled loop around a vectorized one: the statistics of K rows a vector
+ * (schedule_row_lanes.c: for r in T.unroll(K): for il in T.vectorized(K)). */
+static bool lanes_stmt(tj_tir_visitor_t *v, const tj_tir_stmt_t *s) {
+  if (s->kind == TJ_TIR_FOR && s->loop.kind == TJ_FOR_UNROLLED && s->loop.body->kind == TJ_TIR_FOR &&
+      s->loop.body->loop.kind == TJ_FOR_VECTORIZED)
+    ++*(int *)v->ctx;
+  return true;
+}
+
 /* layer_norm over rows shorter than two vectors (tests/models/short_rows.rx): its nests
  * fused by blocks of rows (one parallel loop over the leading row dims, the block's
  * statistics local), 1 / sqrt(var + eps) computed for the whole block when it holds a
@@ -795,6 +804,12 @@ START_TEST(short_rows_fuse_by_blocks_and_hoist_per_row_values) {
       tj_tir_visitor_t v = {.stmt = row_value_stmt, .ctx = &hoisted};
       tj_tir_visit_stmt(&v, g->body);
       ck_assert_msg(hoisted == (i < 3), "%s: %d row_value buffers", names[i], hoisted);
+      /* rows of 16 in blocks of 32 and of 8 in blocks of 16: statistics with the rows as
+       * lanes; rows of 7 (no power of two) and blocks of 20 rows (no multiple of 16): not */
+      int lanes = 0;
+      tj_tir_visitor_t lv = {.stmt = lanes_stmt, .ctx = &lanes};
+      tj_tir_visit_stmt(&lv, g->body);
+      ck_assert_msg(lanes == (i < 2), "%s: %d statistics loops with rows as lanes", names[i], lanes);
       assert_same_bits(names[i], f, g);
     }
   tj_arena_free(a);

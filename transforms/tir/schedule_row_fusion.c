@@ -314,7 +314,10 @@ static const tj_tir_stmt_t *schedule_row(tj_sched_ctx_t *c, int i, const group_t
     const tj_tir_stmt_t *r = NULL;
     int used = tj_sched_rule_injective(&sub, j, &r);
     if (used && g->block && r) r = tj_sched_hoist_row_values(&sub, r);
-    if (!used && !sub.oom) used = tj_sched_rule_reduction(&sub, j, &r);
+    if (!used && !sub.oom) {
+      used = tj_sched_rule_reduction(&sub, j, &r);
+      if (used && g->block && r) r = tj_sched_row_lanes(&sub, r);
+    }
     if (!used) { /* kept as it is; a nest of only row loops is one element per row: scheduled */
       r = sub.stmts[j], used = 1;
       sub.stats.injective += r->kind == TJ_TIR_BLOCK_REALIZE;

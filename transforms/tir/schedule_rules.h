@@ -83,6 +83,11 @@ const tj_tir_stmt_t *tj_sched_row_reduce_vector(tj_sched_ctx_t *c, const tj_tir_
  * when there is nothing to hoist, NULL on allocation failure. */
 const tj_tir_stmt_t *tj_sched_hoist_row_values(tj_sched_ctx_t *c, const tj_tir_stmt_t *s);
 
+/* A row reduction over a block of short rows (for i: init; for r: update) with K rows
+ * a vector, each lane one row's chain in its order (schedule_row_lanes.c); s itself when
+ * it does not match, NULL on allocation failure. */
+const tj_tir_stmt_t *tj_sched_row_lanes(tj_sched_ctx_t *c, const tj_tir_stmt_t *s);
+
 /* The injective nest stmts[i] scheduled (with its epilogue), or with `retarget` its
  * values converted to retarget's dtype and stored there instead (no epilogue). NULL
  * when it does not match; *used = statements consumed. */
