@@ -472,6 +472,32 @@ static const tj_buffer_t *allocated(const tj_prim_func_t *f, const char *suffix)
   return n.found;
 }
 
+/* A stride-2 depthwise row of 5 outputs (tests/models/nchw_conv_layouts.rx, dws2: 9 wide
+ * -> 5) is computed in one vector of 8 lanes (a power of 2: a span load and a permute
+ * per window row, not a 5-lane vector LLVM splits into 4 + 1) and stores its 5 columns;
+ * the window's rows cover the 8 lanes' stride-2 span (2 + 2 * 8 columns). Same bits at
+ * 512 and 256 bits. */
+START_TEST(narrow_stride2_depthwise_rows_compute_whole_power_of_2_vectors) {
+  tj_arena_t *a = tj_arena_create();
+  const tj_module_t *m = load(a, "tests/models/nchw_conv_layouts.rx", "default");
+  const int bits[] = {512, 256};
+  for (int j = 0; j < 2; j++) {
+    const tj_prim_func_t *f = prim(m, "conv2d6"), *g;
+    tj_tir_schedule_stats_t st = schedule(a, f, bits[j], &g);
+    ck_assert_int_eq(st.plane_windows, 1);
+    const tj_buffer_t *acc = allocated(g, "_acc"), *win = allocated(g, "_window");
+    int64_t lanes = 0, cols = 0;
+    ck_assert_ptr_nonnull(acc);
+    ck_assert_ptr_nonnull(win);
+    ck_assert(tj_tir_is_const_int(acc->shape[1], &lanes) && tj_tir_is_const_int(win->shape[1], &cols));
+    ck_assert_int_eq(lanes, 8);
+    ck_assert_int_ge(cols, 2 + 2 * 8);
+    assert_same_bits("conv2d6", f, g);
+  }
+  tj_arena_free(a);
+}
+END_TEST
+
 static bool count_prefetch(tj_tir_visitor_t *v, const tj_tir_expr_t *e) {
   if (e->kind == TJ_TIR_CALL && strcmp(e->call.op, "tir.prefetch") == 0) ++*(int *)v->ctx;
   return true;
@@ -1081,6 +1107,7 @@ int main(void) {
   tcase_add_test(tc, scheduled_kernels_compute_the_same_bits);
   tcase_add_test(tc, nchw_grouped_strided_conv_computes_the_same_bits);
   tcase_add_test(tc, nchw_convs_vectorize_output_channels_and_compute_the_same_bits);
+  tcase_add_test(tc, narrow_stride2_depthwise_rows_compute_whole_power_of_2_vectors);
   tcase_add_test(tc, channel_tiles_span_several_vectors_and_compute_the_same_bits);
   tcase_add_test(tc, native_float16_convs_are_not_widened);
   tcase_add_test(tc, pointwise_convs_take_the_gemm_tile_and_compute_the_same_bits);

@@ -42,7 +42,7 @@ typedef struct plane {
   const tj_buffer_t *p; /* the padded input */
   const tj_tir_expr_t *p_load;
   int y_iter, x_iter, ry_iter, rx_iter;
-  int64_t sy, sx, Y, X, KY, KX, lanes, rows, col_offset;
+  int64_t sy, sx, Y, X, KY, KX, lanes, vlanes, rows, col_offset;
   tj_sched_window_t w;
 } plane_t;
 
@@ -162,6 +162,18 @@ static bool plan_tile(plane_t *k) {
   /* The vector load with a stride is a span load and a shuffle for strides 2-4 only. */
   if (hw < 4 || k->X < 4 || k->sx > 4) return false;
   k->lanes = k->X >= hw ? hw : k->X;
+  /* At stride 2 a row of 7 or 14 outputs (MobileNetV2's 576 ch 14x14 -> 7x7, 192 ch
+   * 28x28 -> 14x14) is computed in vectors of 8 or 16 (vlanes, a power of 2) and only
+   * its `lanes` columns are stored: LLVM splits a 7-lane vector into 4 + 2 + 1 and
+   * gathers each stride-2 load with ~6 shuffles (llvm-mca, znver4: 76 cycles a row
+   * block, FP1/FP2 shuffle pressure), where 8 lanes are one span load and a permute.
+   * The extra lanes read window columns past the padded row (row_stride covers them,
+   * unfilled) and are never stored: same bits. Zen 4, bench_kernels --float-modes,
+   * default mode, 3 rounds: 576 ch 0.024 -> 0.016-0.017 ms; not at stride 1 (960 ch at
+   * 7x7 0.014 -> 0.026). */
+  k->vlanes = k->lanes;
+  if (k->sx >= 2 && k->lanes < hw && (k->lanes & (k->lanes - 1)))
+    while (k->vlanes & (k->vlanes - 1)) k->vlanes++;
   /* A row of 9-15 at stride 1 is one odd vector (LLVM splits a 14-lane load into 8 + 4 +
    * 2): the conv rule's tile of 14 rows is faster there (MobileNetV2's 576 channels at
    * 14x14, default float mode: 0.054 vs 0.081 ms); at stride 2 (7 lanes) and at 7x7 this
@@ -199,7 +211,11 @@ static bool plan_tile(plane_t *k) {
    * nor where input rows are not whole vectors (56, 28 wide: their rows start off a line
    * anyway). */
   k->col_offset = k->sx >= 2 && wp > 2 && (wp - 2) % hw == 0 && pads_one_column(k, wp) ? hw - 1 : 0;
-  int64_t row_stride = (wp + k->col_offset + hw - 1) / hw * hw;
+  /* columns a row needs: the padded row, and for a widened vector (one, at x0 = 0) the
+   * span its strided load reads from the last rx (KX - 1 + sx * vlanes) */
+  int64_t need = wp + k->col_offset, span = k->KX - 1 + k->sx * k->vlanes + k->col_offset;
+  if (k->vlanes > k->lanes && span > need) need = span;
+  int64_t row_stride = (need + hw - 1) / hw * hw;
   if (k->col_offset && window_rows * row_stride * 4 > TJ_TIR_STACK_ALLOC_LIMIT) {
     k->col_offset = 0;
     row_stride = (wp + hw - 1) / hw * hw;
@@ -314,9 +330,10 @@ static const tj_tir_stmt_t *store_element(plane_t *k, const tile_t *t, const tj_
 /* for yi in unroll(R): for xi in vectorized(L): make(yi, xi) */
 static const tj_tir_stmt_t *tile_loops(plane_t *k, const tile_t *t, element_fn make) {
   tj_sched_ctx_t *c = k->c;
+  int64_t lanes = make == store_element ? k->lanes : k->vlanes;
   const tj_tir_expr_t *yi = tj_sched_var(c, "yi"), *xi = tj_sched_var(c, "xi");
   if (!yi || !xi) return NULL;
-  const tj_tir_stmt_t *s = tj_sched_loop(c, xi, k->lanes, TJ_FOR_VECTORIZED, make(k, t, yi, xi));
+  const tj_tir_stmt_t *s = tj_sched_loop(c, xi, lanes, TJ_FOR_VECTORIZED, make(k, t, yi, xi));
   return tj_sched_loop(c, yi, k->rows, k->rows > 1 ? TJ_FOR_UNROLLED : TJ_FOR_SERIAL, s);
 }
 
@@ -360,7 +377,7 @@ static const tj_tir_stmt_t *build(plane_t *k, const tj_sched_epilogue_t *ep) {
   t.x0 = tj_sched_mul(c, xo, k->lanes);
   if (t.x0 && k->X % k->lanes) t.x0 = tj_tir_binary(c->arena, TJ_TIR_MIN, t.x0, tj_tir_i64(c->arena, k->X - k->lanes));
   /* acc[R, L] */
-  const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, k->rows), tj_tir_i64(c->arena, k->lanes)};
+  const tj_tir_expr_t *shape[2] = {tj_tir_i64(c->arena, k->rows), tj_tir_i64(c->arena, k->vlanes)};
   t.acc = tj_buffer_new(c->arena, tj_arena_printf(c->arena, "%s_acc", k->st->store.buffer->name),
                         k->st->store.buffer->dtype, 2, shape, NULL);
   if (!t.acc || !t.x0 || !t.y0) return NULL;
