@@ -833,6 +833,15 @@ static const tj_tir_stmt_t *acc_store(conv_t *k, const tj_tir_expr_t *xi, const 
   return s;
 }
 
+/* The output's indices of tile element (xi, fi): where its value is stored. */
+static void tile_output_indices(conv_t *k, const tile_arg_t *a, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi,
+                                const tj_tir_expr_t **idx) {
+  element_t el;
+  element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
+  for (int i = 0; i < k->st->store.n_indices; i++)
+    idx[i] = el.vals[tj_sched_iter_index(k->b, k->st->store.indices[i])];
+}
+
 static const tj_tir_stmt_t *init_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
   tile_arg_t *a = arg;
   element_t el;
@@ -953,11 +962,9 @@ static const tj_tir_stmt_t *update_body(conv_t *k, const tj_tir_expr_t *xi, cons
 static const tj_tir_stmt_t *store_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
   tile_arg_t *a = arg;
   tj_sched_ctx_t *c = k->c;
-  element_t el;
-  element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
   int d = k->st->store.n_indices;
   const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
-  for (int i = 0; i < d; i++) idx[i] = el.vals[tj_sched_iter_index(k->b, k->st->store.indices[i])];
+  tile_output_indices(k, a, xi, fi, idx);
   const tj_tir_expr_t *v = acc_load(k, xi, fi);
   if (v && k->widen && !tj_dtype_eq(v->dtype, k->st->store.buffer->dtype))
     v = tj_tir_cast(c->arena, k->st->store.buffer->dtype, v); /* exact: acc holds a float16 value */
@@ -1019,11 +1026,8 @@ static bool plan_ep_in_acc(conv_t *k, const tj_sched_epilogue_t *ep) {
 
 static const tj_tir_stmt_t *ep_acc_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg) {
   tile_arg_t *a = arg;
-  element_t el;
-  element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
-  int d = k->st->store.n_indices;
   const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
-  for (int i = 0; i < d; i++) idx[i] = el.vals[tj_sched_iter_index(k->b, k->st->store.indices[i])];
+  tile_output_indices(k, a, xi, fi, idx);
   const tj_tir_expr_t *v = acc_load(k, xi, fi);
   return acc_store(k, xi, fi, v ? tj_sched_apply_epilogue(k->c, a->ep, v, idx) : NULL);
 }
@@ -1523,11 +1527,9 @@ static int64_t k_block_depth(const conv_t *k) {
 static const tj_tir_stmt_t *partial_body(conv_t *k, const tj_tir_expr_t *xi, const tj_tir_expr_t *fi, void *arg,
                                          bool load) {
   tile_arg_t *a = arg;
-  element_t el;
-  element_values(k, a->outer, a->xo, xi, a->fv, fi, NULL, &el);
   int d = k->st->store.n_indices;
   const tj_tir_expr_t *idx[TJ_SCHED_MAX_NEST];
-  for (int i = 0; i < d; i++) idx[i] = el.vals[tj_sched_iter_index(k->b, k->st->store.indices[i])];
+  tile_output_indices(k, a, xi, fi, idx);
   if (load) return acc_store(k, xi, fi, tj_tir_load(k->c->arena, k->partial, d, idx));
   const tj_tir_expr_t *v = acc_load(k, xi, fi);
   const tj_tir_stmt_t *s = v ? tj_tir_store(k->c->arena, k->partial, d, idx, v) : NULL;
