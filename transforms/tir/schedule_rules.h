@@ -157,6 +157,15 @@ void tj_sched_collect_epilogue(tj_sched_ctx_t *c, int producer, int next, const 
  * counts it, and returns the statements consumed (1 with c->oom when r is NULL). */
 int tj_sched_winograd_commit(tj_sched_ctx_t *c, const tj_tir_stmt_t *r, const tj_buffer_t *pad,
                              const tj_buffer_t *conv_out, const tj_sched_epilogue_t *ep, const tj_tir_stmt_t **out);
+/* IR pieces both Winograd rules build from (schedule_winograd.c): sum_i coef[i] *
+ * term[i] over the nonzero coefficients (+-1 without a multiply); a float32 buffer named
+ * after `named_after` with `suffix` (local: a stack buffer); s[0..n) in sequence. NULL on
+ * allocation failure or a NULL input. */
+const tj_tir_expr_t *tj_sched_wino_lin_comb(tj_sched_ctx_t *c, int n, const double *coef,
+                                            const tj_tir_expr_t *const *term);
+const tj_buffer_t *tj_sched_wino_buffer(tj_sched_ctx_t *c, const tj_buffer_t *named_after, const char *suffix, int n,
+                                        const int64_t *shape, bool local);
+const tj_tir_stmt_t *tj_sched_wino_seq(tj_sched_ctx_t *c, int n, const tj_tir_stmt_t *const *s);
 /* r preceded by the nests the epilogue moved before the producer. */
 const tj_tir_stmt_t *tj_sched_with_before(tj_sched_ctx_t *c, const tj_sched_epilogue_t *ep, const tj_tir_stmt_t *r);
 /* The fused value: `value` (the producer's element) through every stage, at the

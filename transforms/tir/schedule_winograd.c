@@ -255,22 +255,22 @@ static bool wino_matches(tj_sched_ctx_t *c, int i, wino_t *k) {
 
 static const tj_tir_expr_t *fconst(wino_t *k, double v) { return tj_tir_float(k->c->arena, TJ_F32, v); }
 
-/* sum_i coef[i] * term[i] over the nonzero coefficients (+-1 without a multiply). */
-static const tj_tir_expr_t *lin_comb(wino_t *k, int n, const double *coef, const tj_tir_expr_t *const *term) {
-  tj_arena_t *a = k->c->arena;
+const tj_tir_expr_t *tj_sched_wino_lin_comb(tj_sched_ctx_t *c, int n, const double *coef,
+                                            const tj_tir_expr_t *const *term) {
+  tj_arena_t *a = c->arena;
   const tj_tir_expr_t *s = NULL;
   for (int i = 0; i < n; i++) {
     double w = coef[i];
     if (w == 0) continue;
     const tj_tir_expr_t *t = term[i];
     bool neg = w < 0;
-    if (w != 1 && w != -1) t = tj_tir_binary(a, TJ_TIR_MUL, t, fconst(k, neg ? -w : w));
+    if (w != 1 && w != -1) t = tj_tir_binary(a, TJ_TIR_MUL, t, tj_tir_float(a, TJ_F32, neg ? -w : w));
     if (!t) return NULL;
-    if (!s) s = neg ? tj_tir_binary(a, TJ_TIR_SUB, fconst(k, 0), t) : t;
+    if (!s) s = neg ? tj_tir_binary(a, TJ_TIR_SUB, tj_tir_float(a, TJ_F32, 0), t) : t;
     else s = tj_tir_binary(a, neg ? TJ_TIR_SUB : TJ_TIR_ADD, s, t);
     if (!s) return NULL;
   }
-  return s ? s : fconst(k, 0);
+  return s ? s : tj_tir_float(a, TJ_F32, 0);
 }
 
 static const tj_tir_expr_t *i64(wino_t *k, int64_t v) { return tj_tir_i64(k->c->arena, v); }
@@ -288,20 +288,21 @@ static const tj_tir_stmt_t *vec_store2(wino_t *k, const tj_tir_expr_t *fi, int64
   return tj_sched_loop(k->c, fi, lanes, TJ_FOR_VECTORIZED, s);
 }
 
-static const tj_buffer_t *new_buffer(wino_t *k, const char *suffix, int n, const int64_t *shape, bool local) {
-  tj_arena_t *a = k->c->arena;
+const tj_buffer_t *tj_sched_wino_buffer(tj_sched_ctx_t *c, const tj_buffer_t *named_after, const char *suffix, int n,
+                                        const int64_t *shape, bool local) {
+  tj_arena_t *a = c->arena;
   const tj_tir_expr_t *sh[6];
   for (int d = 0; d < n; d++)
-    if (!(sh[d] = i64(k, shape[d]))) return NULL;
-  const tj_buffer_t *b = tj_buffer_new(a, tj_arena_printf(a, "%s_%s", k->st->store.buffer->name, suffix), TJ_F32, n, sh, NULL);
+    if (!(sh[d] = tj_tir_i64(a, shape[d]))) return NULL;
+  const tj_buffer_t *b = tj_buffer_new(a, tj_arena_printf(a, "%s_%s", named_after->name, suffix), TJ_F32, n, sh, NULL);
   if (b && local) ((tj_buffer_t *)b)->scope = "local";
   return b;
 }
 
-static const tj_tir_stmt_t *seq(wino_t *k, int n, const tj_tir_stmt_t *const *s) {
+const tj_tir_stmt_t *tj_sched_wino_seq(tj_sched_ctx_t *c, int n, const tj_tir_stmt_t *const *s) {
   for (int i = 0; i < n; i++)
     if (!s[i]) return NULL;
-  return n == 1 ? s[0] : tj_tir_seq(k->c->arena, n, s);
+  return n == 1 ? s[0] : tj_tir_seq(c->arena, n, s);
 }
 
 /* The padded input P[n, c, py, px] as the padding nest computes it (inlined). */
@@ -337,8 +338,9 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
   const tj_tir_expr_t *cv = tj_sched_var(c, "wc"), *fo = tj_sched_var(c, "wf");
   int64_t gshape[2] = {9, k->fl}, tshape[2] = {3 * al, k->fl};
   int64_t ushape[2] = {al * al, k->fl};
-  const tj_buffer_t *gl = new_buffer(k, "wino_g", 2, gshape, true), *gt = new_buffer(k, "wino_gt", 2, tshape, true);
-  const tj_buffer_t *ul = new_buffer(k, "wino_ul", 2, ushape, true);
+  const tj_buffer_t *gl = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_g", 2, gshape, true),
+                    *gt = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_gt", 2, tshape, true);
+  const tj_buffer_t *ul = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_ul", 2, ushape, true);
   if (!cv || !fo || !gl || !gt || !ul) return NULL;
   const tj_tir_stmt_t *st[9 + 3 * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA + 1];
   int ns = 0;
@@ -360,17 +362,17 @@ static const tj_tir_stmt_t *weight_transform(wino_t *k) {
     for (int j = 0; j < 3; j++) {
       const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[3];
       for (int i = 0; i < 3; i++) terms[i] = load2(k, gl, i64(k, i * 3 + j), fi);
-      st[ns++] = vec_store2(k, fi, k->fl, gt, r * 3 + j, lin_comb(k, 3, mt->g[r], terms));
+      st[ns++] = vec_store2(k, fi, k->fl, gt, r * 3 + j, tj_sched_wino_lin_comb(k->c, 3, mt->g[r], terms));
     }
   /* ul[r * al + b, fi] = sum_j gt[r, j] G[b, j] */
   for (int r = 0; r < al; r++)
     for (int b = 0; b < al; b++) {
       const tj_tir_expr_t *fi = tj_sched_var(c, "fi"), *terms[3];
       for (int j = 0; j < 3; j++) terms[j] = load2(k, gt, i64(k, r * 3 + j), fi);
-      st[ns++] = vec_store2(k, fi, k->fl, ul, r * al + b, lin_comb(k, 3, mt->g[b], terms));
+      st[ns++] = vec_store2(k, fi, k->fl, ul, r * al + b, tj_sched_wino_lin_comb(k->c, 3, mt->g[b], terms));
     }
   st[ns++] = scatter_u(k, fo, cv, ul);
-  const tj_tir_stmt_t *body = seq(k, ns, st);
+  const tj_tir_stmt_t *body = tj_sched_wino_seq(k->c, ns, st);
   body = body ? tj_tir_allocate(a, gl, tj_tir_allocate(a, gt, tj_tir_allocate(a, ul, body))) : NULL;
   body = tj_sched_loop(c, cv, k->C, TJ_FOR_SERIAL, body);
   return tj_sched_loop(c, fo, k->F / k->fl, k->C * k->F >= 4096 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
@@ -397,8 +399,9 @@ static const tj_tir_stmt_t *input_transform(wino_t *k, const tj_tir_expr_t *n, c
   if (!sr || !ch) return NULL;
   const tj_tir_expr_t *ty = tj_sched_add(c, tj_sched_mul(c, tb, band_rows), sr);
   int64_t rshape[2] = {al, xw}, pshape[2] = {al * al, k->TW};
-  const tj_buffer_t *rows = new_buffer(k, "wino_rows", 2, rshape, true);
-  const tj_buffer_t *ph = new_buffer(k, "wino_ph", 2, pshape, true), *col = new_buffer(k, "wino_col", 2, pshape, true);
+  const tj_buffer_t *rows = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_rows", 2, rshape, true);
+  const tj_buffer_t *ph = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_ph", 2, pshape, true),
+                    *col = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_col", 2, pshape, true);
   if (!rows || !ph || !col) return NULL;
   const tj_tir_stmt_t *st[MAX_ALPHA + 1 + 2 * MAX_ALPHA * MAX_ALPHA];
   int ns = 0;
@@ -426,7 +429,7 @@ static const tj_tir_stmt_t *input_transform(wino_t *k, const tj_tir_expr_t *n, c
     for (int j = 0; j < al; j++) {
       const tj_tir_expr_t *tx = tj_sched_var(c, "tx"), *terms[MAX_ALPHA];
       for (int i = 0; i < al; i++) terms[i] = load2(k, ph, i64(k, i * al + j), tx);
-      st[ns++] = vec_store2(k, tx, k->TW, col, r * al + j, lin_comb(k, al, mt->bt[r], terms));
+      st[ns++] = vec_store2(k, tx, k->TW, col, r * al + j, tj_sched_wino_lin_comb(k->c, al, mt->bt[r], terms));
     }
   const tj_tir_expr_t *t0 = tj_sched_mul(c, sr, k->TW);
   for (int r = 0; r < al; r++)
@@ -434,11 +437,11 @@ static const tj_tir_stmt_t *input_transform(wino_t *k, const tj_tir_expr_t *n, c
       const tj_tir_expr_t *tx = tj_sched_var(c, "tx"), *terms[MAX_ALPHA];
       for (int j = 0; j < al; j++) terms[j] = load2(k, col, i64(k, r * al + j), tx);
       const tj_tir_expr_t *idx[3] = {i64(k, r * al + b), ch, tj_sched_add(c, t0, tx)};
-      const tj_tir_expr_t *v = lin_comb(k, al, mt->bt[b], terms);
+      const tj_tir_expr_t *v = tj_sched_wino_lin_comb(k->c, al, mt->bt[b], terms);
       const tj_tir_stmt_t *s = v && idx[0] && idx[2] ? tj_tir_store(a, k->v, 3, idx, v) : NULL;
       st[ns++] = tj_sched_loop(c, tx, k->TW, TJ_FOR_VECTORIZED, s);
     }
-  const tj_tir_stmt_t *body = seq(k, ns, st);
+  const tj_tir_stmt_t *body = tj_sched_wino_seq(k->c, ns, st);
   body = body ? tj_tir_allocate(a, rows, tj_tir_allocate(a, ph, tj_tir_allocate(a, col, body))) : NULL;
   body = tj_sched_loop(c, ch, k->C, TJ_FOR_SERIAL, body);
   return tj_sched_loop(c, sr, band_rows, TJ_FOR_SERIAL, body);
@@ -540,7 +543,8 @@ static const tj_tir_stmt_t *output_vector(wino_t *k, gemm_vars_t *g, const tj_sc
   const wino_mats_t *mt = k->mt;
   int al = mt->alpha, m = mt->m;
   int64_t amshape[2] = {m * al, k->L}, yshape[2] = {m, k->L * m};
-  const tj_buffer_t *am = new_buffer(k, "wino_am", 2, amshape, true), *yrow = new_buffer(k, "wino_yrow", 2, yshape, true);
+  const tj_buffer_t *am = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_am", 2, amshape, true),
+                    *yrow = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_yrow", 2, yshape, true);
   if (!am || !yrow) return NULL;
   enum { MAX_ST = MAX_ALPHA * MAX_ALPHA * 2 + 64 };
   const tj_tir_stmt_t *st[MAX_ST];
@@ -554,7 +558,7 @@ static const tj_tir_stmt_t *output_vector(wino_t *k, gemm_vars_t *g, const tj_sc
         const tj_tir_expr_t *mi[3] = {i64(k, q * al + b), g->r, acc_index(k, g)};
         terms[q] = mi[0] && mi[2] ? tj_tir_load(a, g->mloc, 3, mi) : NULL;
       }
-      st[ns++] = vec_store2(k, li, k->L, am, i * al + b, lin_comb(k, al, mt->at[i], terms));
+      st[ns++] = vec_store2(k, li, k->L, am, i * al + b, tj_sched_wino_lin_comb(k->c, al, mt->at[i], terms));
     }
   /* yrow[i, l * m + j] = sum_b am[i * al + b, l] A^T[j, b] */
   for (int i = 0; i < m; i++)
@@ -562,7 +566,7 @@ static const tj_tir_stmt_t *output_vector(wino_t *k, gemm_vars_t *g, const tj_sc
       const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[MAX_ALPHA];
       for (int b = 0; b < al; b++) terms[b] = load2(k, am, i64(k, i * al + b), li);
       const tj_tir_expr_t *yi[2] = {i64(k, i), li ? tj_sched_add(c, tj_sched_mul(c, li, m), i64(k, j)) : NULL};
-      const tj_tir_expr_t *v = lin_comb(k, al, mt->at[j], terms);
+      const tj_tir_expr_t *v = tj_sched_wino_lin_comb(k->c, al, mt->at[j], terms);
       const tj_tir_stmt_t *s = v && yi[0] && yi[1] ? tj_tir_store(a, yrow, 2, yi, v) : NULL;
       st[ns++] = tj_sched_loop(c, li, k->L, TJ_FOR_VECTORIZED, s);
     }
@@ -579,7 +583,7 @@ static const tj_tir_stmt_t *output_vector(wino_t *k, gemm_vars_t *g, const tj_sc
       int np = 0;
       if (full) parts[np++] = row_store(k, g, ep, yrow, i, off, y, 0, k->L);
       if (tail) parts[np++] = row_store(k, g, ep, yrow, i, off, y, full, tail);
-      const tj_tir_stmt_t *rs = seq(k, np, parts);
+      const tj_tir_stmt_t *rs = tj_sched_wino_seq(k->c, np, parts);
       const tj_tir_expr_t *cond = NULL;
       if (k->THp * m > k->H) cond = and_lt(k, cond, y, k->H);
       if (rs && cond) rs = tj_tir_if(a, cond, rs, NULL);
@@ -587,7 +591,7 @@ static const tj_tir_stmt_t *output_vector(wino_t *k, gemm_vars_t *g, const tj_sc
       st[ns++] = rs;
     }
   }
-  const tj_tir_stmt_t *body = seq(k, ns, st);
+  const tj_tir_stmt_t *body = tj_sched_wino_seq(k->c, ns, st);
   return body ? tj_tir_allocate(a, am, tj_tir_allocate(a, yrow, body)) : NULL;
 }
 
@@ -608,12 +612,12 @@ static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t
   g.n = unf[0], g.tb = unf[1];
   g.p = tj_sched_var(c, "p"), g.ch = tj_sched_var(c, "rc");
   int64_t ashape[2] = {k->rows, k->vecs * k->L}, mshape[3] = {P, k->rows, k->vecs * k->L};
-  g.acc = new_buffer(k, "wino_acc", 2, ashape, true);
-  g.mloc = new_buffer(k, "wino_m", 3, mshape, true);
+  g.acc = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_acc", 2, ashape, true);
+  g.mloc = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_m", 3, mshape, true);
   if (!g.p || !g.ch || !g.acc || !g.mloc) return NULL;
   const tj_tir_stmt_t *upd = tj_sched_loop(c, g.ch, k->C, TJ_FOR_SERIAL, tile_loops(k, &g, acc_update));
   const tj_tir_stmt_t *three[3] = {tile_loops(k, &g, acc_zero), upd, tile_loops(k, &g, acc_save)};
-  const tj_tir_stmt_t *pos = seq(k, 3, three);
+  const tj_tir_stmt_t *pos = tj_sched_wino_seq(k->c, 3, three);
   pos = pos ? tj_tir_allocate(a, g.acc, pos) : NULL;
   pos = tj_sched_loop(c, g.p, P, TJ_FOR_SERIAL, pos);
   g.r = tj_sched_var(c, "r"), g.vi = tj_sched_var(c, "vi");
@@ -622,11 +626,11 @@ static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t
   out = tj_sched_loop(c, g.vi, k->vecs, TJ_FOR_SERIAL, out);
   out = tj_sched_loop(c, g.r, k->rows, TJ_FOR_SERIAL, out);
   const tj_tir_stmt_t *two[2] = {pos, out};
-  const tj_tir_stmt_t *blk = seq(k, 2, two);
+  const tj_tir_stmt_t *blk = tj_sched_wino_seq(k->c, 2, two);
   blk = blk ? tj_tir_allocate(a, g.mloc, blk) : NULL;
   blk = tj_sched_loop(c, g.fb, nfb, TJ_FOR_SERIAL, blk);
   const tj_tir_stmt_t *band[2] = {input_transform(k, g.n, g.tb), blk};
-  const tj_tir_stmt_t *body = seq(k, 2, band);
+  const tj_tir_stmt_t *body = tj_sched_wino_seq(k->c, 2, band);
   body = body ? tj_tir_allocate(a, k->v, body) : NULL;
   int64_t iters = k->N * ntb;
   return tj_sched_loop(c, fo, iters, iters > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
@@ -637,8 +641,8 @@ static const tj_tir_stmt_t *gemm_and_output(wino_t *k, const tj_sched_epilogue_t
 static bool plan_weights(wino_t *k) {
   int P = k->mt->alpha * k->mt->alpha;
   int64_t ushape[4] = {k->F, P, k->C, 1}, vshape[3] = {P, k->C, k->vecs * k->L};
-  k->u = new_buffer(k, "wino_u", 4, ushape, false);
-  k->v = new_buffer(k, "wino_v", 3, vshape, false);
+  k->u = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_u", 4, ushape, false);
+  k->v = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_v", 3, vshape, false);
   if (!k->u || !k->v) return false;
   tj_tir_prepack_t want = {.param = k->w_param, .ndim = 4, .perm = {0, 1, 2, 3}, .lanes = 1, .dtype = TJ_F32,
                            .winograd_m = k->mt->m};
@@ -656,7 +660,7 @@ static const tj_tir_stmt_t *build(wino_t *k, const tj_sched_epilogue_t *ep) {
   int n = 0;
   if (!k->u_given) parts[n++] = weight_transform(k);
   parts[n++] = gemm_and_output(k, ep);
-  const tj_tir_stmt_t *s = seq(k, n, parts);
+  const tj_tir_stmt_t *s = tj_sched_wino_seq(k->c, n, parts);
   if (s && !k->u_given) s = tj_tir_allocate(a, k->u, s);
   return s;
 }

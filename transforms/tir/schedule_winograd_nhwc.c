@@ -211,24 +211,6 @@ static bool wino_matches(tj_sched_ctx_t *c, int i, wino_nhwc_t *k) {
 static const tj_tir_expr_t *fconst(wino_nhwc_t *k, double v) { return tj_tir_float(k->c->arena, TJ_F32, v); }
 static const tj_tir_expr_t *i64(wino_nhwc_t *k, int64_t v) { return tj_tir_i64(k->c->arena, v); }
 
-/* sum_i coef[i] * term[i] over the nonzero coefficients (+-1 without a multiply). */
-static const tj_tir_expr_t *lin_comb(wino_nhwc_t *k, int n, const double *coef, const tj_tir_expr_t *const *term) {
-  tj_arena_t *a = k->c->arena;
-  const tj_tir_expr_t *s = NULL;
-  for (int i = 0; i < n; i++) {
-    double w = coef[i];
-    if (w == 0) continue;
-    const tj_tir_expr_t *t = term[i];
-    bool neg = w < 0;
-    if (w != 1 && w != -1) t = tj_tir_binary(a, TJ_TIR_MUL, t, fconst(k, neg ? -w : w));
-    if (!t) return NULL;
-    if (!s) s = neg ? tj_tir_binary(a, TJ_TIR_SUB, fconst(k, 0), t) : t;
-    else s = tj_tir_binary(a, neg ? TJ_TIR_SUB : TJ_TIR_ADD, s, t);
-    if (!s) return NULL;
-  }
-  return s ? s : fconst(k, 0);
-}
-
 static const tj_tir_expr_t *load(wino_nhwc_t *k, const tj_buffer_t *b, int n, const tj_tir_expr_t *const *idx) {
   for (int d = 0; d < n; d++)
     if (!idx[d]) return NULL;
@@ -253,23 +235,6 @@ static const tj_tir_stmt_t *lrow_store(wino_nhwc_t *k, const tj_tir_expr_t *li, 
                                        int64_t row, const tj_tir_expr_t *value) {
   const tj_tir_expr_t *idx[2] = {i64(k, row), li};
   return tj_sched_loop(k->c, li, lanes, TJ_FOR_VECTORIZED, store(k, b, 2, idx, value));
-}
-
-static const tj_buffer_t *new_buffer(wino_nhwc_t *k, const char *suffix, int n, const int64_t *shape, bool local) {
-  tj_arena_t *a = k->c->arena;
-  const tj_tir_expr_t *sh[6];
-  for (int d = 0; d < n; d++)
-    if (!(sh[d] = i64(k, shape[d]))) return NULL;
-  const tj_buffer_t *b =
-      tj_buffer_new(a, tj_arena_printf(a, "%s_%s", k->st->store.buffer->name, suffix), TJ_F32, n, sh, NULL);
-  if (b && local) ((tj_buffer_t *)b)->scope = "local";
-  return b;
-}
-
-static const tj_tir_stmt_t *seq(wino_nhwc_t *k, int n, const tj_tir_stmt_t *const *s) {
-  for (int i = 0; i < n; i++)
-    if (!s[i]) return NULL;
-  return n == 1 ? s[0] : tj_tir_seq(k->c->arena, n, s);
 }
 
 /* U[fo, p, co * CL + l, fi] = ul[p, l] as a serial loop over the positions and lanes
@@ -299,8 +264,9 @@ static const tj_tir_stmt_t *weight_transform(wino_nhwc_t *k) {
   const tj_tir_expr_t *fo = tj_sched_var(c, "wf"), *fi = tj_sched_var(c, "wfi"), *co = tj_sched_var(c, "wc");
   int64_t gshape[2] = {9, k->cl}, tshape[2] = {3 * al, k->cl};
   int64_t ushape[2] = {al * al, k->cl};
-  const tj_buffer_t *gl = new_buffer(k, "wino_g", 2, gshape, true), *gt = new_buffer(k, "wino_gt", 2, tshape, true);
-  const tj_buffer_t *ul = new_buffer(k, "wino_ul", 2, ushape, true);
+  const tj_buffer_t *gl = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_g", 2, gshape, true),
+                    *gt = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_gt", 2, tshape, true);
+  const tj_buffer_t *ul = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_ul", 2, ushape, true);
   if (!fo || !fi || !co || !gl || !gt || !ul) return NULL;
   const tj_tir_expr_t *f = tj_sched_add(c, tj_sched_mul(c, fo, k->fl), fi);
   const tj_tir_stmt_t *st[9 + 3 * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA + 1];
@@ -314,16 +280,16 @@ static const tj_tir_stmt_t *weight_transform(wino_nhwc_t *k) {
     for (int j = 0; j < 3; j++) {
       const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[3];
       for (int i = 0; i < 3; i++) terms[i] = lrow(k, gl, i * 3 + j, li);
-      st[ns++] = lrow_store(k, li, k->cl, gt, r * 3 + j, lin_comb(k, 3, mt->g[r], terms));
+      st[ns++] = lrow_store(k, li, k->cl, gt, r * 3 + j, tj_sched_wino_lin_comb(k->c, 3, mt->g[r], terms));
     }
   for (int r = 0; r < al; r++) /* ul[r * al + b] = sum_j gt[r, j] G[b, j] */
     for (int b = 0; b < al; b++) {
       const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[3];
       for (int j = 0; j < 3; j++) terms[j] = lrow(k, gt, r * 3 + j, li);
-      st[ns++] = lrow_store(k, li, k->cl, ul, r * al + b, lin_comb(k, 3, mt->g[b], terms));
+      st[ns++] = lrow_store(k, li, k->cl, ul, r * al + b, tj_sched_wino_lin_comb(k->c, 3, mt->g[b], terms));
     }
   st[ns++] = scatter_u(k, fo, fi, co, ul);
-  const tj_tir_stmt_t *body = seq(k, ns, st);
+  const tj_tir_stmt_t *body = tj_sched_wino_seq(k->c, ns, st);
   body = body ? tj_tir_allocate(a, gl, tj_tir_allocate(a, gt, tj_tir_allocate(a, ul, body))) : NULL;
   body = tj_sched_loop(c, co, k->C / k->cl, TJ_FOR_SERIAL, body);
   body = tj_sched_loop(c, fi, k->fl, TJ_FOR_SERIAL, body);
@@ -350,7 +316,8 @@ static const tj_tir_stmt_t *input_transform(wino_nhwc_t *k, const tj_tir_expr_t 
   int al = mt->alpha, m = mt->m;
   const tj_tir_expr_t *r = tj_sched_var(c, "vr"), *co = tj_sched_var(c, "vc");
   int64_t dshape[2] = {al * al, k->cl};
-  const tj_buffer_t *d = new_buffer(k, "wino_d", 2, dshape, true), *col = new_buffer(k, "wino_col", 2, dshape, true);
+  const tj_buffer_t *d = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_d", 2, dshape, true),
+                    *col = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_col", 2, dshape, true);
   if (!r || !co || !d || !col) return NULL;
   const tj_tir_expr_t *ty, *tx;
   tile_pos(k, tj_sched_add(c, t0, r), &ty, &tx);
@@ -369,17 +336,17 @@ static const tj_tir_stmt_t *input_transform(wino_nhwc_t *k, const tj_tir_expr_t 
     for (int j = 0; j < al; j++) {
       const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[MAX_ALPHA];
       for (int i = 0; i < al; i++) terms[i] = lrow(k, d, i * al + j, li);
-      st[ns++] = lrow_store(k, li, k->cl, col, q * al + j, lin_comb(k, al, mt->bt[q], terms));
+      st[ns++] = lrow_store(k, li, k->cl, col, q * al + j, tj_sched_wino_lin_comb(k->c, al, mt->bt[q], terms));
     }
   for (int q = 0; q < al; q++)
     for (int b = 0; b < al; b++) {
       const tj_tir_expr_t *li = tj_sched_var(c, "li"), *terms[MAX_ALPHA];
       for (int j = 0; j < al; j++) terms[j] = lrow(k, col, q * al + j, li);
       const tj_tir_expr_t *vi[3] = {i64(k, q * al + b), r, tj_sched_add(c, tj_sched_mul(c, co, k->cl), li)};
-      st[ns++] =
-          tj_sched_loop(c, li, k->cl, TJ_FOR_VECTORIZED, store(k, k->v, 3, vi, lin_comb(k, al, mt->bt[b], terms)));
+      st[ns++] = tj_sched_loop(c, li, k->cl, TJ_FOR_VECTORIZED,
+                               store(k, k->v, 3, vi, tj_sched_wino_lin_comb(k->c, al, mt->bt[b], terms)));
     }
-  const tj_tir_stmt_t *body = seq(k, ns, st);
+  const tj_tir_stmt_t *body = tj_sched_wino_seq(k->c, ns, st);
   body = body ? tj_tir_allocate(a, d, tj_tir_allocate(a, col, body)) : NULL;
   body = tj_sched_loop(c, co, k->C / k->cl, TJ_FOR_SERIAL, body);
   return tj_sched_loop(c, r, k->r, TJ_FOR_SERIAL, body);
@@ -457,7 +424,7 @@ static const tj_tir_stmt_t *output_tile(wino_nhwc_t *k, gemm_vars_t *g, const tj
   const tj_winograd_t *mt = k->mt;
   int al = mt->alpha, m = mt->m;
   int64_t amshape[2] = {m * al, k->fl};
-  const tj_buffer_t *am = new_buffer(k, "wino_am", 2, amshape, true);
+  const tj_buffer_t *am = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_am", 2, amshape, true);
   if (!am) return NULL;
   const tj_tir_stmt_t *st[MAX_ALPHA * MAX_ALPHA + MAX_ALPHA * MAX_ALPHA];
   int ns = 0;
@@ -469,7 +436,7 @@ static const tj_tir_stmt_t *output_tile(wino_nhwc_t *k, gemm_vars_t *g, const tj
         const tj_tir_expr_t *mi[3] = {i64(k, q * al + b), g->ri, acc_col(k, g)};
         terms[q] = load(k, g->mloc, 3, mi);
       }
-      st[ns++] = lrow_store(k, g->li, k->fl, am, i * al + b, lin_comb(k, al, mt->at[i], terms));
+      st[ns++] = lrow_store(k, g->li, k->fl, am, i * al + b, tj_sched_wino_lin_comb(k->c, al, mt->at[i], terms));
     }
   const tj_tir_expr_t *ty, *tx;
   tile_pos(k, tj_sched_add(c, g->t0, g->ri), &ty, &tx);
@@ -480,14 +447,14 @@ static const tj_tir_stmt_t *output_tile(wino_nhwc_t *k, gemm_vars_t *g, const tj
       for (int b = 0; b < al; b++) terms[b] = lrow(k, am, i * al + b, g->li);
       const tj_tir_expr_t *y = tj_sched_add(c, tj_sched_mul(c, ty, m), i64(k, i));
       const tj_tir_expr_t *x = tj_sched_add(c, tj_sched_mul(c, tx, m), i64(k, j));
-      const tj_tir_stmt_t *s = out_store(k, g, ep, y, x, lin_comb(k, al, mt->at[j], terms));
+      const tj_tir_stmt_t *s = out_store(k, g, ep, y, x, tj_sched_wino_lin_comb(k->c, al, mt->at[j], terms));
       s = tj_sched_loop(c, g->li, k->fl, TJ_FOR_VECTORIZED, s);
       const tj_tir_expr_t *in_y = y ? tj_tir_binary(a, TJ_TIR_LT, y, i64(k, k->H)) : NULL;
       const tj_tir_expr_t *in_x = x ? tj_tir_binary(a, TJ_TIR_LT, x, i64(k, k->W)) : NULL;
       const tj_tir_expr_t *cond = in_y && in_x ? tj_tir_binary(a, TJ_TIR_AND, in_y, in_x) : NULL;
       st[ns++] = s && cond ? tj_tir_if(a, cond, s, NULL) : NULL;
     }
-  const tj_tir_stmt_t *body = seq(k, ns, st);
+  const tj_tir_stmt_t *body = tj_sched_wino_seq(k->c, ns, st);
   return body ? tj_tir_allocate(a, am, body) : NULL;
 }
 
@@ -499,7 +466,7 @@ static const tj_tir_stmt_t *gemm_block(wino_nhwc_t *k, gemm_vars_t *g, const tj_
   int P = k->mt->alpha * k->mt->alpha;
   const tj_tir_stmt_t *upd = tj_sched_loop(c, g->ch, k->C, TJ_FOR_SERIAL, tile_loops(k, g, acc_update));
   const tj_tir_stmt_t *three[3] = {tile_loops(k, g, acc_zero), upd, tile_loops(k, g, acc_save)};
-  const tj_tir_stmt_t *pos = seq(k, 3, three);
+  const tj_tir_stmt_t *pos = tj_sched_wino_seq(k->c, 3, three);
   pos = pos ? tj_tir_allocate(a, g->acc, pos) : NULL;
   pos = tj_sched_loop(c, g->p, P, TJ_FOR_SERIAL, pos);
   g->ri = tj_sched_var(c, "ri"), g->vi = tj_sched_var(c, "vi");
@@ -508,7 +475,7 @@ static const tj_tir_stmt_t *gemm_block(wino_nhwc_t *k, gemm_vars_t *g, const tj_
   out = tj_sched_loop(c, g->vi, k->fv, TJ_FOR_SERIAL, out);
   out = tj_sched_loop(c, g->ri, k->r, TJ_FOR_SERIAL, out);
   const tj_tir_stmt_t *two[2] = {pos, out};
-  const tj_tir_stmt_t *blk = seq(k, 2, two);
+  const tj_tir_stmt_t *blk = tj_sched_wino_seq(k->c, 2, two);
   return blk ? tj_tir_allocate(a, g->mloc, blk) : NULL;
 }
 
@@ -528,12 +495,12 @@ static const tj_tir_stmt_t *blocks(wino_nhwc_t *k, const tj_sched_epilogue_t *ep
   g.n = unf[0], g.t0 = tj_sched_mul(c, unf[1], k->r);
   g.p = tj_sched_var(c, "p"), g.ch = tj_sched_var(c, "rc");
   int64_t ashape[2] = {k->r, k->fv * k->fl}, mshape[3] = {P, k->r, k->fv * k->fl};
-  g.acc = new_buffer(k, "wino_acc", 2, ashape, true);
-  g.mloc = new_buffer(k, "wino_m", 3, mshape, true);
+  g.acc = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_acc", 2, ashape, true);
+  g.mloc = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_m", 3, mshape, true);
   if (!g.p || !g.ch || !g.acc || !g.mloc) return NULL;
   const tj_tir_stmt_t *gb = tj_sched_loop(c, g.fb, k->F / (k->fl * k->fv), TJ_FOR_SERIAL, gemm_block(k, &g, ep));
   const tj_tir_stmt_t *two[2] = {input_transform(k, g.n, g.t0), gb};
-  const tj_tir_stmt_t *body = seq(k, 2, two);
+  const tj_tir_stmt_t *body = tj_sched_wino_seq(k->c, 2, two);
   body = body ? tj_tir_allocate(a, k->v, body) : NULL;
   int64_t iters = k->N * k->blocks;
   return tj_sched_loop(c, it, iters, iters > 1 ? TJ_FOR_PARALLEL : TJ_FOR_SERIAL, body);
@@ -544,8 +511,8 @@ static const tj_tir_stmt_t *blocks(wino_nhwc_t *k, const tj_sched_epilogue_t *ep
 static bool plan_weights(wino_nhwc_t *k) {
   int P = k->mt->alpha * k->mt->alpha;
   int64_t ushape[4] = {k->F / k->fl, P, k->C, k->fl}, vshape[3] = {P, k->r, k->C};
-  k->u = new_buffer(k, "wino_u", 4, ushape, false);
-  k->v = new_buffer(k, "wino_v", 3, vshape, false);
+  k->u = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_u", 4, ushape, false);
+  k->v = tj_sched_wino_buffer(k->c, k->st->store.buffer, "wino_v", 3, vshape, false);
   if (!k->u || !k->v) return false;
   tj_tir_prepack_t want = {
       .param = k->w_param, .ndim = 4, .perm = {0, 3, 1, 2}, .lanes = k->fl, .dtype = TJ_F32, .winograd_m = k->mt->m};
@@ -561,7 +528,7 @@ static const tj_tir_stmt_t *build(wino_nhwc_t *k, const tj_sched_epilogue_t *ep)
   int n = 0;
   if (!k->u_given) parts[n++] = weight_transform(k);
   parts[n++] = blocks(k, ep);
-  const tj_tir_stmt_t *s = seq(k, n, parts);
+  const tj_tir_stmt_t *s = tj_sched_wino_seq(k->c, n, parts);
   if (s && !k->u_given) s = tj_tir_allocate(k->c->arena, k->u, s);
   return s;
 }
